@@ -1,0 +1,430 @@
+package deque
+
+import "sync/atomic"
+
+// Status is the outcome of a steal.
+type Status uint8
+
+const (
+	// Empty: the queue held nothing when it was looked at.
+	Empty Status = iota
+	// Success: at least one item was taken.
+	Success
+	// Retry: the queue held items but another goroutine won the race for
+	// them; the caller may try again. A scheduler reads Retry as "the system
+	// is contended", Empty as "the system is idle".
+	Retry
+)
+
+func (s Status) String() string {
+	switch s {
+	case Empty:
+		return "empty"
+	case Success:
+		return "success"
+	case Retry:
+		return "retry"
+	}
+	return "Status(?)"
+}
+
+// minCap is the smallest buffer. 64 slots is crossbeam-deque's choice: it
+// covers the working set of a worker that spawns a few packets at a time
+// without a resize, and costs about 1.5 KiB for 16-byte values.
+const minCap = 64
+
+// slot is one cell of a ring buffer. seq is the slot's claim word:
+//
+//   - seq == i means the slot may hold index i: the owner may write index i
+//     into it (Push checks seq == bottom before writing), and it holds
+//     index i while top <= i < bottom.
+//   - a consumer that took index i from the top end stores seq = i+cap
+//     after it has read val, handing the slot back to the owner for the
+//     next lap. Until then the owner must not write the slot: Push sees
+//     seq != bottom and moves to a fresh buffer instead of waiting.
+//
+// val is a plain field. It is written only by the owner, and only while
+// seq says the slot is free; it is read only by the goroutine that claimed
+// its index through top (a CAS) or, for the bottom end, through the
+// owner's decrement of bottom. So no two goroutines ever access val
+// without a happens-before edge between them: no torn reads of multi-word
+// values, and nothing for the race detector to report.
+type slot[T any] struct {
+	seq atomic.Uint64
+	val T
+}
+
+type buffer[T any] struct {
+	mask  uint64
+	slots []slot[T]
+}
+
+// newBuffer returns a buffer of n slots (a power of two) whose slots are
+// free for the indices [first, first+n).
+func newBuffer[T any](n int, first uint64) *buffer[T] {
+	b := &buffer[T]{mask: uint64(n - 1), slots: make([]slot[T], n)}
+	for i := first; i != first+uint64(n); i++ {
+		b.slots[i&b.mask].seq.Store(i)
+	}
+	return b
+}
+
+// cacheLine pads the thieves' index away from the owner's fields so that
+// a steal does not invalidate the line the owner pushes on.
+type cacheLine [64]byte
+
+// Deque is a work-stealing deque owned by one goroutine (the owner, a
+// worker). The owner pushes and pops at the bottom end; any goroutine
+// steals from the top end.
+//
+// Owner-only methods: Push, Pop, Cap, Release, and using the Deque as
+// the destination of StealBatch or StealBatchAndPop. Any goroutine: Steal,
+// StealBatch, StealBatchAndPop (on the source), Len, IsEmpty.
+//
+// Indices are free-running uint64 counters; every comparison is made on
+// their difference, so they may wrap around.
+type Deque[T any] struct {
+	// top is the index of the oldest item. Written only by CAS (thieves,
+	// the owner taking the last item, the FIFO owner).
+	top atomic.Uint64
+	_   cacheLine
+	// bottom is one past the newest published item. Written only by the
+	// owner: store-release (a sequentially consistent store in Go) makes
+	// the slots below it visible to thieves.
+	bottom atomic.Uint64
+	// buf is the current buffer, published for thieves. The owner reads
+	// its own copy, own.
+	buf atomic.Pointer[buffer[T]]
+
+	// Owner-only fields: no synchronisation.
+	own      *buffer[T] // nil after Release
+	ownBot   uint64     // == bottom, plus items pushed but not yet published
+	topCache uint64     // a lower bound of top, refreshed on the slow paths
+	fifo     bool       // immutable after New; read by thieves without sync
+}
+
+// New returns an empty LIFO deque: Pop returns the newest item.
+func New[T any]() *Deque[T] { return newDeque[T](false, 0) }
+
+// NewFIFO returns an empty FIFO deque: Pop returns the oldest item, as
+// crossbeam's Worker::new_fifo (the flavour MMTk uses for local queues).
+func NewFIFO[T any]() *Deque[T] { return newDeque[T](true, 0) }
+
+func newDeque[T any](fifo bool, start uint64) *Deque[T] {
+	d := &Deque[T]{fifo: fifo, ownBot: start, topCache: start}
+	d.top.Store(start)
+	d.bottom.Store(start)
+	d.own = newBuffer[T](minCap, start)
+	d.buf.Store(d.own)
+	return d
+}
+
+func (d *Deque[T]) mustOwn(op string) *buffer[T] {
+	if d.own == nil {
+		panic("deque: " + op + " on a Deque after Release")
+	}
+	return d.own
+}
+
+// Push adds v at the bottom end. Owner only. It allocates only when the
+// buffer must grow.
+func (d *Deque[T]) Push(v T) {
+	d.put(v)
+	// Store-release: publishes the slot written by put. This is the one
+	// sequentially consistent store on Push (an XCHG on amd64).
+	d.bottom.Store(d.ownBot)
+}
+
+// put writes v at ownBot without publishing it. Owner only.
+func (d *Deque[T]) put(v T) {
+	buf := d.mustOwn("Push")
+	b := d.ownBot
+	s := &buf.slots[b&buf.mask]
+	// Load-acquire: synchronises with the consumer that released the
+	// slot's previous index, so our write cannot race with its read.
+	if s.seq.Load() != b {
+		// Full (the slot still holds index b-cap), or a consumer of
+		// index b-cap has claimed but not yet released it, or a
+		// consumer claimed it in an older buffer during a resize.
+		// A fresh buffer settles all three without waiting.
+		buf = d.slowPut()
+		s = &buf.slots[b&buf.mask]
+	}
+	s.val = v
+	d.ownBot = b + 1
+}
+
+func (d *Deque[T]) slowPut() *buffer[T] {
+	t := d.top.Load()
+	d.topCache = t
+	n := len(d.own.slots)
+	if d.ownBot-t >= uint64(n) {
+		n *= 2
+	}
+	return d.resize(n, t)
+}
+
+// resize copies the live items [t, ownBot) into a fresh buffer of n slots
+// and publishes it. Owner only. Consumers that claimed an index in the
+// old buffer keep reading the old buffer, which nobody writes again, so
+// they need no coordination with the copy (both only read the slots).
+func (d *Deque[T]) resize(n int, t uint64) *buffer[T] {
+	old := d.own
+	nb := newBuffer[T](n, t)
+	for i := t; i != d.ownBot; i++ {
+		nb.slots[i&nb.mask].val = old.slots[i&old.mask].val
+	}
+	d.own = nb
+	// Store-release: a thief that loads this pointer sees the copied
+	// slots. Thieves load buf after bottom, so a thief that saw an index
+	// pushed into nb also sees nb (or a newer buffer).
+	d.buf.Store(nb)
+	return nb
+}
+
+// Pop removes and returns an item from the owner's end: the newest for a
+// LIFO deque, the oldest for a FIFO one. Owner only.
+func (d *Deque[T]) Pop() (T, bool) {
+	buf := d.mustOwn("Pop")
+	var zero T
+	if d.fifo {
+		for {
+			v, _, st := d.take(nil, d.top.Load(), 1)
+			switch st {
+			case Success:
+				return v, true
+			case Empty:
+				return zero, false
+			}
+			// Retry: a thief took the oldest item first; try the next.
+		}
+	}
+	b := d.ownBot
+	if b == d.topCache {
+		// top never passes bottom and topCache <= top: empty, and no
+		// fence was needed to learn it.
+		return zero, false
+	}
+	b--
+	// Sequentially consistent store then load: the claim on index b must
+	// be visible to thieves before we read top (the store–load order
+	// that Chase–Lev needs; an XCHG on amd64). A thief loads top before
+	// bottom, so either it sees the lowered bottom or we see its CAS.
+	d.bottom.Store(b)
+	t := d.top.Load()
+	d.topCache = t
+	size := int64(b - t)
+	if size < 0 {
+		// Empty: thieves took everything. Restore bottom = top.
+		d.bottom.Store(t)
+		d.ownBot = t
+		return zero, false
+	}
+	s := &buf.slots[b&buf.mask]
+	if size > 0 {
+		// Index b is ours: no thief can claim an index >= bottom.
+		v := s.val
+		s.val = zero
+		d.ownBot = b
+		d.maybeShrink(size)
+		return v, true
+	}
+	// The last item: race the thieves for it through top.
+	won := d.top.CompareAndSwap(t, t+1)
+	d.bottom.Store(b + 1) // top == bottom == b+1 either way
+	d.ownBot = b + 1
+	d.topCache = t + 1
+	if !won {
+		return zero, false // the winning thief releases the slot
+	}
+	v := s.val
+	s.val = zero
+	// Taken from the top end: hand the slot to the next lap.
+	s.seq.Store(b + uint64(len(buf.slots)))
+	return v, true
+}
+
+// maybeShrink halves the buffer when it is less than a quarter full, as
+// crossbeam does, so that a burst does not pin its memory. Owner only.
+func (d *Deque[T]) maybeShrink(size int64) {
+	n := len(d.own.slots)
+	if n > minCap && size < int64(n/4) {
+		t := d.top.Load()
+		d.topCache = t
+		if int64(d.ownBot-t) < int64(n/4) {
+			d.resize(n/2, t)
+		}
+	}
+}
+
+// Len returns the number of items, as a snapshot that may be stale by
+// the time it is used. Any goroutine.
+func (d *Deque[T]) Len() int {
+	b := d.bottom.Load()
+	t := d.top.Load()
+	if n := int64(b - t); n > 0 {
+		return int(n)
+	}
+	return 0
+}
+
+// IsEmpty reports whether the deque held no items at the moment it was
+// looked at. Any goroutine.
+func (d *Deque[T]) IsEmpty() bool { return d.Len() == 0 }
+
+// Cap returns the current buffer size in slots. Owner only.
+func (d *Deque[T]) Cap() int { return len(d.mustOwn("Cap").slots) }
+
+// Release drops the buffer. Owner only; the deque must be empty (items
+// would otherwise be lost silently, so Release panics instead). Any later
+// use panics with a "deque:" message.
+func (d *Deque[T]) Release() {
+	d.mustOwn("Release")
+	if n := d.Len(); n != 0 {
+		panic("deque: Release of a Deque that still holds items")
+	}
+	d.own = nil
+	d.buf.Store(nil)
+}
+
+// Steal takes the oldest item. Any goroutine.
+func (d *Deque[T]) Steal() (T, Status) {
+	v, _, st := d.take(nil, d.top.Load(), 1)
+	return v, st
+}
+
+// StealBatch moves about half of the items, min(⌈n/2⌉, limit), into dst,
+// which the caller must own. It returns how many it moved. Any goroutine
+// for d; the owner of dst.
+func (d *Deque[T]) StealBatch(dst *Deque[T], limit int) (int, Status) {
+	checkBatch(d, dst, limit, "StealBatch")
+	_, moved, st := d.stealBatch(dst, limit, false)
+	return moved, st
+}
+
+// StealBatchAndPop takes min(⌊(n−1)/2⌋, limit−1) items into dst and
+// returns one more to run at once (crossbeam's steal_batch_and_pop). The
+// int result is the number moved into dst. Any goroutine for d; the owner
+// of dst.
+func (d *Deque[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status) {
+	checkBatch(d, dst, limit, "StealBatchAndPop")
+	return d.stealBatch(dst, limit, true)
+}
+
+func checkBatch[T any](src, dst *Deque[T], limit int, op string) {
+	switch {
+	case limit <= 0:
+		panic("deque: " + op + " with limit <= 0")
+	case dst == nil:
+		panic("deque: " + op + " into a nil destination")
+	case dst == src:
+		panic("deque: " + op + " into the deque it steals from")
+	}
+	dst.mustOwn(op + " destination")
+}
+
+func (d *Deque[T]) stealBatch(dst *Deque[T], limit int, pop bool) (T, int, Status) {
+	var zero T
+	t := d.top.Load()
+	b := d.bottom.Load()
+	n := int64(b - t)
+	if n <= 0 {
+		return zero, 0, Empty
+	}
+	var want int64
+	if pop {
+		want = min((n-1)/2, int64(limit-1)) + 1
+	} else {
+		want = min((n+1)/2, int64(limit))
+	}
+	if d.fifo {
+		// The owner also takes from the top end, by CAS, so one CAS
+		// claims the whole range.
+		v, got, st := d.take(dst, t, want)
+		if st != Success {
+			return zero, 0, st
+		}
+		if pop {
+			return v, int(got - 1), Success
+		}
+		dst.Push(v)
+		return zero, int(got), Success
+	}
+	// LIFO: the owner pops from the bottom without a CAS while more than
+	// one item is left, so a range claim could overlap its pops (a
+	// stale bottom). Claim one index at a time, each against a fresh
+	// bottom, as crossbeam does for LIFO workers.
+	var first T
+	var got int64
+	st := Success
+	for got < want {
+		var v T
+		v, _, st = d.take(nil, d.top.Load(), 1)
+		if st != Success {
+			break
+		}
+		if pop && got == 0 {
+			first = v
+		} else {
+			dst.put(v)
+		}
+		got++
+	}
+	if got == 0 {
+		return zero, 0, st
+	}
+	dst.bottom.Store(dst.ownBot) // publish the moved items at once
+	if pop {
+		return first, int(got - 1), Success
+	}
+	return zero, int(got), Success
+}
+
+// take claims up to want items starting at index t from the top end with
+// one CAS, then reads them (claim-then-read). The first item is returned;
+// the rest are put into dst, which the caller owns, and published. Any
+// goroutine.
+func (d *Deque[T]) take(dst *Deque[T], t uint64, want int64) (T, int64, Status) {
+	var zero T
+	// Load-acquire bottom after top: a bottom that covers an index also
+	// makes the owner's write of its slot visible.
+	b := d.bottom.Load()
+	n := int64(b - t)
+	if n <= 0 {
+		return zero, 0, Empty
+	}
+	want = min(want, n)
+	// Load the buffer after bottom: it holds every index in [t, b) that
+	// is still unclaimed, or the CAS below fails.
+	buf := d.buf.Load()
+	if buf == nil {
+		panic("deque: steal from a Deque after Release")
+	}
+	// The claim. Once it succeeds no other goroutine reads or writes
+	// these slots of buf until we release them.
+	if !d.top.CompareAndSwap(t, t+uint64(want)) {
+		return zero, 0, Retry
+	}
+	lap := uint64(len(buf.slots))
+	var first T
+	for i := int64(0); i < want; i++ {
+		idx := t + uint64(i)
+		s := &buf.slots[idx&buf.mask]
+		v := s.val
+		// Store-release: our read of val is done; the owner may write
+		// the slot on its next lap. (We do not clear val: the owner may
+		// be copying this slot in a resize, a read that a write here
+		// would race with. The stale value is overwritten on the next
+		// lap or dropped with the buffer: at most Cap() of them.)
+		s.seq.Store(idx + lap)
+		if i == 0 {
+			first = v
+		} else {
+			dst.put(v)
+		}
+	}
+	if want > 1 {
+		dst.bottom.Store(dst.ownBot)
+	}
+	return first, want, Success
+}
