@@ -1,0 +1,59 @@
+// Package trace records what a wsched scheduler does, cheaply enough to
+// leave on: per-packet begin/end, steals, parks and wake-ups, stage and cycle
+// boundaries and queue-depth counters, one append-only buffer per worker.
+// Exporters (trace/perfetto, trace/chromejson) turn a Snapshot into files
+// the Perfetto UI opens; trace/analyze explains them.
+//
+// # Model
+//
+// A [Recorder] owns one [WorkerBuf] per worker plus a control buffer for the
+// goroutine that runs cycles. Each buffer is a fixed-capacity array of
+// 24-byte [Event] records written by exactly one goroutine, so a hook is:
+// read the clock, store one record, bump an index. There is no lock and no
+// shared atomic on that path, and no allocation. Names (packet types,
+// stages) are interned once, off the hot path, with [Recorder.Intern].
+//
+// Timestamps are monotonic nanoseconds since the recorder started. On amd64
+// the hooks read the CPU time-stamp counter and the recorder converts ticks
+// to nanoseconds when a [Snapshot] is taken (see clock.go for why and how).
+//
+// # Roles
+//
+//   - The owner (the scheduler) calls [NewRecorder], hands Worker(i) to
+//     worker i's goroutine and Control() to the goroutine that calls Run.
+//   - Each buffer's goroutine calls its hooks; nobody else touches it.
+//   - Anyone may call Intern, Now and Dropped at any time.
+//   - An exporter calls Snapshot once no hook is running, then iterates the
+//     buffers or [Snapshot.All] (all events merged in time order).
+//
+// Tracing off is a nil *Recorder: Worker and Control return nil buffers and
+// every hook on a nil *WorkerBuf returns after one predictable branch.
+//
+// # Bounded memory
+//
+// Options.MaxBytes (default 32 MiB) caps all buffers together; the control
+// buffer gets 1/16, the workers split the rest. When a buffer is full the
+// default policy stops recording on it (the start of the run is kept);
+// Options.Overwrite keeps the newest events instead. Either way each buffer
+// counts what it lost ([Buffer.Dropped], [Recorder.Dropped]) and exporters
+// mark it: previous_packet_dropped on the affected Perfetto sequence and a
+// summary event.
+//
+// # Costs
+//
+// Measured with
+//
+//	go test -run XXX -bench TraceEvent -count=5 ./trace/
+//
+// on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM, Go 1.26.8,
+// GOMAXPROCS=2:
+//
+//	tracing on, per event        12.6-13 ns, 0 allocs   (On)
+//	tracing off (nil buffer)     1.4 ns, 0 allocs       (Off)
+//	buffer full, event dropped   14-15 ns, 0 allocs     (Full)
+//	mutex + slice + time.Since   36.6 ns                (MutexSliceBaseline)
+//
+// Of the 12.6 ns, about 12 are the RDTSC instruction itself; the monotonic
+// clock (time.Since, vDSO) costs about 35 ns on this machine. Snapshot costs
+// O(events) and copies them (24 bytes each).
+package trace

@@ -1,0 +1,365 @@
+package trace
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxBytes is the default cap on the memory of all of a recorder's
+// buffers together: 32 MiB holds about 1.4 million 24-byte events, some
+// 700,000 packets, enough for seconds of a busy 8-worker scheduler and far
+// below what the Perfetto UI can load (a 32 MiB recording exports to about
+// 25 MiB of protobuf; the UI holds 2-4x the file size).
+const DefaultMaxBytes = 32 << 20
+
+// eventSize is the size of one Event record in a buffer.
+const eventSize = 24
+
+// controlShareDiv: the control buffer gets MaxBytes/controlShareDiv, the
+// workers split the rest evenly. The control goroutine records a handful of
+// events per cycle and stage (cycle and stage boundaries), so 1/16 leaves it
+// room for tens of thousands of cycles while the workers, which record every
+// packet, get the rest.
+const controlShareDiv = 16
+
+// Options configure a Recorder. The zero value is valid.
+type Options struct {
+	// MaxBytes caps the memory of all buffers together; 0 means
+	// DefaultMaxBytes. It is allocated up front (untouched pages cost no
+	// resident memory) and split as described at controlShareDiv.
+	MaxBytes int
+	// Overwrite selects the policy when a buffer is full. false (default):
+	// stop recording on that buffer and count what is dropped, so the
+	// beginning of the run is kept. true: overwrite the oldest events, so
+	// the end is kept (flight-recorder mode). Either way the drops are
+	// counted and marked in every export.
+	Overwrite bool
+	// Clock, if not nil, replaces the CPU clock: it must return monotonic
+	// nanoseconds since the recorder started, and be callable from every
+	// worker goroutine. For deterministic tests and golden traces; it costs
+	// an indirect call per event.
+	Clock func() int64
+}
+
+// Recorder records scheduler events into one append-only buffer per worker
+// plus one for the control goroutine. A nil *Recorder is valid and records
+// nothing: its Worker and Control return nil buffers, whose hooks are no-ops.
+//
+// Roles: the scheduler (or any owner of a set of goroutines) creates the
+// recorder, hands buffer i to the goroutine of worker i and the control
+// buffer to the goroutine that runs cycles; each buffer is then written by
+// that goroutine only. Intern, Now and Dropped may be called from any
+// goroutine at any time. Snapshot must not run while any hook runs: call it
+// once the goroutines writing the buffers have stopped or are known to be
+// blocked (after Scheduler.Close, or after Scheduler.Run where the
+// scheduler documents that its workers record nothing between cycles).
+type Recorder struct {
+	workers []*WorkerBuf
+	control *WorkerBuf
+	opts    Options
+	start   time.Time
+	tick0   int64
+
+	mu    sync.Mutex
+	ids   map[string]NameID
+	names []string // names[id]; names[0] = ""
+}
+
+// NewRecorder returns a recorder for workers worker buffers and one control
+// buffer. It panics if workers < 1 or opts.MaxBytes < 0.
+func NewRecorder(workers int, opts Options) *Recorder {
+	if workers < 1 {
+		panic(fmt.Sprintf("trace: NewRecorder with %d workers", workers))
+	}
+	if opts.MaxBytes < 0 {
+		panic(fmt.Sprintf("trace: negative Options.MaxBytes %d", opts.MaxBytes))
+	}
+	if opts.MaxBytes == 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	r := &Recorder{
+		opts:  opts,
+		ids:   make(map[string]NameID),
+		names: []string{""},
+	}
+	ctlBytes := opts.MaxBytes / controlShareDiv
+	perWorker := (opts.MaxBytes - ctlBytes) / workers
+	r.workers = make([]*WorkerBuf, workers)
+	for i := range r.workers {
+		r.workers[i] = newWorkerBuf(i, perWorker/eventSize, opts)
+	}
+	r.control = newWorkerBuf(-1, ctlBytes/eventSize, opts)
+	if opts.Clock != nil {
+		r.start = time.Now()
+		r.tick0 = 0
+	} else {
+		r.start, r.tick0 = startClock()
+	}
+	return r
+}
+
+// Workers returns the number of worker buffers (0 for a nil recorder).
+func (r *Recorder) Workers() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.workers)
+}
+
+// Worker returns worker i's buffer, nil if r is nil. It panics if i is out
+// of range. Only worker i's goroutine may call the buffer's hooks.
+func (r *Recorder) Worker(i int) *WorkerBuf {
+	if r == nil {
+		return nil
+	}
+	if i < 0 || i >= len(r.workers) {
+		panic(fmt.Sprintf("trace: Worker(%d) out of range [0,%d)", i, len(r.workers)))
+	}
+	return r.workers[i]
+}
+
+// Control returns the buffer for the goroutine that runs cycles (the caller
+// of Scheduler.Run): cycle and stage events. nil if r is nil.
+func (r *Recorder) Control() *WorkerBuf {
+	if r == nil {
+		return nil
+	}
+	return r.control
+}
+
+// Intern returns the NameID for name, assigning the next one on first use.
+// Any goroutine; takes a mutex, so callers intern once (per packet type, per
+// stage) and keep the ID. After 16 Mi distinct names it returns an overflow
+// ID that reads back as "(too many names)". A nil recorder returns 0.
+func (r *Recorder) Intern(name string) NameID {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id, ok := r.ids[name]; ok {
+		return id
+	}
+	if len(r.names) >= int(nameIDOverflow) {
+		return nameIDOverflow
+	}
+	id := NameID(len(r.names))
+	r.names = append(r.names, name)
+	r.ids[name] = id
+	return id
+}
+
+// Now returns monotonic nanoseconds since the recorder started, on the same
+// scale as Snapshot event times. Any goroutine. 0 for a nil recorder.
+func (r *Recorder) Now() int64 {
+	if r == nil {
+		return 0
+	}
+	if r.opts.Clock != nil {
+		return r.opts.Clock()
+	}
+	return int64(time.Since(r.start))
+}
+
+// Dropped returns the number of events lost so far over all buffers. Any
+// goroutine. In Overwrite mode it counts whole overwritten laps only (a
+// lower bound); Snapshot reports the exact figure.
+func (r *Recorder) Dropped() uint64 {
+	if r == nil {
+		return 0
+	}
+	n := r.control.dropped.Load()
+	for _, w := range r.workers {
+		n += w.dropped.Load()
+	}
+	return n
+}
+
+// cacheLinePad keeps one buffer's hot fields off its neighbours' cache
+// lines (buffers are written by different goroutines on different cores).
+type cacheLinePad [64]byte
+
+// WorkerBuf is one goroutine's append-only event buffer. All hook methods
+// are safe on a nil *WorkerBuf and then cost one branch.
+//
+// Caller: only the goroutine the buffer was handed to. Hooks take no lock,
+// touch no shared atomic and allocate nothing: they read the clock and store
+// one 24-byte Event.
+type WorkerBuf struct {
+	_ cacheLinePad
+	// Owner-only fields (no synchronisation; Snapshot runs only when the
+	// owner is quiescent).
+	buf       []Event      // fixed capacity; len(buf) = capacity
+	pos       int          // next slot to write
+	laps      uint64       // Overwrite: how many times pos wrapped to 0
+	clock     func() int64 // Options.Clock; nil = cputicks
+	overwrite bool
+	worker    int   // worker index, -1 for control
+	dropFirst int64 // stop mode: ticks of the first dropped event
+	dropLast  int64 // stop mode: ticks of the last dropped event
+	// dropped is written by the owner on the slow (buffer-full) path only,
+	// and read by Recorder.Dropped from any goroutine.
+	dropped atomic.Uint64
+	_       cacheLinePad
+}
+
+func newWorkerBuf(worker, capEvents int, opts Options) *WorkerBuf {
+	return &WorkerBuf{
+		buf:       make([]Event, capEvents),
+		clock:     opts.Clock,
+		overwrite: opts.Overwrite,
+		worker:    worker,
+	}
+}
+
+// put appends one event. Owner only. Kept small enough to inline into each
+// hook; the full-buffer case is out of line.
+func (w *WorkerBuf) put(kindArg uint32, arg int32, val uint64) {
+	var t int64
+	if w.clock == nil {
+		t = cputicks()
+	} else {
+		t = w.clock()
+	}
+	if i := w.pos; uint(i) < uint(len(w.buf)) {
+		w.buf[i] = Event{Time: t, val: val, arg: arg, kindArg: kindArg}
+		w.pos = i + 1
+		return
+	}
+	w.full(Event{Time: t, val: val, arg: arg, kindArg: kindArg})
+}
+
+// full handles an append to a full buffer. Owner only.
+//
+// Stop policy (default): the event is dropped and counted; the first and
+// last drop times are kept so exporters can mark where recording stopped.
+// Overwrite policy: pos wraps to 0 and the oldest event is replaced; a lap's
+// worth of drops is counted when the ring wraps for the second time and
+// after.
+//
+//go:noinline
+func (w *WorkerBuf) full(e Event) {
+	if !w.overwrite || len(w.buf) == 0 {
+		if w.dropped.Load() == 0 {
+			w.dropFirst = e.Time
+		}
+		w.dropLast = e.Time
+		w.dropped.Add(1) // publishes the count to Recorder.Dropped
+		return
+	}
+	if w.laps > 0 {
+		w.dropped.Add(uint64(len(w.buf))) // the lap that just ended overwrote a full buffer
+	}
+	w.laps++
+	w.buf[0] = e
+	w.pos = 1
+}
+
+// CycleBegin records the start of cycle cycle (control buffer).
+func (w *WorkerBuf) CycleBegin(cycle uint64) {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindCycleBegin), 0, cycle)
+}
+
+// CycleEnd records the end of cycle cycle (control buffer).
+func (w *WorkerBuf) CycleEnd(cycle uint64) {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindCycleEnd), 0, cycle)
+}
+
+// StageOpen records that stage stage, named name, opened. Exporters draw
+// one slice per stage on a stage track, from its opening to the next
+// stage's opening (or its close, or the cycle's end).
+func (w *WorkerBuf) StageOpen(stage int, name NameID) {
+	if w == nil {
+		return
+	}
+	w.put(makeKindArg(KindStageOpen, uint32(name)), int32(stage), 0)
+}
+
+// StageClose records that stage stage closed.
+func (w *WorkerBuf) StageClose(stage int) {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindStageClose), int32(stage), 0)
+}
+
+// PacketBegin records that the calling worker starts a packet of type name
+// from stage stage. flow != 0 ends a flow arrow here: the packet was moved
+// by a steal that recorded the same flow id.
+func (w *WorkerBuf) PacketBegin(name NameID, stage int, flow uint64) {
+	if w == nil {
+		return
+	}
+	w.put(makeKindArg(KindPacketBegin, uint32(name)), int32(stage), flow)
+}
+
+// PacketEnd records that the packet begun last on this buffer ended.
+func (w *WorkerBuf) PacketEnd() {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindPacketEnd), 0, 0)
+}
+
+// Steal records, on the thief's buffer, a steal from worker victim that
+// moved moved packets (saturating at 2^24-1). flow != 0 starts a flow arrow
+// that the stolen packet's PacketBegin ends.
+func (w *WorkerBuf) Steal(victim int, moved int, flow uint64) {
+	if w == nil {
+		return
+	}
+	m := uint32(maxNameID)
+	if uint(moved) < maxNameID {
+		m = uint32(moved)
+	}
+	w.put(makeKindArg(KindSteal, m), int32(victim), flow)
+}
+
+// Park records that the calling worker parks (blocks waiting for work).
+func (w *WorkerBuf) Park() {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindPark), 0, 0)
+}
+
+// Unpark records that the calling worker resumed after Park.
+func (w *WorkerBuf) Unpark() {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindUnpark), 0, 0)
+}
+
+// WakeSent records that the calling goroutine woke worker target (-1 =
+// unknown, e.g. a broadcast).
+func (w *WorkerBuf) WakeSent(target int) {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindWakeSent), int32(target), 0)
+}
+
+// WakeReceived records that the calling worker was woken.
+func (w *WorkerBuf) WakeReceived() {
+	if w == nil {
+		return
+	}
+	w.put(uint32(KindWakeReceived), 0, 0)
+}
+
+// Counter records a sample of counter kind at index (see CounterKind).
+func (w *WorkerBuf) Counter(kind CounterKind, index int, value int64) {
+	if w == nil {
+		return
+	}
+	w.put(makeKindArg(KindCounter, uint32(kind)), int32(index), uint64(value))
+}
