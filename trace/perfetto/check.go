@@ -1,0 +1,384 @@
+package perfetto
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// CheckStats summarise a trace that Check accepted (or partly read).
+type CheckStats struct {
+	Packets     int
+	Sequences   int
+	Tracks      int
+	Slices      int // BEGIN events
+	Instants    int
+	Counters    int // COUNTER events
+	Flows       int // distinct flow ids
+	PrevDropped int // packets with previous_packet_dropped
+}
+
+// CheckError lists the rule violations Check found (the first
+// maxProblems of them, and how many there were).
+type CheckError struct {
+	Problems []string
+	Total    int
+}
+
+const maxProblems = 20
+
+func (e *CheckError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "perfetto: %d rule violation(s):", e.Total)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p)
+	}
+	if e.Total > len(e.Problems) {
+		fmt.Fprintf(&b, "\n  ... and %d more", e.Total-len(e.Problems))
+	}
+	return b.String()
+}
+
+// Check validates a Perfetto trace file against the rules Perfetto's trace
+// processor enforces (ANCHORS §5), whoever wrote it:
+//
+//  1. the file is only `0x0A <len> <TracePacket>` records (else a
+//     *DecodeError);
+//  2. every TrackEvent packet has a non-zero trusted_packet_sequence_id and
+//     a timestamp;
+//  3. each sequence's first packet sets SEQ_INCREMENTAL_STATE_CLEARED;
+//  4. every packet that defines or uses an interned id sets
+//     SEQ_NEEDS_INCREMENTAL_STATE, and every iid (event name, category,
+//     debug annotation name) is defined earlier on its sequence, since the
+//     sequence's last clear;
+//  5. repeated scalars are unpacked; flow_ids and terminating_flow_ids are
+//     fixed64 (a varint there is a *DecodeError);
+//  6. every event names a track (track_uuid) that has a descriptor in the
+//     file; uuids are described once; thread tracks have pid and a tid in
+//     int32 range, unique per pid; process tracks have a pid;
+//  7. per track, sorted by timestamp (file order at equal times), BEGIN and
+//     END balance: no END without an open slice, none left open; an END
+//     carries only type and track_uuid;
+//  8. COUNTER events go to counter tracks and carry a value; slices and
+//     instants do not go to counter tracks;
+//  9. every flow id occurs on at least two events, and every terminating
+//     flow id has a source (flow_ids) somewhere;
+//  10. timestamp_clock_id is set only if the file has a ClockSnapshot.
+//
+// It returns a *CheckError listing violations. Memory is O(events).
+func Check(data []byte) (CheckStats, error) {
+	c := checker{
+		seqs:   make(map[uint32]*seqCheck),
+		tracks: make(map[uint64]*trackCheck),
+		tids:   make(map[[2]int64]uint64),
+		flows:  make(map[uint64]*flowCheck),
+	}
+	err := Decode(data, c.packet)
+	if err != nil {
+		return c.stats, err
+	}
+	c.finish()
+	c.stats.Sequences = len(c.seqs)
+	c.stats.Tracks = len(c.tracks)
+	c.stats.Flows = len(c.flows)
+	if c.total > 0 {
+		return c.stats, &CheckError{Problems: c.problems, Total: c.total}
+	}
+	return c.stats, nil
+}
+
+type seqCheck struct {
+	names, cats, annots map[uint64]bool
+}
+
+type trackCheck struct {
+	described bool
+	counter   bool
+	events    []trackEv
+}
+
+type trackEv struct {
+	ts    uint64
+	index int
+	typ   int32
+}
+
+type flowCheck struct {
+	sources, terms, plain int // events with the id in flow_ids / terminating / (unused)
+	firstPacket           int
+}
+
+type checker struct {
+	seqs     map[uint32]*seqCheck
+	tracks   map[uint64]*trackCheck
+	tids     map[[2]int64]uint64
+	flows    map[uint64]*flowCheck
+	clockIDs int // packets with timestamp_clock_id
+	clockSn  bool
+	stats    CheckStats
+	problems []string
+	total    int
+}
+
+func (c *checker) bad(p *Packet, format string, args ...any) {
+	c.total++
+	if len(c.problems) < maxProblems {
+		where := fmt.Sprintf("packet %d (byte %d): ", p.Index, p.Offset)
+		if p.Offset < 0 {
+			where = fmt.Sprintf("packet %d: ", p.Index)
+		}
+		c.problems = append(c.problems, where+fmt.Sprintf(format, args...))
+	}
+}
+
+func (c *checker) track(uuid uint64) *trackCheck {
+	t := c.tracks[uuid]
+	if t == nil {
+		t = &trackCheck{}
+		c.tracks[uuid] = t
+	}
+	return t
+}
+
+func (c *checker) packet(p *Packet) error {
+	c.stats.Packets++
+	if p.PrevDropped {
+		c.stats.PrevDropped++
+	}
+	if p.HasClockID {
+		c.clockIDs++
+	}
+	if p.ClockSnapshot {
+		c.clockSn = true
+	}
+	for _, f := range p.Packed {
+		c.bad(p, "%s is packed; Perfetto needs repeated scalars unpacked", f)
+	}
+
+	// Sequences and incremental state.
+	var seq *seqCheck
+	if p.Seq != 0 {
+		seq = c.seqs[p.Seq]
+		if seq == nil {
+			seq = &seqCheck{}
+			c.seqs[p.Seq] = seq
+			if p.Flags&seqIncrementalStateCleared == 0 {
+				c.bad(p, "first packet of sequence %d does not set SEQ_INCREMENTAL_STATE_CLEARED", p.Seq)
+			}
+		}
+		if p.Flags&seqIncrementalStateCleared != 0 {
+			seq.names = make(map[uint64]bool)
+			seq.cats = make(map[uint64]bool)
+			seq.annots = make(map[uint64]bool)
+		}
+	} else if p.HasEvent {
+		c.bad(p, "track event without trusted_packet_sequence_id")
+	}
+	if p.Interned.Present {
+		if p.Flags&seqNeedsIncrementalState == 0 {
+			c.bad(p, "defines interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+		}
+		if seq == nil {
+			c.bad(p, "interned data outside a sequence")
+		} else if seq.names != nil {
+			define(c, p, seq.names, p.Interned.Names, "event name")
+			define(c, p, seq.cats, p.Interned.Categories, "category")
+			define(c, p, seq.annots, p.Interned.AnnotationNames, "debug annotation name")
+		}
+	}
+
+	if p.HasTrack {
+		c.descriptor(p)
+	}
+	if p.HasEvent {
+		c.event(p, seq)
+	}
+	return nil
+}
+
+func define(c *checker, p *Packet, set map[uint64]bool, entries []InternedString, what string) {
+	for _, e := range entries {
+		if e.IID == 0 {
+			c.bad(p, "%s interned with iid 0", what)
+		}
+		set[e.IID] = true
+	}
+}
+
+func (c *checker) descriptor(p *Packet) {
+	d := &p.Track
+	if !d.HasUUID || d.UUID == 0 {
+		c.bad(p, "track descriptor without a non-zero uuid")
+		return
+	}
+	t := c.track(d.UUID)
+	if t.described {
+		c.bad(p, "track %d described twice", d.UUID)
+	}
+	t.described = true
+	t.counter = d.Counter
+	if d.HasProcess && !d.HasProcPid {
+		c.bad(p, "process track %d without pid", d.UUID)
+	}
+	if d.HasThread {
+		if !d.HasThrPid || !d.HasTid {
+			c.bad(p, "thread track %d without pid and tid", d.UUID)
+		}
+		if d.Tid < math.MinInt32 || d.Tid > math.MaxInt32 || d.ThreadPid < math.MinInt32 || d.ThreadPid > math.MaxInt32 {
+			c.bad(p, "thread track %d: pid %d / tid %d out of int32 range", d.UUID, d.ThreadPid, d.Tid)
+		}
+		key := [2]int64{d.ThreadPid, d.Tid}
+		if other, ok := c.tids[key]; ok {
+			c.bad(p, "thread tracks %d and %d share pid %d tid %d", other, d.UUID, d.ThreadPid, d.Tid)
+		}
+		c.tids[key] = d.UUID
+	}
+}
+
+func (c *checker) event(p *Packet, seq *seqCheck) {
+	e := &p.Event
+	if !p.HasTimestamp {
+		c.bad(p, "track event without timestamp")
+	}
+	usesIID := e.NameIID != 0 || len(e.CategoryIIDs) > 0
+	for _, a := range e.Annotations {
+		usesIID = usesIID || a.NameIID != 0
+	}
+	if usesIID {
+		if p.Flags&seqNeedsIncrementalState == 0 {
+			c.bad(p, "uses interned ids without SEQ_NEEDS_INCREMENTAL_STATE")
+		}
+		if seq != nil {
+			if e.NameIID != 0 && !seq.names[e.NameIID] {
+				c.bad(p, "event name iid %d not defined earlier on sequence %d", e.NameIID, p.Seq)
+			}
+			for _, iid := range e.CategoryIIDs {
+				if !seq.cats[iid] {
+					c.bad(p, "category iid %d not defined earlier on sequence %d", iid, p.Seq)
+				}
+			}
+			for _, a := range e.Annotations {
+				if a.NameIID != 0 && !seq.annots[a.NameIID] {
+					c.bad(p, "debug annotation name iid %d not defined earlier on sequence %d", a.NameIID, p.Seq)
+				}
+			}
+		}
+	}
+	if !e.HasTrackUUID || e.TrackUUID == 0 {
+		c.bad(p, "track event without track_uuid")
+		return
+	}
+	t := c.track(e.TrackUUID)
+	switch e.Type {
+	case typeSliceBegin:
+		c.stats.Slices++
+	case typeSliceEnd:
+		if e.Other != 0 {
+			c.bad(p, "slice END on track %d carries %d field(s) besides type and track_uuid", e.TrackUUID, e.Other)
+		}
+	case typeInstant:
+		c.stats.Instants++
+	case typeCounter:
+		c.stats.Counters++
+		if !e.HasCounterValue && !e.HasDoubleCounter {
+			c.bad(p, "counter event on track %d without a value", e.TrackUUID)
+		}
+	default:
+		c.bad(p, "track event with type %d", e.Type)
+	}
+	if e.Type == typeSliceBegin || e.Type == typeSliceEnd || e.Type == typeInstant || e.Type == typeCounter {
+		t.events = append(t.events, trackEv{ts: p.Timestamp, index: p.Index, typ: e.Type})
+	}
+	for _, id := range e.FlowIDs {
+		f := c.flow(id, p.Index)
+		f.sources++
+	}
+	for _, id := range e.TerminatingFlowIDs {
+		f := c.flow(id, p.Index)
+		f.terms++
+	}
+}
+
+func (c *checker) flow(id uint64, idx int) *flowCheck {
+	f := c.flows[id]
+	if f == nil {
+		f = &flowCheck{firstPacket: idx}
+		c.flows[id] = f
+	}
+	return f
+}
+
+// finish runs the whole-file rules.
+func (c *checker) finish() {
+	at := func(index int) *Packet { return &Packet{Index: index, Offset: -1} }
+	uuids := make([]uint64, 0, len(c.tracks))
+	for u := range c.tracks {
+		uuids = append(uuids, u)
+	}
+	slices.Sort(uuids)
+	for _, u := range uuids {
+		t := c.tracks[u]
+		if len(t.events) == 0 {
+			continue
+		}
+		if !t.described {
+			c.bad(at(t.events[0].index), "track %d is used but has no descriptor", u)
+			continue
+		}
+		slices.SortStableFunc(t.events, func(a, b trackEv) int {
+			switch {
+			case a.ts < b.ts:
+				return -1
+			case a.ts > b.ts:
+				return 1
+			}
+			return 0
+		})
+		depth := 0
+		for _, ev := range t.events {
+			switch ev.typ {
+			case typeCounter:
+				if !t.counter {
+					c.bad(at(ev.index), "counter event on non-counter track %d", u)
+				}
+			case typeSliceBegin, typeInstant:
+				if t.counter {
+					c.bad(at(ev.index), "slice event on counter track %d", u)
+				}
+				if ev.typ == typeSliceBegin {
+					depth++
+				}
+			case typeSliceEnd:
+				if t.counter {
+					c.bad(at(ev.index), "slice event on counter track %d", u)
+				}
+				if depth == 0 {
+					c.bad(at(ev.index), "slice END on track %d with no open slice", u)
+				} else {
+					depth--
+				}
+			}
+		}
+		if depth != 0 {
+			c.bad(at(t.events[len(t.events)-1].index), "track %d ends with %d open slice(s)", u, depth)
+		}
+	}
+	ids := make([]uint64, 0, len(c.flows))
+	for id := range c.flows {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		f := c.flows[id]
+		if f.sources+f.terms < 2 {
+			c.bad(at(f.firstPacket), "flow %#x has only one end", id)
+		} else if f.terms > 0 && f.sources == 0 {
+			c.bad(at(f.firstPacket), "terminating flow %#x has no source (flow_ids)", id)
+		}
+	}
+	if c.clockIDs > 0 && !c.clockSn {
+		c.bad(at(0), "%d packet(s) set timestamp_clock_id but the file has no ClockSnapshot", c.clockIDs)
+	}
+}

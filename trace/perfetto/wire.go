@@ -1,0 +1,123 @@
+package perfetto
+
+import (
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Perfetto field numbers (ANCHORS §5; perfettopb/perfetto.proto is the
+// schema these must match, and the tests check that they do).
+const (
+	fTracePacket = 1 // Trace.packet
+
+	// TracePacket
+	fTimestamp        = 8
+	fSequenceID       = 10
+	fTrackEvent       = 11
+	fInternedData     = 12
+	fSequenceFlags    = 13
+	fPreviousDropped  = 42
+	fTrackDescriptor  = 60
+	fClockSnapshot    = 6
+	fTimestampClockID = 58
+
+	// TrackDescriptor
+	fTDUUID        = 1
+	fTDName        = 2
+	fTDProcess     = 3
+	fTDThread      = 4
+	fTDParentUUID  = 5
+	fTDCounter     = 8
+	fTDDescription = 14
+
+	// ProcessDescriptor
+	fPDPid  = 1
+	fPDName = 6
+
+	// ThreadDescriptor
+	fThDPid  = 1
+	fThDTid  = 2
+	fThDName = 5
+
+	// CounterDescriptor
+	fCDUnit     = 3
+	fCDUnitName = 6
+
+	// TrackEvent
+	fTECategoryIIDs  = 3
+	fTEAnnotations   = 4
+	fTEType          = 9
+	fTENameIID       = 10
+	fTETrackUUID     = 11
+	fTECategories    = 22
+	fTEName          = 23
+	fTECounterValue  = 30
+	fTEDoubleCounter = 44
+	fTEFlowIDs       = 47
+	fTETermFlowIDs   = 48
+
+	// DebugAnnotation
+	fDANameIID = 1
+	fDABool    = 2
+	fDAUint    = 3
+	fDAInt     = 4
+	fDADouble  = 5
+	fDAString  = 6
+	fDAName    = 10
+
+	// InternedData
+	fIDCategories = 1
+	fIDNames      = 2
+	fIDAnnotNames = 3
+	// EventName / EventCategory / DebugAnnotationName
+	fINIID  = 1
+	fINName = 2
+)
+
+// TrackEvent.Type values.
+const (
+	typeSliceBegin = 1
+	typeSliceEnd   = 2
+	typeInstant    = 3
+	typeCounter    = 4
+)
+
+// Sequence flags.
+const (
+	seqIncrementalStateCleared = 1
+	seqNeedsIncrementalState   = 2
+)
+
+// CounterDescriptor.Unit
+const unitCount = 2
+
+func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
+	b = protowire.AppendTag(b, num, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
+}
+
+func appendBytesField(b []byte, num protowire.Number, v []byte) []byte {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
+}
+
+func appendStringField(b []byte, num protowire.Number, v string) []byte {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, v)
+}
+
+func appendFixed64Field(b []byte, num protowire.Number, v uint64) []byte {
+	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	return protowire.AppendFixed64(b, v)
+}
+
+// appendInt32Field encodes an int32 as protobuf does: sign-extended to 64
+// bits (so negative values take 10 bytes).
+func appendInt32Field(b []byte, num protowire.Number, v int32) []byte {
+	return appendVarintField(b, num, uint64(int64(v)))
+}
+
+func appendDoubleField(b []byte, num protowire.Number, v float64) []byte {
+	return appendFixed64Field(b, num, math.Float64bits(v))
+}

@@ -1,0 +1,223 @@
+package perfetto
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/synth"
+	"github.com/wsched/wsched/trace/perfetto/perfettopb"
+)
+
+// writeChecked writes s, runs the checker and the schema check, and
+// returns the bytes and stats.
+func writeChecked(t *testing.T, s *trace.Snapshot) ([]byte, Stats, CheckStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	st, err := Write(&buf, s, Options{Pid: 4242})
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if st.Bytes != int64(buf.Len()) {
+		t.Fatalf("Stats.Bytes %d, wrote %d", st.Bytes, buf.Len())
+	}
+	cs, err := Check(buf.Bytes())
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if cs.Packets != st.Packets {
+		t.Fatalf("checker saw %d packets, writer wrote %d", cs.Packets, st.Packets)
+	}
+	checkSchema(t, buf.Bytes())
+	return buf.Bytes(), st, cs
+}
+
+// checkSchema decodes data with the generated types and fails on any field
+// the schema does not know (a wrong field number or wire type in the
+// hand-written encoder shows up as an unknown field).
+func checkSchema(t *testing.T, data []byte) {
+	t.Helper()
+	var tr perfettopb.Trace
+	if err := proto.Unmarshal(data, &tr); err != nil {
+		t.Fatalf("proto.Unmarshal: %v", err)
+	}
+	var walk func(m protoreflect.Message, path string)
+	walk = func(m protoreflect.Message, path string) {
+		if u := m.GetUnknown(); len(u) > 0 {
+			t.Fatalf("%s has %d bytes of unknown fields", path, len(u))
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message(), path+"."+string(fd.Name()))
+				}
+			case fd.Message() != nil:
+				walk(v.Message(), path+"."+string(fd.Name()))
+			}
+			return true
+		})
+	}
+	walk(tr.ProtoReflect(), "Trace")
+	if len(tr.Packet) == 0 {
+		t.Fatal("no packets")
+	}
+}
+
+func TestWriteSynthetic(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Heavy: 30000})
+	_, st, cs := writeChecked(t, res.Snapshot)
+	if st.Slices != res.Packets {
+		t.Errorf("slices %d, packets executed %d", st.Slices, res.Packets)
+	}
+	if st.Orphans != 0 || st.Dropped != 0 || cs.PrevDropped != 0 {
+		t.Errorf("unexpected orphans/drops: %+v %+v", st, cs)
+	}
+	if cs.Sequences != 4 {
+		t.Errorf("sequences = %d, want 4 (control + 3 workers)", cs.Sequences)
+	}
+	if cs.Flows != res.Steals || res.Steals == 0 {
+		t.Errorf("flows %d, steals %d", cs.Flows, res.Steals)
+	}
+	if cs.Counters == 0 {
+		t.Error("no counter events")
+	}
+}
+
+// TestBytesPerSlice measures the size of packet slices on a larger run; the
+// budget is 40 bytes per slice (BEGIN + END packets, interning included).
+func TestBytesPerSlice(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 4, Cycles: 20, Packets: 500, Seed: 2, NoCounters: true})
+	_, st, _ := writeChecked(t, res.Snapshot)
+	bps := st.BytesPerSlice()
+	t.Logf("%d slices: %.1f bytes/slice (BEGIN+END), %.1f file bytes/slice, %d bytes total",
+		st.Slices, bps, float64(st.Bytes)/float64(st.Slices), st.Bytes)
+	if bps > 40 {
+		t.Fatalf("%.1f bytes per packet slice, budget 40", bps)
+	}
+}
+
+func TestWriteDropsStop(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 3, MaxBytes: 16 << 10})
+	s := res.Snapshot
+	if s.Dropped() == 0 {
+		t.Fatal("expected drops with a 16 KiB cap")
+	}
+	data, st, cs := writeChecked(t, s)
+	if cs.PrevDropped == 0 {
+		t.Error("no packet marks previous_packet_dropped")
+	}
+	if st.Dropped != s.Dropped() {
+		t.Errorf("Stats.Dropped %d, snapshot %d", st.Dropped, s.Dropped())
+	}
+	if !bytes.Contains(data, []byte(NameDropped)) || !bytes.Contains(data, []byte(NameFull)) {
+		t.Error("drop summary or marker missing")
+	}
+}
+
+func TestWriteDropsOverwrite(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 4, MaxBytes: 16 << 10, Overwrite: true})
+	s := res.Snapshot
+	if s.Dropped() == 0 {
+		t.Fatal("expected drops with a 16 KiB cap")
+	}
+	data, _, cs := writeChecked(t, s)
+	if cs.PrevDropped == 0 || !bytes.Contains(data, []byte(NameWrapped)) || !bytes.Contains(data, []byte("overwrite")) {
+		t.Error("overwrite drops not marked")
+	}
+}
+
+// TestWriteMisorderedHooks feeds hooks out of order (END first, unclosed
+// slices, stage close of a stage that is not innermost): the output must
+// still pass the checker.
+func TestWriteMisorderedHooks(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(1, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { now += 10; return now }})
+	w, c := r.Worker(0), r.Control()
+	a := r.Intern("A")
+	w.PacketEnd()
+	w.Unpark()
+	c.CycleEnd(1)
+	c.StageOpen(1, a)
+	c.StageOpen(2, a)
+	c.StageClose(1)
+	w.Park()
+	w.PacketBegin(a, 1, 77) // flow 77 has no source: dropped from output
+	w.Steal(0, 1, 78)       // flow 78 has no destination
+	c.CycleBegin(1)
+	c.CycleBegin(2)
+	_, st, cs := writeChecked(t, r.Snapshot())
+	if st.Orphans != 2 || cs.Flows != 0 {
+		t.Fatalf("orphans %d flows %d", st.Orphans, cs.Flows)
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Seed: 5})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.pftrace")
+	st, err := WriteFile(path, res.Snapshot, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) != st.Bytes {
+		t.Fatalf("read back %d bytes (%v), wrote %d", len(data), err, st.Bytes)
+	}
+	if _, err := Check(data); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("temporary file left behind: %v", entries)
+	}
+	if _, err := WriteFile(filepath.Join(dir, "missing", "x.pftrace"), res.Snapshot, Options{}); err == nil {
+		t.Fatal("WriteFile into a missing directory succeeded")
+	}
+}
+
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestWriteError(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Cycles: 5, Packets: 200, Seed: 6})
+	_, err := Write(&failWriter{n: 100 << 10}, res.Snapshot, Options{})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Write error = %v, want disk full", err)
+	}
+	if _, err := Write(&bytes.Buffer{}, nil, Options{}); err == nil {
+		t.Fatal("nil snapshot accepted")
+	}
+}
+
+// TestWriteTimeOrder: the writer emits packets in non-decreasing timestamp
+// order over the whole file (descriptors at time 0 first).
+func TestWriteTimeOrder(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 7})
+	data, _, _ := writeChecked(t, res.Snapshot)
+	var last uint64
+	err := Decode(data, func(p *Packet) error {
+		if p.Timestamp < last {
+			t.Fatalf("packet %d at %d after %d", p.Index, p.Timestamp, last)
+		}
+		last = p.Timestamp
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
