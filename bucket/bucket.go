@@ -1,0 +1,253 @@
+package bucket
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/wsched/wsched/deque"
+)
+
+// ErrDisabled is returned by the Add methods of a disabled bucket: the
+// packets were refused, not queued.
+var ErrDisabled = errors.New("bucket: disabled")
+
+// disabledBit is the top bit of Bucket.gate. The low bits count Add calls in
+// progress, so Disable can wait for them (see Disable). 2^62 concurrent Adds
+// cannot happen, so the count never reaches the flag.
+const disabledBit = int64(1) << 62
+
+// Bucket is one stage's queue of packets: a normal lane and a priority lane,
+// each an unbounded MPMC FIFO (a deque.Injector), plus the open, enabled and
+// sentinel state the scheduler keeps per stage.
+//
+// Callers: producers (any goroutine) call the Add methods; consumers (the
+// scheduler's workers) call TakePriority, TakeBatch and Take; the owner (the
+// scheduler) calls Open, Close, Enable, Disable and the sentinel methods. A
+// bucket wakes nobody: the Add methods report how many packets became
+// visible to consumers and the caller decides whom to wake.
+type Bucket[T any] struct {
+	queue *deque.Injector[T] // normal lane
+	prio  *deque.Injector[T] // priority lane: taken one packet at a time
+
+	// open says consumers may take packets. Written by the owner
+	// (store: publishes the open state to Add, which loads it after its push,
+	// see Add); read by anyone.
+	open atomic.Bool
+
+	// gate is disabledBit|adds-in-progress. Add increments it before pushing
+	// and decrements it after (both read-modify-write, sequentially
+	// consistent), so Disable, which sets disabledBit and then waits for the
+	// count to reach zero, knows no push is in flight afterwards.
+	gate atomic.Int64
+
+	// added and prioAdded count packets ever queued (depth counters; Len is
+	// the current depth). Producers add to them; anyone reads.
+	added     atomic.Uint64
+	prioAdded atomic.Uint64
+
+	// The sentinel is guarded by the owner's lock: Bucket does no locking of
+	// its own for it.
+	sentinel    T
+	hasSentinel bool
+}
+
+// New returns an enabled, closed, empty bucket.
+func New[T any]() *Bucket[T] {
+	return &Bucket[T]{queue: deque.NewInjector[T](), prio: deque.NewInjector[T]()}
+}
+
+// enter registers an Add in progress; false means the bucket is disabled.
+func (b *Bucket[T]) enter() bool {
+	if b.gate.Add(1)&disabledBit != 0 { // RMW: orders against Disable's Or
+		b.gate.Add(-1)
+		return false
+	}
+	return true
+}
+
+// leave ends an Add in progress.
+func (b *Bucket[T]) leave() { b.gate.Add(-1) }
+
+// arrived returns n if the bucket is open, else 0. Called after the push: if
+// the owner opens the bucket after this load, its count of queued packets
+// (taken after the open store) includes ours, so one side always sees them.
+func (b *Bucket[T]) arrived(n int) int {
+	if b.open.Load() { // load-acquire, after the push
+		return n
+	}
+	return 0
+}
+
+// Add queues v on the normal lane. Any goroutine. It returns how many packets
+// became visible to consumers: 1 if the bucket is open, 0 if it is closed
+// (the packet waits for Open). A disabled bucket refuses v with ErrDisabled.
+func (b *Bucket[T]) Add(v T) (int, error) {
+	if !b.enter() {
+		return 0, ErrDisabled
+	}
+	b.queue.Push(v)
+	b.added.Add(1)
+	b.leave()
+	return b.arrived(1), nil
+}
+
+// BulkAdd queues vs on the normal lane, in order. Any goroutine. It returns
+// len(vs) if the bucket is open, else 0; ErrDisabled if it is disabled (then
+// nothing was queued).
+func (b *Bucket[T]) BulkAdd(vs []T) (int, error) {
+	return b.BulkAddFunc(len(vs), func(i int) T { return vs[i] })
+}
+
+// BulkAddFunc queues at(0), …, at(n-1) on the normal lane, for callers whose
+// packets are not already a []T. Same results as BulkAdd.
+func (b *Bucket[T]) BulkAddFunc(n int, at func(i int) T) (int, error) {
+	return b.bulk(b.queue, &b.added, n, at)
+}
+
+// AddPriority queues v on the priority lane. Consumers take priority packets
+// before normal ones and one at a time, never in a batch with others. Same
+// results as Add.
+func (b *Bucket[T]) AddPriority(v T) (int, error) {
+	if !b.enter() {
+		return 0, ErrDisabled
+	}
+	b.prio.Push(v)
+	b.prioAdded.Add(1)
+	b.leave()
+	return b.arrived(1), nil
+}
+
+// BulkAddPriority queues vs on the priority lane. Same results as BulkAdd.
+func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) {
+	return b.BulkAddPriorityFunc(len(vs), func(i int) T { return vs[i] })
+}
+
+// BulkAddPriorityFunc is BulkAddFunc for the priority lane.
+func (b *Bucket[T]) BulkAddPriorityFunc(n int, at func(i int) T) (int, error) {
+	return b.bulk(b.prio, &b.prioAdded, n, at)
+}
+
+func (b *Bucket[T]) bulk(q *deque.Injector[T], ctr *atomic.Uint64, n int, at func(i int) T) (int, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	if !b.enter() {
+		return 0, ErrDisabled
+	}
+	for i := range n {
+		q.Push(at(i))
+	}
+	ctr.Add(uint64(n))
+	b.leave()
+	return b.arrived(n), nil
+}
+
+// TakePriority takes one packet from the priority lane. Consumers.
+func (b *Bucket[T]) TakePriority() (T, deque.Status) { return b.prio.Steal() }
+
+// TakeBatch takes up to limit packets from the normal lane: one is returned,
+// the rest are pushed into dst, which the caller must own. The int is how
+// many went into dst. Consumers. It panics if limit <= 0 or dst is nil.
+func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Status) {
+	return b.queue.StealBatchAndPop(dst, limit)
+}
+
+// Take takes one packet, from the priority lane if it has one, else from the
+// normal lane. Consumers.
+func (b *Bucket[T]) Take() (T, deque.Status) {
+	v, st := b.prio.Steal()
+	if st != deque.Empty {
+		return v, st
+	}
+	return b.queue.Steal()
+}
+
+// Drain takes every packet from both lanes, calls f (if not nil) on each, and
+// returns how many it took. Any goroutine; packets added concurrently may or
+// may not be taken.
+func (b *Bucket[T]) Drain(f func(T)) int {
+	n := 0
+	for {
+		v, st := b.Take()
+		switch st {
+		case deque.Success:
+			n++
+			if f != nil {
+				f(v)
+			}
+		case deque.Retry:
+			continue
+		default:
+			return n
+		}
+	}
+}
+
+// Len is the number of queued packets in both lanes. Any goroutine; a
+// snapshot.
+func (b *Bucket[T]) Len() int { return b.queue.Len() + b.prio.Len() }
+
+// PriorityLen is the number of queued packets in the priority lane.
+func (b *Bucket[T]) PriorityLen() int { return b.prio.Len() }
+
+// IsEmpty reports whether both lanes are empty. Any goroutine; a snapshot.
+func (b *Bucket[T]) IsEmpty() bool { return b.prio.IsEmpty() && b.queue.IsEmpty() }
+
+// PriorityEmpty reports whether the priority lane is empty.
+func (b *Bucket[T]) PriorityEmpty() bool { return b.prio.IsEmpty() }
+
+// Added returns how many packets were ever queued on the normal and the
+// priority lane.
+func (b *Bucket[T]) Added() (normal, priority uint64) {
+	return b.added.Load(), b.prioAdded.Load()
+}
+
+// Open lets consumers take packets and makes later Adds report their packets
+// as arrived. Owner.
+func (b *Bucket[T]) Open() { b.open.Store(true) }
+
+// Close makes later Adds report 0 arrivals. Queued packets stay queued. Owner.
+func (b *Bucket[T]) Close() { b.open.Store(false) }
+
+// IsOpen reports whether the bucket is open. Any goroutine.
+func (b *Bucket[T]) IsOpen() bool { return b.open.Load() }
+
+// Disable makes every later Add fail with ErrDisabled and waits until the
+// Adds already in progress have queued their packets, so that a Drain after
+// Disable takes everything that was accepted. Owner.
+func (b *Bucket[T]) Disable() {
+	b.gate.Or(disabledBit)
+	for b.gate.Load()&^disabledBit != 0 { // an Add is between enter and leave
+		spinYield()
+	}
+}
+
+// Enable undoes Disable. Owner.
+func (b *Bucket[T]) Enable() { b.gate.And(^disabledBit) }
+
+// IsEnabled reports whether Adds are accepted. Any goroutine.
+func (b *Bucket[T]) IsEnabled() bool { return b.gate.Load()&disabledBit == 0 }
+
+// SetSentinel sets the bucket's sentinel, the packet the owner queues when
+// the stage has drained. A bucket holds at most one: SetSentinel returns
+// false, and changes nothing, if one is already set. The owner serialises
+// every sentinel method with its own lock.
+func (b *Bucket[T]) SetSentinel(v T) bool {
+	if b.hasSentinel {
+		return false
+	}
+	b.sentinel, b.hasSentinel = v, true
+	return true
+}
+
+// TakeSentinel removes and returns the sentinel, if one is set. Owner, under
+// its lock.
+func (b *Bucket[T]) TakeSentinel() (T, bool) {
+	var zero T
+	v, ok := b.sentinel, b.hasSentinel
+	b.sentinel, b.hasSentinel = zero, false
+	return v, ok
+}
+
+// HasSentinel reports whether a sentinel is set. Owner, under its lock.
+func (b *Bucket[T]) HasSentinel() bool { return b.hasSentinel }

@@ -1,0 +1,288 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/wsched/wsched/trace"
+)
+
+// Defaults for the zero fields of Config. Each is justified where it stands.
+const (
+	// DefaultWake is the wake policy of a zero Config.Wake. The throttled
+	// searcher (Go runtime, Tokio) wakes at most one worker per burst of
+	// work and lets each woken worker that finds work wake the next, so a
+	// burst of N packets costs N wake-ups only if N workers are needed.
+	// Subject to the policy sweep in benchmarks/.
+	DefaultWake = WakeSearcher
+
+	// DefaultBucketBatch is the bucket batch limit: a worker takes up to 32
+	// packets from a bucket at once, one to run and the rest into its local
+	// deque. MMTk takes 33 (crossbeam's MAX_BATCH of 32 plus the popped
+	// one); 32 keeps a worker's grab within one Injector block of 128.
+	DefaultBucketBatch = 32
+
+	// DefaultSpins is the number of search rounds (each a full scan of the
+	// buckets and the other workers, then runtime.Gosched) before a worker
+	// parks. 64 rounds are ~10-30 µs here, below the ~50 µs an OS wake-up
+	// costs, so a worker that would be woken again at once stays awake.
+	DefaultSpins = 64
+
+	// designatedCap bounds each worker's designated queue. MMTk uses 16 for
+	// one PrepareCollector per worker per GC; 64 leaves room for a few per
+	// stage. A full queue makes AddDesignated return ErrDesignatedFull
+	// rather than grow without bound.
+	designatedCap = 64
+)
+
+// ErrInvalidConfig is wrapped by every error New returns for a bad Config.
+var ErrInvalidConfig = errors.New("scheduler: invalid Config")
+
+// WakePolicy says whom BulkAdd and BulkAddPriority (and a stage opening)
+// wake. The zero value, WakeDefault, means DefaultWake.
+type WakePolicy uint8
+
+const (
+	// WakeDefault selects DefaultWake.
+	WakeDefault WakePolicy = iota
+	// WakeOne wakes one parked worker (MMTk's add).
+	WakeOne
+	// WakeAll wakes every parked worker (MMTk's bulk_add).
+	WakeAll
+	// WakeN wakes min(packets, parked) workers (MMTk #1589, Rayon).
+	WakeN
+	// WakeSearcher wakes one parked worker only if no worker is searching;
+	// a searcher that finds work wakes the next (Go runtime, Tokio).
+	WakeSearcher
+	wakeEnd
+)
+
+var wakeNames = [...]string{"default", "one", "all", "n", "searcher"}
+
+// String returns "default", "one", "all", "n" or "searcher".
+func (p WakePolicy) String() string {
+	if p < wakeEnd {
+		return wakeNames[p]
+	}
+	return "WakePolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParseWakePolicy parses the names String returns.
+func ParseWakePolicy(s string) (WakePolicy, error) {
+	for i, n := range wakeNames {
+		if s == n {
+			return WakePolicy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("scheduler: unknown wake policy %q (want one, all, n or searcher)", s)
+}
+
+func (p WakePolicy) resolve() WakePolicy {
+	if p == WakeDefault {
+		return DefaultWake
+	}
+	return p
+}
+
+// StealKind is the kind of a StealPolicy. The zero value means StealHalf.
+type StealKind uint8
+
+const (
+	// StealKindDefault selects StealHalf().
+	StealKindDefault StealKind = iota
+	// StealKindOne takes one packet per steal (MMTk, Rayon).
+	StealKindOne
+	// StealKindHalf takes ⌈n/2⌉ packets of a victim's n (Go runtime, Tokio).
+	StealKindHalf
+	// StealKindBatch takes ⌈n/2⌉ packets, at most Limit.
+	StealKindBatch
+	stealEnd
+)
+
+// StealPolicy says how many packets a worker takes from another worker's
+// deque. Build one with StealOne, StealHalf or StealBatch; the zero value
+// means StealHalf().
+type StealPolicy struct {
+	Kind  StealKind
+	Limit int // StealKindBatch only: most packets per steal, >= 1
+}
+
+// StealOne steals one packet at a time.
+func StealOne() StealPolicy { return StealPolicy{Kind: StealKindOne} }
+
+// StealHalf steals half of the victim's packets (rounded up).
+func StealHalf() StealPolicy { return StealPolicy{Kind: StealKindHalf} }
+
+// StealBatch steals half of the victim's packets, at most limit.
+func StealBatch(limit int) StealPolicy { return StealPolicy{Kind: StealKindBatch, Limit: limit} }
+
+// String returns "default", "one", "half" or "batch:LIMIT".
+func (p StealPolicy) String() string {
+	switch p.Kind {
+	case StealKindDefault:
+		return "default"
+	case StealKindOne:
+		return "one"
+	case StealKindHalf:
+		return "half"
+	case StealKindBatch:
+		return "batch:" + strconv.Itoa(p.Limit)
+	}
+	return "StealKind(" + strconv.Itoa(int(p.Kind)) + ")"
+}
+
+// ParseStealPolicy parses "one", "half" or "batch:LIMIT".
+func ParseStealPolicy(s string) (StealPolicy, error) {
+	switch s {
+	case "one":
+		return StealOne(), nil
+	case "half":
+		return StealHalf(), nil
+	case "default":
+		return StealPolicy{}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "batch:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 {
+			return StealPolicy{}, fmt.Errorf("scheduler: bad steal batch limit in %q (want batch:N, N >= 1)", s)
+		}
+		return StealBatch(n), nil
+	}
+	return StealPolicy{}, fmt.Errorf("scheduler: unknown steal policy %q (want one, half or batch:N)", s)
+}
+
+// limit is the StealBatchAndPop limit of the policy (one: 1).
+func (p StealPolicy) limit() int {
+	switch p.Kind {
+	case StealKindOne:
+		return 1
+	case StealKindBatch:
+		return p.Limit
+	}
+	return maxStealLimit
+}
+
+// maxStealLimit stands for "no limit" in StealBatchAndPop: half of any deque
+// a worker can fill is below it.
+const maxStealLimit = 1 << 30
+
+// Config configures a Scheduler. Zero fields take the documented defaults.
+// New validates it once; the Scheduler keeps a copy, so later changes to
+// the caller's Config have no effect.
+type Config struct {
+	// Workers is the number of worker goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Stages names the user stages in order: StageID 1 is Stages[0]. At
+	// least one; unique, non-empty, and not "Unconstrained" (StageID 0).
+	Stages []string
+	// Wake is the default wake policy of BulkAdd, BulkAddPriority and
+	// stage openings; WakeDefault means DefaultWake.
+	Wake WakePolicy
+	// Steal is how workers steal from each other; zero means StealHalf().
+	Steal StealPolicy
+	// BucketBatch is the most packets a worker takes from a bucket at once;
+	// 0 means DefaultBucketBatch.
+	BucketBatch int
+	// Spins is the number of search rounds before a worker parks; 0 means
+	// DefaultSpins.
+	Spins int
+	// LocalFIFO makes each worker run its own spawned packets oldest first.
+	// The default (false) is LIFO, with a one-packet LIFO slot in front of
+	// the deque (see Worker.Spawn); FIFO has no slot.
+	LocalFIFO bool
+	// PacketTiming records per-packet-type total/min/max run times. Off by
+	// default: it reads the monotonic clock twice per packet (≈ 33 ns each
+	// here, see doc.go), more than the rest of the per-packet path. Counts
+	// are always recorded.
+	PacketTiming bool
+	// Tracer receives the scheduler's trace events; nil turns tracing off.
+	// It must have been created with Workers workers.
+	Tracer *trace.Recorder
+	// RuntimeTrace creates a runtime/trace task per cycle and a region per
+	// packet, named by the packet type.
+	RuntimeTrace bool
+	// PprofLabels sets the pprof goroutine label "wsched_stage" on each
+	// worker to the stage of the packet it runs.
+	PprofLabels bool
+}
+
+func configError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
+
+// validate checks cfg and returns a copy with the defaults filled in.
+func (cfg Config) validate() (Config, error) {
+	if cfg.Workers < 0 {
+		return cfg, configError("Workers = %d: must be >= 1 (or 0 for GOMAXPROCS)", cfg.Workers)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Workers > maxWorkers {
+		return cfg, configError("Workers = %d: at most %d", cfg.Workers, maxWorkers)
+	}
+	if len(cfg.Stages) == 0 {
+		return cfg, configError("no Stages: need at least one")
+	}
+	seen := make(map[string]int, len(cfg.Stages))
+	for i, name := range cfg.Stages {
+		switch {
+		case name == "":
+			return cfg, configError("Stages[%d] is empty", i)
+		case name == unconstrainedName:
+			return cfg, configError("Stages[%d] = %q is reserved for StageID 0", i, name)
+		}
+		if j, dup := seen[name]; dup {
+			return cfg, configError("Stages[%d] = %q duplicates Stages[%d]", i, name, j)
+		}
+		seen[name] = i
+	}
+	cfg.Stages = append([]string(nil), cfg.Stages...)
+	if cfg.Wake >= wakeEnd {
+		return cfg, configError("Wake = %d: unknown wake policy", uint8(cfg.Wake))
+	}
+	cfg.Wake = cfg.Wake.resolve()
+	switch cfg.Steal.Kind {
+	case StealKindDefault:
+		if cfg.Steal.Limit != 0 {
+			return cfg, configError("Steal.Limit = %d without a Steal.Kind", cfg.Steal.Limit)
+		}
+		cfg.Steal = StealHalf()
+	case StealKindOne, StealKindHalf:
+		if cfg.Steal.Limit != 0 {
+			return cfg, configError("Steal.Limit = %d: only StealBatch takes a limit", cfg.Steal.Limit)
+		}
+	case StealKindBatch:
+		if cfg.Steal.Limit < 1 {
+			return cfg, configError("StealBatch limit = %d: must be >= 1", cfg.Steal.Limit)
+		}
+	default:
+		return cfg, configError("Steal.Kind = %d: unknown steal policy", uint8(cfg.Steal.Kind))
+	}
+	if cfg.BucketBatch < 0 {
+		return cfg, configError("BucketBatch = %d: must be >= 1 (or 0 for %d)", cfg.BucketBatch, DefaultBucketBatch)
+	}
+	if cfg.BucketBatch == 0 {
+		cfg.BucketBatch = DefaultBucketBatch
+	}
+	if cfg.Spins < 0 {
+		return cfg, configError("Spins = %d: must be >= 1 (or 0 for %d)", cfg.Spins, DefaultSpins)
+	}
+	if cfg.Spins == 0 {
+		cfg.Spins = DefaultSpins
+	}
+	if cfg.Tracer != nil && cfg.Tracer.Workers() != cfg.Workers {
+		return cfg, configError("Tracer has %d worker buffers, Workers = %d", cfg.Tracer.Workers(), cfg.Workers)
+	}
+	return cfg, nil
+}
+
+// maxWorkers bounds Config.Workers: far beyond any machine this runs on, low
+// enough that a typo (Workers: 1e9) fails instead of starting a billion
+// goroutines.
+const maxWorkers = 1 << 16
+
+const unconstrainedName = "Unconstrained"

@@ -1,0 +1,187 @@
+package scheduler
+
+import (
+	"runtime"
+
+	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/trace"
+)
+
+// Finding work. A worker looks, in order:
+//
+//  1. its designated queue;
+//  2. its LIFO slot, then its deque;
+//  3. the open buckets in stage order (Unconstrained first): the priority
+//     lane, one packet only, never batched; then the normal lane, up to
+//     BucketBatch packets, one to run and the rest into its deque;
+//  4. the other workers' deques, starting at a random victim, by the steal
+//     policy;
+//  5. steps 1-4 again, Spins rounds in all, with runtime.Gosched between
+//     rounds; then it parks (wake.go).
+//
+// From step 4 on the worker counts itself in s.nSearching, which throttles
+// WakeSearcher and the surplus rule.
+
+// find returns the next packet for w, or false if w should park: nothing
+// found after Spins rounds, or the cycle is aborting. Owner.
+func (w *Worker) find() (task, bool) {
+	s := w.s
+	if s.abort.Load() {
+		return task{}, false
+	}
+	if t, ok := w.findLocal(); ok {
+		w.foundWork()
+		return t, true
+	}
+	if t, ok, _ := w.findBuckets(); ok {
+		return t, true
+	}
+	if !w.searching {
+		w.searching = true
+		s.nSearching.Add(1)
+	}
+	// Rounds that met contention (Retry: another consumer raced us, or a
+	// producer has drawn a slot it has not yet filled) do not count towards
+	// Spins, up to 4×Spins rounds in all: work is there, so parking would
+	// only be undone by the re-check.
+	for round, spins := 0, 0; spins <= s.cfg.Spins && round <= 4*s.cfg.Spins; round++ {
+		t, ok, contended := w.steal()
+		if ok {
+			return t, true
+		}
+		if !contended {
+			spins++
+		}
+		runtime.Gosched()
+		if s.abort.Load() {
+			return task{}, false
+		}
+		if t, ok := w.findLocal(); ok {
+			w.foundWork()
+			return t, true
+		}
+		var c2 bool
+		if t, ok, c2 = w.findBuckets(); ok {
+			return t, true
+		}
+		if c2 && !contended {
+			spins--
+		}
+	}
+	return task{}, false
+}
+
+// foundWork ends w's search: it stops counting as a searcher and, under
+// WakeSearcher, wakes the next worker if it was the last searcher and
+// workers are parked (the Go runtime's and Tokio's chain). Owner.
+func (w *Worker) foundWork() {
+	if !w.searching {
+		return
+	}
+	w.searching = false
+	s := w.s
+	if s.nSearching.Add(-1) == 0 && s.cfg.Wake == WakeSearcher && s.nParked.Load() != 0 {
+		s.wakeOneIdle(w.id)
+	}
+}
+
+// findLocal is steps 1 and 2. Owner.
+func (w *Worker) findLocal() (task, bool) {
+	if len(w.designated) != 0 {
+		if p, ok := w.takeDesignated(); ok {
+			return task{p: p, stage: Unconstrained}, true
+		}
+	}
+	if w.slot.p != nil {
+		t := w.slot
+		w.slot = task{}
+		return t, true
+	}
+	return w.local.Pop()
+}
+
+// findBuckets is step 3. contended reports a Retry. Owner.
+func (w *Worker) findBuckets() (t task, ok, contended bool) {
+	s := w.s
+	cur := int(s.cur.Load()) // load-acquire: buckets 0..cur are open
+	for st := 0; st <= cur; st++ {
+		b := s.buckets[st]
+		for !b.PriorityEmpty() {
+			t, status := b.TakePriority()
+			if status == deque.Success {
+				w.hot.bucketTakes++
+				w.hot.bucketPackets++
+				w.foundWork()
+				return t, true, contended
+			}
+			if status == deque.Empty {
+				break
+			}
+			contended = true // Retry: a producer is mid-push; try again
+			runtime.Gosched()
+		}
+		if b.IsEmpty() {
+			continue
+		}
+		t, moved, status := b.TakeBatch(w.local, s.cfg.BucketBatch)
+		switch status {
+		case deque.Success:
+			w.hot.bucketTakes++
+			w.hot.bucketPackets += uint64(moved) + 1
+			w.foundWork()
+			if moved > 0 {
+				w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
+				w.surplus()
+			}
+			return t, true, contended
+		case deque.Retry:
+			contended = true
+		}
+	}
+	return task{}, false, contended
+}
+
+// steal is step 4: one pass over the other workers, from a random one.
+// Owner.
+func (w *Worker) steal() (t task, ok, contended bool) {
+	s := w.s
+	n := s.n
+	if n == 1 {
+		return task{}, false, false
+	}
+	start := w.rand(n)
+	limit := s.cfg.Steal.limit()
+	for i := range n {
+		v := s.workers[(start+i)%n]
+		if v == w || v.local.IsEmpty() {
+			continue
+		}
+		w.hot.stealAttempts++
+		var moved int
+		var status deque.Status
+		if limit == 1 {
+			t, status = v.local.Steal()
+		} else {
+			t, moved, status = v.local.StealBatchAndPop(w.local, limit)
+		}
+		switch status {
+		case deque.Success:
+			w.hot.steals++
+			w.hot.stolen += uint64(moved) + 1
+			if w.tb != nil {
+				w.flowSeq++
+				w.flow = uint64(w.id+1)<<40 | w.flowSeq
+				w.tb.Steal(v.id, moved+1, w.flow)
+				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
+			}
+			w.foundWork()
+			if moved > 0 {
+				w.surplus()
+			}
+			return t, true, contended
+		case deque.Retry:
+			contended = true
+		}
+	}
+	return task{}, false, contended
+}

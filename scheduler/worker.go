@@ -1,0 +1,354 @@
+package scheduler
+
+import (
+	"reflect"
+	"runtime/debug"
+	"runtime/pprof"
+	rtrace "runtime/trace"
+	"time"
+
+	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/trace"
+)
+
+// Worker is one worker goroutine of a Scheduler. A packet receives its
+// worker in Run; the *Worker is valid only inside that call, on that
+// goroutine.
+type Worker struct {
+	_ [64]byte
+	// Owner-only fields: read and written by the worker's goroutine alone
+	// (set up by New before the goroutine starts).
+	s     *Scheduler
+	id    int
+	local *deque.Deque[task]
+	// slot is the LIFO slot (Tokio's lifo_slot, the Go runtime's runnext):
+	// the packet Spawn added last, run next without touching the deque's
+	// atomics. Invisible to thieves. Empty (p == nil) when LocalFIFO.
+	slot       task
+	useSlot    bool
+	cur        task // the running packet (Stage, panics)
+	searching  bool // counted in s.nSearching
+	rng        uint64
+	tb         *trace.WorkerBuf
+	flowSeq    uint64 // trace flow IDs: id+1 in the top bits, then this
+	flow       uint64 // flow ID for the next PacketBegin (a stolen packet)
+	inPacket   bool   // a traced packet began and has not ended
+	labelStage StageID
+	dropped    uint64 // packets discarded by this worker, not yet in s.dropped
+	// Packet-type stats: a one-entry cache in front of the registry.
+	lastType reflect.Type
+	lastIdx  int
+	lastName string
+	lastNIdx int
+	hasName  bool
+	types    []typeStat // index = registry stats index
+	hot      hotStats
+	unflush  uint32 // packets since the last flush
+	_        [64]byte
+
+	// Shared with other goroutines.
+	designated chan Packet   // MPSC, bounded (designatedCap); any goroutine sends
+	wake       chan struct{} // capacity 1: the park token (wake.go)
+	pub        published     // stats snapshot, flushed by the owner
+
+	// Guarded by s.mu.
+	parked  bool
+	idleIdx int
+	mon     monStats
+}
+
+func newWorker(s *Scheduler, id int) *Worker {
+	w := &Worker{
+		s:          s,
+		id:         id,
+		useSlot:    !s.cfg.LocalFIFO,
+		rng:        uint64(id)*0x9E3779B97F4A7C15 + 1,
+		tb:         s.cfg.Tracer.Worker(id),
+		labelStage: -1,
+		lastIdx:    -1,
+		designated: make(chan Packet, designatedCap),
+		wake:       make(chan struct{}, 1),
+		idleIdx:    -1,
+	}
+	if s.cfg.LocalFIFO {
+		w.local = deque.NewFIFO[task]()
+	} else {
+		w.local = deque.New[task]()
+	}
+	return w
+}
+
+// ID returns the worker's index in [0, Workers()).
+func (w *Worker) ID() int { return w.id }
+
+// Scheduler returns the worker's scheduler.
+func (w *Worker) Scheduler() *Scheduler { return w.s }
+
+// Stage returns the stage of the running packet (Unconstrained for
+// designated packets).
+func (w *Worker) Stage() StageID { return w.cur.stage }
+
+// Spawn queues p on this worker, in the running packet's stage. Only the
+// packet running on w may call it. It costs a few nanoseconds and wakes
+// nobody while other workers are busy or searching: the LIFO slot takes p,
+// and the slot's previous packet goes to the deque, where thieves can take
+// it. When the deque gains a packet and some worker is parked while none is
+// searching, Spawn wakes one (the surplus rule), so spare work never waits
+// for a busy worker. Spawn(nil) panics.
+func (w *Worker) Spawn(p Packet) {
+	if p == nil {
+		panic("scheduler: Spawn(nil)")
+	}
+	t := task{p: p, stage: w.cur.stage}
+	if w.useSlot {
+		if w.slot.p == nil {
+			w.slot = t
+			return
+		}
+		t, w.slot = w.slot, t
+	}
+	w.local.Push(t)
+	w.surplus()
+}
+
+// surplus applies the surplus rule after w's deque gained packets: wake one
+// parked worker if nobody is searching (W2, then W3 in wakeOneIdle).
+func (w *Worker) surplus() {
+	s := w.s
+	if s.nParked.Load() != 0 && s.nSearching.Load() == 0 {
+		s.wakeOneIdle(w.id)
+	}
+}
+
+// main is the worker goroutine. sleepFirst: w is registered as parked and
+// waits for its first token.
+func (w *Worker) main(sleepFirst bool) {
+	s := w.s
+	defer s.wg.Done()
+	if sleepFirst {
+		<-w.wake
+		w.resumed()
+	}
+	for {
+		if s.closed.Load() && !s.cycleActive.Load() {
+			return
+		}
+		if t, ok := w.find(); ok {
+			if !w.burst(t) {
+				return // runtime.Goexit in a packet: a new goroutine took over
+			}
+			continue
+		}
+		w.park()
+	}
+}
+
+// burst runs t and then, without searching, the packets w has at hand:
+// designated, LIFO slot, deque. It returns when they run out or the cycle
+// is aborting. One deferred recover covers the whole burst, so panics cost
+// nothing per packet. It returns false if a packet called runtime.Goexit.
+func (w *Worker) burst(t task) (ok bool) {
+	s := w.s
+	defer func() {
+		if ok {
+			return
+		}
+		if v := recover(); v != nil {
+			w.packetPanicked(v, debug.Stack())
+			ok = true
+			return
+		}
+		// Goexit: this goroutine is ending. Report it like a panic and hand
+		// the worker to a fresh goroutine, so the scheduler keeps n workers.
+		w.packetPanicked("runtime.Goexit called by the packet", debug.Stack())
+		s.wg.Add(1)
+		go w.main(false)
+	}()
+	for {
+		w.exec(t)
+		if s.abort.Load() {
+			return true
+		}
+		if len(w.designated) != 0 {
+			if p, got := w.takeDesignated(); got {
+				t = task{p: p, stage: Unconstrained}
+				continue
+			}
+		}
+		if w.slot.p != nil {
+			t, w.slot = w.slot, task{}
+			continue
+		}
+		var got bool
+		if t, got = w.local.Pop(); !got {
+			return true
+		}
+	}
+}
+
+// exec runs one packet and counts it.
+func (w *Worker) exec(t task) {
+	w.cur = t
+	if w.s.instrument {
+		w.execInstrumented(t)
+		return
+	}
+	t.p.Run(w)
+	w.types[w.statIndex(t.p)].count++
+	if w.unflush++; w.unflush >= flushEvery {
+		w.flush()
+	}
+}
+
+// execInstrumented is exec with timing, tracing, runtime/trace regions or
+// pprof labels.
+func (w *Worker) execInstrumented(t task) {
+	s := w.s
+	idx := w.statIndex(t.p)
+	if s.cfg.PprofLabels && t.stage != w.labelStage {
+		pprof.SetGoroutineLabels(s.stageLabel[t.stage])
+		w.labelStage = t.stage
+	}
+	if w.tb != nil {
+		w.tb.PacketBegin(w.types[idx].nameID, int(t.stage), w.flow)
+		w.flow = 0
+		w.inPacket = true
+	}
+	var start time.Duration
+	if s.cfg.PacketTiming {
+		start = time.Since(s.epoch)
+	}
+	if s.cfg.RuntimeTrace {
+		r := rtrace.StartRegion(s.cycleCtx, w.types[idx].name)
+		t.p.Run(w)
+		r.End()
+	} else {
+		t.p.Run(w)
+	}
+	ts := &w.types[idx]
+	if s.cfg.PacketTiming {
+		ts.observe(time.Since(s.epoch) - start)
+	}
+	ts.count++
+	if w.tb != nil {
+		w.tb.PacketEnd()
+		w.inPacket = false
+	}
+	if w.unflush++; w.unflush >= flushEvery {
+		w.flush()
+	}
+}
+
+// statIndex returns the stats index of p's name. The one-entry caches make
+// it a type comparison for runs of packets of one type.
+func (w *Worker) statIndex(p Packet) int {
+	t := reflect.TypeOf(p)
+	if t == w.lastType {
+		return w.lastIdx
+	}
+	return w.statIndexSlow(t, p)
+}
+
+func (w *Worker) statIndexSlow(t reflect.Type, p Packet) int {
+	ti := w.s.reg.typeOf(t, p)
+	idx := ti.idx
+	if ti.namer {
+		name := p.(Namer).PacketName()
+		if w.hasName && name == w.lastName {
+			idx = w.lastNIdx
+		} else {
+			idx = w.s.reg.index(name)
+			w.lastName, w.lastNIdx, w.hasName = name, idx, true
+		}
+	} else {
+		w.lastType, w.lastIdx = t, idx
+	}
+	for len(w.types) <= idx {
+		e := w.s.reg.entry(len(w.types))
+		w.types = append(w.types, typeStat{name: e.name, nameID: e.id})
+	}
+	return idx
+}
+
+// packetPanicked records the panic of the running packet and aborts the
+// cycle. Owner, in burst's deferred function.
+func (w *Worker) packetPanicked(v any, stack []byte) {
+	s := w.s
+	if w.inPacket {
+		w.tb.PacketEnd()
+		w.inPacket = false
+	}
+	pe := &PanicError{
+		Packet: safeName(&s.reg, w.cur.p),
+		Stage:  w.cur.stage,
+		Worker: w.id,
+		Value:  v,
+		Stack:  stack,
+	}
+	w.hot.panics++
+	s.mu.Lock()
+	s.abortCycle(pe)
+	s.mu.Unlock()
+}
+
+// safeName is reg.nameOf, surviving a PacketName that panics too.
+func safeName(reg *registry, p Packet) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = reflect.TypeOf(p).String()
+		}
+	}()
+	return reg.nameOf(p)
+}
+
+// takeDesignated receives one designated packet without blocking. Owner.
+func (w *Worker) takeDesignated() (Packet, bool) {
+	select {
+	case p := <-w.designated:
+		return p, true
+	default:
+		return nil, false
+	}
+}
+
+// drainDesignated discards w's designated packets and returns how many.
+// Caller holds mu with w parked, or w has exited.
+func (w *Worker) drainDesignated() uint64 {
+	var n uint64
+	for {
+		select {
+		case <-w.designated:
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+// dropLocal discards w's slot and deque (the cycle is aborting). Owner.
+func (w *Worker) dropLocal() {
+	var n uint64
+	if w.slot.p != nil {
+		w.slot = task{}
+		n++
+	}
+	for {
+		if _, ok := w.local.Pop(); !ok {
+			break
+		}
+		n++
+	}
+	w.dropped += n
+	w.hot.dropped += n
+}
+
+// rand returns a pseudo-random number in [0, n) (xorshift64*). Owner.
+func (w *Worker) rand(n int) int {
+	x := w.rng
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	w.rng = x
+	return int((x * 0x2545F4914F6CDD1D >> 33) % uint64(n))
+}
+
