@@ -30,13 +30,13 @@ type Scheduler struct {
 	buckets    []*bucket.Bucket[task] // index = StageID
 	stageNames []string               // index = StageID
 	stageIDs   map[string]StageID
-	stageTrace []trace.NameID     // index = StageID
-	stageLabel []context.Context  // PprofLabels: label context per StageID
-	ctl        *trace.WorkerBuf   // control trace buffer; written under mu
-	reg        registry           // packet names
-	epoch      time.Time          // clock origin for PacketTiming
-	instrument bool               // timing, tracing, runtime/trace or labels on
-	wg         sync.WaitGroup     // one per worker goroutine
+	stageTrace []trace.NameID    // index = StageID
+	stageLabel []context.Context // PprofLabels: label context per StageID
+	ctl        *trace.WorkerBuf  // control trace buffer; written under mu
+	reg        registry          // packet names
+	epoch      time.Time         // clock origin for PacketTiming
+	instrument bool              // timing, tracing, runtime/trace or labels on
+	wg         sync.WaitGroup    // one per worker goroutine
 
 	_ [64]byte
 	// Shared words read on the hot and search paths. Each atomic's role:

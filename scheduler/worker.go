@@ -351,4 +351,3 @@ func (w *Worker) rand(n int) int {
 	w.rng = x
 	return int((x * 0x2545F4914F6CDD1D >> 33) % uint64(n))
 }
-
