@@ -1,0 +1,138 @@
+package perfetto
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wsched/wsched/trace/internal/synth"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// dump renders a trace one packet per line, resolving interned names, in a
+// stable format for golden files and debugging.
+func dump(data []byte) (string, error) {
+	var b strings.Builder
+	names := map[[2]uint64]string{} // (seq, iid) → name
+	cats := map[[2]uint64]string{}
+	annots := map[[2]uint64]string{}
+	err := Decode(data, func(p *Packet) error {
+		seq := uint64(p.Seq)
+		for _, e := range p.Interned.Names {
+			names[[2]uint64{seq, e.IID}] = e.Name
+		}
+		for _, e := range p.Interned.Categories {
+			cats[[2]uint64{seq, e.IID}] = e.Name
+		}
+		for _, e := range p.Interned.AnnotationNames {
+			annots[[2]uint64{seq, e.IID}] = e.Name
+		}
+		fmt.Fprintf(&b, "%d ts=%d seq=%d", p.Index, p.Timestamp, p.Seq)
+		if p.Flags != 0 {
+			fmt.Fprintf(&b, " flags=%d", p.Flags)
+		}
+		if p.PrevDropped {
+			b.WriteString(" DROPPED")
+		}
+		if p.Interned.Present {
+			fmt.Fprintf(&b, " intern(n=%d c=%d a=%d)", len(p.Interned.Names), len(p.Interned.Categories), len(p.Interned.AnnotationNames))
+		}
+		if p.HasTrack {
+			d := &p.Track
+			fmt.Fprintf(&b, " TRACK uuid=%d", d.UUID)
+			if d.Name != "" {
+				fmt.Fprintf(&b, " name=%q", d.Name)
+			}
+			if d.ParentUUID != 0 {
+				fmt.Fprintf(&b, " parent=%d", d.ParentUUID)
+			}
+			if d.HasProcess {
+				fmt.Fprintf(&b, " process(pid=%d %q)", d.ProcessPid, d.ProcessName)
+			}
+			if d.HasThread {
+				fmt.Fprintf(&b, " thread(pid=%d tid=%d %q)", d.ThreadPid, d.Tid, d.ThreadName)
+			}
+			if d.Counter {
+				b.WriteString(" counter")
+			}
+			fmt.Fprintf(&b, " desc=%q", d.Description)
+		}
+		if p.HasEvent {
+			e := &p.Event
+			typ := [...]string{"?", "BEGIN", "END", "INSTANT", "COUNTER"}[min(int(e.Type), 4)]
+			fmt.Fprintf(&b, " %s track=%d", typ, e.TrackUUID)
+			if e.NameIID != 0 {
+				fmt.Fprintf(&b, " %q", names[[2]uint64{seq, e.NameIID}])
+			}
+			for _, c := range e.CategoryIIDs {
+				fmt.Fprintf(&b, " cat=%q", cats[[2]uint64{seq, c}])
+			}
+			for _, a := range e.Annotations {
+				fmt.Fprintf(&b, " %s=", annots[[2]uint64{seq, a.NameIID}])
+				switch a.Kind {
+				case AnnotInt:
+					fmt.Fprint(&b, a.Int)
+				case AnnotUint:
+					fmt.Fprint(&b, a.Uint)
+				case AnnotString:
+					fmt.Fprintf(&b, "%q", a.String)
+				}
+			}
+			if e.HasCounterValue {
+				fmt.Fprintf(&b, " value=%d", e.CounterValue)
+			}
+			for _, f := range e.FlowIDs {
+				fmt.Fprintf(&b, " flow_out=%d", f)
+			}
+			for _, f := range e.TerminatingFlowIDs {
+				fmt.Fprintf(&b, " flow_in=%d", f)
+			}
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	return b.String(), err
+}
+
+// TestGolden writes a small deterministic trace and compares its bytes and
+// its dump with testdata/small.pftrace and testdata/small.txt. Run with
+// -update after an intended format change, and review the .txt diff.
+func TestGolden(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Cycles: 1, Packets: 3, Seed: 9, Stages: []string{"Prepare", "Closure"}, SpawnProb: 0.5})
+	data, _, _ := writeChecked(t, res.Snapshot)
+	text, err := dump(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binPath, txtPath := filepath.Join("testdata", "small.pftrace"), filepath.Join("testdata", "small.txt")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(binPath, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(txtPath, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantText, err := os.ReadFile(txtPath)
+	if err != nil {
+		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
+	}
+	if text != string(wantText) {
+		t.Errorf("dump differs from %s (run with -update and review):\n%s", txtPath, text)
+	}
+	wantBin, err := os.ReadFile(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, wantBin) {
+		t.Errorf("bytes differ from %s", binPath)
+	}
+}
