@@ -26,7 +26,7 @@ func msg(num protowire.Number, body ...[]byte) []byte {
 	return appendBytesField(nil, num, p)
 }
 func str(num protowire.Number, s string) []byte { return appendStringField(nil, num, s) }
-func f64(num protowire.Number, v uint64) []byte  { return appendFixed64Field(nil, num, v) }
+func f64(num protowire.Number, v uint64) []byte { return appendFixed64Field(nil, num, v) }
 
 func threadDesc(uuid uint64, tid uint64) []byte {
 	return msg(fTrackDescriptor, u(fTDUUID, uuid), msg(fTDThread, u(fThDPid, 1), u(fThDTid, tid), str(fThDName, "t")))
