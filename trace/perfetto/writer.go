@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/timeline"
 )
 
 // Track uuids and sequence ids. Small numbers keep the per-event varints to
@@ -42,26 +43,23 @@ const (
 	DescCounter = "wsched:counter:"
 )
 
-// Names of the slices and instants the writer adds besides packet types and
-// stages. trace/analyze depends on them.
+// Names of the slices, instants and annotations the writer adds besides
+// packet types and stages (trace/analyze reads them).
 const (
-	NameCycle     = "cycle"
-	NamePark      = "parked"
-	NameSteal     = "steal"
-	NameWake      = "wake"
-	NameWoken     = "woken"
-	NameFull      = "trace buffer full"
-	NameWrapped   = "trace buffer wrapped"
-	NameDropped   = "wsched: trace events dropped"
-	CatUnconstr   = "Unconstrained"
-	AnnCycle      = "cycle"
-	AnnStage      = "stage"
-	AnnVictim     = "victim"
-	AnnMoved      = "moved"
-	AnnTarget     = "target"
-	AnnDropped    = "dropped"
-	AnnPolicy     = "policy"
-	AnnDroppedEnd = "until_ns"
+	NameCycle   = timeline.NameCycle
+	NamePark    = timeline.NamePark
+	NameSteal   = timeline.NameSteal
+	NameWake    = timeline.NameWake
+	NameWoken   = timeline.NameWoken
+	NameFull    = timeline.NameFull
+	NameWrapped = timeline.NameWrapped
+	NameDropped = timeline.NameDropped
+	ArgCycle    = timeline.ArgCycle
+	ArgStage    = timeline.ArgStage
+	ArgVictim   = timeline.ArgVictim
+	ArgMoved    = timeline.ArgMoved
+	ArgTarget   = timeline.ArgTarget
+	ArgDropped  = timeline.ArgDropped
 )
 
 // Options configure Write.
@@ -97,37 +95,14 @@ func (s Stats) BytesPerSlice() float64 {
 	return float64(s.SliceBytes) / float64(s.Slices)
 }
 
-// sliceKind is what an open slice on a track is.
-type sliceKind uint8
-
-const (
-	slicePacket sliceKind = iota + 1
-	slicePark
-	sliceCycle
-	sliceStage
-)
-
-type openSlice struct {
-	kind  sliceKind
-	seq   *sequence
-	stage int // sliceStage only
-}
-
-// track is the writer's state of one slice track.
-type track struct {
-	uuid  uint64
-	stack []openSlice
-}
-
 // sequence is the writer's state of one trusted packet sequence: which
 // iids it has defined (incremental state) and whether it has started.
 type sequence struct {
-	id       uint32
-	started  bool
-	names    []bool // event-name iid defined on this sequence
-	cats     []bool
-	annots   []bool
-	markDrop bool // the next packet sets previous_packet_dropped
+	id      uint32
+	started bool
+	names   []bool // event-name iid defined on this sequence
+	cats    []bool
+	annots  []bool
 }
 
 // iidTable assigns trace-global iids (from 1) to strings.
@@ -148,11 +123,6 @@ func (t *iidTable) id(s string) uint64 {
 	t.strs = append(t.strs, s)
 	t.ids[s] = id
 	return id
-}
-
-type counterKey struct {
-	kind  trace.CounterKind
-	index int
 }
 
 // countingWriter counts bytes and keeps the first error.
@@ -183,29 +153,19 @@ type writer struct {
 	control *sequence
 	workers []*sequence
 
-	ctlTrack   track
-	stageTrack track
-	wtracks    []track
-
 	names, cats, annots iidTable
 	nameIID             []uint64 // trace.NameID → event-name iid, 0 = not yet looked up
-	stageNames          map[int]string
 	stageCat            map[int]uint64
-	flows               map[uint64]uint8 // flow id → flowSource|flowDest seen
-	counters            map[counterKey]uint64
+	counters            map[timeline.Track]uint64
 	nextUUID            uint64
 
 	stats Stats
 }
 
-const (
-	flowSource = 1
-	flowDest   = 2
-)
-
 // Write streams s to out as a Perfetto protobuf trace and returns what it
-// wrote. It obeys the rules in the package doc. out gets the bytes through a
-// 64 KiB buffer; Write flushes it and returns the first write error.
+// wrote; see the package doc for the layout and the rules it obeys. Bytes go
+// through a 64 KiB buffer; Write flushes it and returns the first write
+// error.
 func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 	if s == nil {
 		return Stats{}, errors.New("perfetto: nil snapshot")
@@ -222,22 +182,19 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 	}
 	cw := &countingWriter{w: out}
 	w := &writer{
-		cw:         cw,
-		bw:         bufio.NewWriterSize(cw, 64<<10),
-		s:          s,
-		pid:        pid,
-		nameIID:    make([]uint64, len(s.Names)),
-		stageNames: make(map[int]string),
-		stageCat:   make(map[int]uint64),
-		flows:      make(map[uint64]uint8),
-		counters:   make(map[counterKey]uint64),
-		nextUUID:   uuidWorker0 + uint64(s.Workers()),
+		cw:       cw,
+		bw:       bufio.NewWriterSize(cw, 64<<10),
+		s:        s,
+		pid:      pid,
+		nameIID:  make([]uint64, len(s.Names)),
+		stageCat: make(map[int]uint64),
+		counters: make(map[timeline.Track]uint64),
+		nextUUID: uuidWorker0 + uint64(s.Workers()),
 	}
 	w.stats.Dropped = s.Dropped()
-	w.prescan()
 	w.header(opts.ProcessName)
-	w.events()
-	w.trailer()
+	ws := timeline.Walk(s, w.op)
+	w.stats.Orphans = ws.Orphans
 	if err := w.bw.Flush(); err != nil {
 		return w.stats, fmt.Errorf("perfetto: %w", err)
 	}
@@ -274,48 +231,23 @@ func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err erro
 	return st, nil
 }
 
-// prescan collects stage names and which flow ids have both ends recorded
-// (an end may have been dropped; a flow with one end is left out).
-func (w *writer) prescan() {
-	for i := range w.s.Buffers {
-		for _, e := range w.s.Buffers[i].Events {
-			switch e.Kind() {
-			case trace.KindStageOpen:
-				if _, ok := w.stageNames[e.Stage()]; !ok {
-					w.stageNames[e.Stage()] = w.s.Name(e.Name())
-				}
-			case trace.KindSteal:
-				if e.Flow() != 0 {
-					w.flows[e.Flow()] |= flowSource
-				}
-			case trace.KindPacketBegin:
-				if e.Flow() != 0 {
-					w.flows[e.Flow()] |= flowDest
-				}
-			}
-		}
-	}
-}
-
+// header writes the track descriptors: process, control thread and stage
+// track on the control sequence, each worker's thread track as the first
+// packet of its own sequence (which therefore clears incremental state).
 func (w *writer) header(processName string) {
 	w.control = &sequence{id: seqControl}
-	w.ctlTrack.uuid = uuidControl
-	w.stageTrack.uuid = uuidStages
 	nw := w.s.Workers()
-	desc := DescProcess + " workers=" + strconv.Itoa(nw)
 
-	// Process track, control thread track and stage track on the control
-	// sequence; the first packet clears its incremental state.
 	td := w.sub[:0]
 	td = appendVarintField(td, fTDUUID, uuidProcess)
 	pd := appendInt32Field(nil, fPDPid, w.pid)
 	pd = appendStringField(pd, fPDName, processName)
 	td = appendBytesField(td, fTDProcess, pd)
-	td = appendStringField(td, fTDDescription, desc)
+	td = appendStringField(td, fTDDescription, DescProcess+" workers="+strconv.Itoa(nw))
 	w.sub = td
-	w.emit(w.control, 0, 0, nil, td, nil)
+	w.emit(w.control, 0, 0, nil, td, nil, false)
 
-	w.emit(w.control, 0, 0, nil, w.threadTrack(uuidControl, w.pid, "control", DescControl), nil)
+	w.emit(w.control, 0, 0, nil, w.threadTrack(uuidControl, w.pid, "control", DescControl), nil, false)
 
 	td = w.sub[:0]
 	td = appendVarintField(td, fTDUUID, uuidStages)
@@ -323,15 +255,13 @@ func (w *writer) header(processName string) {
 	td = appendVarintField(td, fTDParentUUID, uuidProcess)
 	td = appendStringField(td, fTDDescription, DescStages)
 	w.sub = td
-	w.emit(w.control, 0, 0, nil, td, nil)
+	w.emit(w.control, 0, 0, nil, td, nil, false)
 
 	w.workers = make([]*sequence, nw)
-	w.wtracks = make([]track, nw)
 	for i := range nw {
 		w.workers[i] = &sequence{id: uint32(seqWorker0 + i)}
-		w.wtracks[i].uuid = uuidWorker0 + uint64(i)
 		td := w.threadTrack(uuidWorker0+uint64(i), w.pid+1+int32(i), "worker "+strconv.Itoa(i), DescWorker+strconv.Itoa(i))
-		w.emit(w.workers[i], 0, 0, nil, td, nil)
+		w.emit(w.workers[i], 0, 0, nil, td, nil, false)
 	}
 }
 
@@ -348,270 +278,100 @@ func (w *writer) threadTrack(uuid uint64, tid int32, name, desc string) []byte {
 	return td
 }
 
-// seqTrack returns the sequence and own track of a buffer's worker index.
-func (w *writer) seqTrack(worker int) (*sequence, *track) {
-	if worker < 0 || worker >= len(w.workers) {
-		return w.control, &w.ctlTrack
+func (w *writer) seq(buffer int) *sequence {
+	if buffer < 0 || buffer >= len(w.workers) {
+		return w.control
 	}
-	return w.workers[worker], &w.wtracks[worker]
+	return w.workers[buffer]
 }
 
-// dropMark is a stop-mode buffer whose recording stopped at time at.
-type dropMark struct {
-	worker int
-	buf    *trace.Buffer
-}
-
-func (w *writer) events() {
-	var marks []dropMark // stop-mode drops, in buffer order; flushed by time
-	wrapped := make(map[int]*trace.Buffer)
-	for i := range w.s.Buffers {
-		b := &w.s.Buffers[i]
-		if b.Dropped == 0 {
-			continue
-		}
-		if w.s.Overwrite {
-			wrapped[b.Worker] = b
-		} else {
-			marks = append(marks, dropMark{b.Worker, b})
-		}
+// uuid returns the uuid of a timeline track, writing a counter track's
+// descriptor on first use (on seq, at time t).
+func (w *writer) uuid(t timeline.Track, seq *sequence, at int64, name string) uint64 {
+	switch t.Kind {
+	case timeline.TrackProcess:
+		return uuidProcess
+	case timeline.TrackControl:
+		return uuidControl
+	case timeline.TrackStages:
+		return uuidStages
+	case timeline.TrackWorker:
+		return uuidWorker0 + uint64(t.Index)
 	}
-	for worker, e := range w.s.All() {
-		for j := 0; j < len(marks); {
-			if marks[j].buf.DropStart <= e.Time {
-				w.stopMark(marks[j].worker, marks[j].buf)
-				marks = append(marks[:j], marks[j+1:]...)
-				continue
-			}
-			j++
-		}
-		if b, ok := wrapped[worker]; ok {
-			delete(wrapped, worker)
-			w.wrapMark(worker, b, e.Time)
-		}
-		w.event(worker, e)
-	}
-	for _, m := range marks {
-		w.stopMark(m.worker, m.buf)
-	}
-}
-
-// event writes one recorder event.
-func (w *writer) event(worker int, e trace.Event) {
-	seq, tr := w.seqTrack(worker)
-	t := e.Time
-	switch e.Kind() {
-	case trace.KindCycleBegin:
-		w.closeKind(&w.stageTrack, sliceStage, t)
-		w.closeKind(&w.ctlTrack, sliceCycle, t)
-		te := w.beginTE(typeSliceBegin, uuidControl)
-		te = w.nameField(seq, te, w.names.id(NameCycle))
-		te = w.annotUint(seq, te, AnnCycle, e.Cycle())
-		w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-		w.ctlTrack.stack = append(w.ctlTrack.stack, openSlice{kind: sliceCycle, seq: seq})
-	case trace.KindCycleEnd:
-		w.closeKind(&w.stageTrack, sliceStage, t)
-		w.closeKind(&w.ctlTrack, sliceCycle, t)
-	case trace.KindStageOpen:
-		w.closeKind(&w.stageTrack, sliceStage, t)
-		te := w.beginTE(typeSliceBegin, uuidStages)
-		te = w.nameField(seq, te, w.names.id(w.s.Name(e.Name())))
-		te = w.annotInt(seq, te, AnnStage, int64(e.Stage()))
-		w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-		w.stageTrack.stack = append(w.stageTrack.stack, openSlice{kind: sliceStage, seq: seq, stage: e.Stage()})
-	case trace.KindStageClose:
-		if st := w.stageTrack.stack; len(st) > 0 && st[len(st)-1].stage == e.Stage() {
-			w.end(&w.stageTrack, t)
-		}
-	case trace.KindPacketBegin:
-		te := w.beginTE(typeSliceBegin, tr.uuid)
-		te = w.nameField(seq, te, w.packetIID(e.Name()))
-		te = w.categoryField(seq, te, e.Stage())
-		if f := e.Flow(); f != 0 && w.flows[f] == flowSource|flowDest {
-			te = appendFixed64Field(te, fTETermFlowIDs, f)
-		}
-		n := w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-		tr.stack = append(tr.stack, openSlice{kind: slicePacket, seq: seq})
-		w.stats.Slices++
-		w.stats.SliceBytes += int64(n)
-	case trace.KindPacketEnd:
-		if st := tr.stack; len(st) > 0 && st[len(st)-1].kind == slicePacket {
-			w.stats.SliceBytes += int64(w.end(tr, t))
-		} else {
-			w.stats.Orphans++
-		}
-	case trace.KindPark:
-		te := w.beginTE(typeSliceBegin, tr.uuid)
-		te = w.nameField(seq, te, w.names.id(NamePark))
-		w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-		tr.stack = append(tr.stack, openSlice{kind: slicePark, seq: seq})
-	case trace.KindUnpark:
-		if st := tr.stack; len(st) > 0 && st[len(st)-1].kind == slicePark {
-			w.end(tr, t)
-		} else {
-			w.stats.Orphans++
-		}
-	case trace.KindSteal:
-		te := w.beginTE(typeInstant, tr.uuid)
-		te = w.nameField(seq, te, w.names.id(NameSteal))
-		te = w.annotInt(seq, te, AnnVictim, int64(e.Victim()))
-		te = w.annotInt(seq, te, AnnMoved, int64(e.Moved()))
-		if f := e.Flow(); f != 0 && w.flows[f] == flowSource|flowDest {
-			te = appendFixed64Field(te, fTEFlowIDs, f)
-		}
-		w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-	case trace.KindWakeSent:
-		te := w.beginTE(typeInstant, tr.uuid)
-		te = w.nameField(seq, te, w.names.id(NameWake))
-		te = w.annotInt(seq, te, AnnTarget, int64(e.Target()))
-		w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-	case trace.KindWakeReceived:
-		te := w.beginTE(typeInstant, tr.uuid)
-		te = w.nameField(seq, te, w.names.id(NameWoken))
-		w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-	case trace.KindCounter:
-		uuid := w.counterTrack(seq, e.Counter(), e.Index(), t)
-		te := w.beginTE(typeCounter, uuid)
-		te = appendVarintField(te, fTECounterValue, uint64(e.Value()))
-		w.emit(seq, t, 0, te, nil, nil)
-	}
-}
-
-// stopMark closes the slices left open on a buffer whose recording stopped
-// (stop policy) and marks the loss with an instant that sets
-// previous_packet_dropped.
-func (w *writer) stopMark(worker int, b *trace.Buffer) {
-	seq, tr := w.seqTrack(worker)
-	for len(tr.stack) > 0 {
-		w.end(tr, b.DropStart)
-	}
-	seq.markDrop = true
-	te := w.beginTE(typeInstant, tr.uuid)
-	te = w.nameField(seq, te, w.names.id(NameFull))
-	te = w.annotUint(seq, te, AnnDropped, b.Dropped)
-	te = w.annotUint(seq, te, AnnDroppedEnd, uint64(b.DropEnd))
-	w.emit(seq, b.DropStart, seqNeedsIncrementalState, te, nil, w.in)
-}
-
-// wrapMark marks, before a wrapped buffer's first event, that its oldest
-// events were overwritten.
-func (w *writer) wrapMark(worker int, b *trace.Buffer, t int64) {
-	seq, tr := w.seqTrack(worker)
-	seq.markDrop = true
-	te := w.beginTE(typeInstant, tr.uuid)
-	te = w.nameField(seq, te, w.names.id(NameWrapped))
-	te = w.annotUint(seq, te, AnnDropped, b.Dropped)
-	w.emit(seq, t, seqNeedsIncrementalState, te, nil, w.in)
-}
-
-// trailer closes every open slice at the snapshot's end and writes the
-// drop summary.
-func (w *writer) trailer() {
-	end := w.s.End
-	for len(w.stageTrack.stack) > 0 {
-		w.end(&w.stageTrack, end)
-	}
-	for len(w.ctlTrack.stack) > 0 {
-		w.end(&w.ctlTrack, end)
-	}
-	for i := range w.wtracks {
-		for len(w.wtracks[i].stack) > 0 {
-			w.end(&w.wtracks[i], end)
-		}
-	}
-	if w.stats.Dropped == 0 {
-		return
-	}
-	seq := w.control
-	te := w.beginTE(typeInstant, uuidProcess)
-	te = w.nameField(seq, te, w.names.id(NameDropped))
-	te = w.annotUint(seq, te, AnnDropped, w.stats.Dropped)
-	policy := "stop"
-	if w.s.Overwrite {
-		policy = "overwrite"
-	}
-	te = w.annotString(seq, te, AnnPolicy, policy)
-	for i := range w.s.Buffers {
-		b := &w.s.Buffers[i]
-		if b.Dropped == 0 {
-			continue
-		}
-		name := "control"
-		if b.Worker >= 0 {
-			name = "worker " + strconv.Itoa(b.Worker)
-		}
-		te = w.annotUint(seq, te, name, b.Dropped)
-	}
-	w.emit(seq, end, seqNeedsIncrementalState, te, nil, w.in)
-}
-
-// closeKind ends slices on tr down to and including the innermost one of
-// kind k, if there is one.
-func (w *writer) closeKind(tr *track, k sliceKind, t int64) {
-	for i := len(tr.stack) - 1; i >= 0; i-- {
-		if tr.stack[i].kind == k {
-			for len(tr.stack) > i {
-				w.end(tr, t)
-			}
-			return
-		}
-	}
-}
-
-// end writes the END of tr's innermost open slice, on the sequence that
-// began it, and returns the packet's size. An END carries only its type and
-// track (ANCHORS §5 rule 6).
-func (w *writer) end(tr *track, t int64) int {
-	top := tr.stack[len(tr.stack)-1]
-	tr.stack = tr.stack[:len(tr.stack)-1]
-	te := w.beginTE(typeSliceEnd, tr.uuid)
-	return w.emit(top.seq, t, 0, te, nil, nil)
-}
-
-// counterTrack returns the uuid of a counter's track, writing its
-// descriptor on first use.
-func (w *writer) counterTrack(seq *sequence, kind trace.CounterKind, index int, t int64) uint64 {
-	k := counterKey{kind, index}
-	if uuid, ok := w.counters[k]; ok {
+	if uuid, ok := w.counters[t]; ok {
 		return uuid
 	}
 	uuid := w.nextUUID
 	w.nextUUID++
-	w.counters[k] = uuid
-	var name string
+	w.counters[t] = uuid
 	parent := uint64(uuidProcess)
-	switch kind {
-	case trace.CounterBucketDepth:
-		name = "bucket: " + w.stageName(index)
-	case trace.CounterParked:
-		name = "parked workers"
-	case trace.CounterLocalLen:
-		name = "local deque: worker " + strconv.Itoa(index)
-		if index >= 0 && index < len(w.wtracks) {
-			parent = w.wtracks[index].uuid
-		}
-	default:
-		name = kind.String() + " " + strconv.Itoa(index)
+	if t.Counter == trace.CounterLocalLen && t.Index >= 0 && t.Index < len(w.workers) {
+		parent = uuidWorker0 + uint64(t.Index)
 	}
 	td := w.sub[:0]
 	td = appendVarintField(td, fTDUUID, uuid)
 	td = appendStringField(td, fTDName, name)
 	td = appendVarintField(td, fTDParentUUID, parent)
 	td = appendBytesField(td, fTDCounter, appendVarintField(w.frame[:0], fCDUnit, unitCount))
-	td = appendStringField(td, fTDDescription, DescCounter+kind.String()+":"+strconv.Itoa(index))
+	td = appendStringField(td, fTDDescription, DescCounter+t.Counter.String()+":"+strconv.Itoa(t.Index))
 	w.sub = td
-	w.emit(seq, t, 0, nil, td, nil)
+	w.emit(seq, at, 0, nil, td, nil, false)
 	return uuid
 }
 
-func (w *writer) stageName(stage int) string {
-	if n, ok := w.stageNames[stage]; ok && n != "" {
-		return n
+// op writes one timeline op as one TracePacket.
+func (w *writer) op(op *timeline.Op) {
+	seq := w.seq(op.Buffer)
+	uuid := w.uuid(op.Track, seq, op.Time, op.Name)
+	switch op.Kind {
+	case timeline.End:
+		// An END carries only its type and track (ANCHORS §5 rule 6).
+		n := w.emit(seq, op.Time, 0, w.beginTE(typeSliceEnd, uuid), nil, nil, op.Dropped)
+		if op.Slice == timeline.SlicePacket {
+			w.stats.SliceBytes += int64(n)
+		}
+		return
+	case timeline.Counter:
+		te := w.beginTE(typeCounter, uuid)
+		te = appendVarintField(te, fTECounterValue, uint64(op.Value))
+		w.emit(seq, op.Time, 0, te, nil, nil, op.Dropped)
+		return
 	}
-	if stage == 0 {
-		return CatUnconstr
+	typ := uint64(typeSliceBegin)
+	if op.Kind == timeline.Instant {
+		typ = typeInstant
 	}
-	return "stage " + strconv.Itoa(stage)
+	te := w.beginTE(typ, uuid)
+	if op.NameID != 0 {
+		te = w.nameField(seq, te, w.packetIID(op.NameID))
+	} else {
+		te = w.nameField(seq, te, w.names.id(op.Name))
+	}
+	if op.Slice == timeline.SlicePacket {
+		te = w.categoryField(seq, te, op.Stage, op.Category)
+	}
+	for _, a := range op.Args {
+		switch a.Kind {
+		case timeline.ArgInt:
+			te = w.annotInt(seq, te, a.Key, a.Int)
+		case timeline.ArgUint:
+			te = w.annotUint(seq, te, a.Key, a.Uint)
+		case timeline.ArgString:
+			te = w.annotString(seq, te, a.Key, a.Str)
+		}
+	}
+	if op.FlowOut != 0 {
+		te = appendFixed64Field(te, fTEFlowIDs, op.FlowOut)
+	}
+	if op.FlowIn != 0 {
+		te = appendFixed64Field(te, fTETermFlowIDs, op.FlowIn)
+	}
+	w.te = te
+	n := w.emit(seq, op.Time, seqNeedsIncrementalState, te, nil, w.in, op.Dropped)
+	if op.Slice == timeline.SlicePacket {
+		w.stats.Slices++
+		w.stats.SliceBytes += int64(n)
+	}
 }
 
 func (w *writer) packetIID(id trace.NameID) uint64 {
@@ -626,8 +386,6 @@ func (w *writer) packetIID(id trace.NameID) uint64 {
 	return w.names.id(w.s.Name(id))
 }
 
-// beginTE starts a TrackEvent in w.te and resets the packet's interned
-// data.
 func (w *writer) beginTE(typ uint64, uuid uint64) []byte {
 	w.in = w.in[:0]
 	te := w.te[:0]
@@ -645,10 +403,10 @@ func (w *writer) nameField(seq *sequence, te []byte, iid uint64) []byte {
 	return w.te
 }
 
-func (w *writer) categoryField(seq *sequence, te []byte, stage int) []byte {
+func (w *writer) categoryField(seq *sequence, te []byte, stage int, name string) []byte {
 	iid, ok := w.stageCat[stage]
 	if !ok {
-		iid = w.cats.id(w.stageName(stage))
+		iid = w.cats.id(name)
 		w.stageCat[stage] = iid
 	}
 	if !defined(&seq.cats, iid) {
@@ -705,9 +463,10 @@ func defined(set *[]bool, iid uint64) bool {
 }
 
 // emit frames and writes one TracePacket on seq and returns its size.
-// flags gets SEQ_INCREMENTAL_STATE_CLEARED on the sequence's first packet;
-// interned (InternedData fields) and the pending drop mark are attached.
-func (w *writer) emit(seq *sequence, ts int64, flags uint32, te, td, interned []byte) int {
+// flags gets SEQ_INCREMENTAL_STATE_CLEARED on the sequence's first packet
+// and SEQ_NEEDS_INCREMENTAL_STATE when interned (InternedData fields) is
+// not empty; dropped sets previous_packet_dropped.
+func (w *writer) emit(seq *sequence, ts int64, flags uint32, te, td, interned []byte, dropped bool) int {
 	if !seq.started {
 		seq.started = true
 		flags |= seqIncrementalStateCleared
@@ -727,8 +486,7 @@ func (w *writer) emit(seq *sequence, ts int64, flags uint32, te, td, interned []
 	if flags != 0 {
 		p = appendVarintField(p, fSequenceFlags, uint64(flags))
 	}
-	if seq.markDrop && te != nil {
-		seq.markDrop = false
+	if dropped {
 		p = appendVarintField(p, fPreviousDropped, 1)
 	}
 	if td != nil {

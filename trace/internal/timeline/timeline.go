@@ -1,0 +1,481 @@
+// Package timeline turns a trace.Snapshot into the slices, instants and
+// counter samples that the exporters draw, so that the Perfetto and Chrome
+// JSON writers show exactly the same thing. It owns every drawing decision:
+// which track an event goes on, how stage slices follow each other, what is
+// done with events whose partner was dropped, how drops are marked and
+// which flows are kept.
+//
+// Walk calls its callback once per Op, in non-decreasing time order, with
+// slices on every track properly nested: an End always closes the
+// innermost open slice of its track, and at equal times Ends come before
+// the Begins recorded after them.
+package timeline
+
+import (
+	"strconv"
+
+	"github.com/wsched/wsched/trace"
+)
+
+// Slice and instant names the exporters write and trace/analyze reads.
+const (
+	NameCycle   = "cycle"
+	NamePark    = "parked"
+	NameSteal   = "steal"
+	NameWake    = "wake"
+	NameWoken   = "woken"
+	NameFull    = "trace buffer full"
+	NameWrapped = "trace buffer wrapped"
+	NameDropped = "wsched: trace events dropped"
+	// CatUnconstrained is the category (stage name) of stage 0 packets.
+	CatUnconstrained = "Unconstrained"
+
+	ArgCycle     = "cycle"
+	ArgStage     = "stage"
+	ArgVictim    = "victim"
+	ArgMoved     = "moved"
+	ArgTarget    = "target"
+	ArgDropped   = "dropped"
+	ArgPolicy    = "policy"
+	ArgDropUntil = "until_ns"
+)
+
+// TrackKind says which track an Op is drawn on.
+type TrackKind uint8
+
+// Tracks: one process track, the control thread, a stage track, one thread
+// per worker, and counter tracks.
+const (
+	TrackProcess TrackKind = iota + 1
+	TrackControl
+	TrackStages
+	TrackWorker  // Track.Index = worker
+	TrackCounter // Track.Counter, Track.Index
+)
+
+// Track identifies a track.
+type Track struct {
+	Kind    TrackKind
+	Index   int               // worker (TrackWorker) or counter index (TrackCounter)
+	Counter trace.CounterKind // TrackCounter only
+}
+
+// OpKind is what an Op draws.
+type OpKind uint8
+
+// Op kinds.
+const (
+	Begin OpKind = iota + 1
+	End
+	Instant
+	Counter
+)
+
+// SliceKind is what a slice represents.
+type SliceKind uint8
+
+// Slice kinds.
+const (
+	SlicePacket SliceKind = iota + 1
+	SlicePark
+	SliceCycle
+	SliceStage
+)
+
+// ArgKind is an Arg's value type.
+type ArgKind uint8
+
+// Arg kinds.
+const (
+	ArgInt ArgKind = iota + 1
+	ArgUint
+	ArgString
+)
+
+// Arg is one named argument (a Perfetto debug annotation, a JSON arg).
+type Arg struct {
+	Key  string
+	Kind ArgKind
+	Int  int64
+	Uint uint64
+	Str  string
+}
+
+// Op is one drawing operation. Walk reuses the Op it passes; copy what you
+// keep.
+type Op struct {
+	Kind  OpKind
+	Time  int64
+	Track Track
+	// Buffer is the recording buffer the op belongs to (its Perfetto
+	// sequence): a worker index, or -1 for the control buffer. An End
+	// belongs to the buffer that recorded its Begin.
+	Buffer int
+	// Slice is what a Begin opens (and an End closes).
+	Slice SliceKind
+	// Name is the slice or instant name; NameID is its recorder id when it
+	// comes from the recorder (packet types, stages), else 0.
+	Name   string
+	NameID trace.NameID
+	// Category is the stage name of a packet slice ("" otherwise), Stage its
+	// index.
+	Category string
+	Stage    int
+	Args     []Arg
+	// FlowIn ends a flow arrow at this op, FlowOut starts one; 0 = none.
+	// Walk keeps only flows whose both ends are in the snapshot.
+	FlowIn, FlowOut uint64
+	// Value is a Counter's sample.
+	Value int64
+	// Dropped marks the first op of Buffer after events of that buffer were
+	// lost (Perfetto's previous_packet_dropped).
+	Dropped bool
+}
+
+// Stats describe a walk.
+type Stats struct {
+	Orphans int // END-type events without a matching BEGIN, not drawn
+}
+
+// StageName returns the display name of stage index st, given the names
+// recorded in StageOpen events.
+func StageName(names map[int]string, st int) string {
+	if n, ok := names[st]; ok && n != "" {
+		return n
+	}
+	if st == 0 {
+		return CatUnconstrained
+	}
+	return "stage " + strconv.Itoa(st)
+}
+
+// CounterName is the display name of a counter track.
+func CounterName(stageNames map[int]string, k trace.CounterKind, index int) string {
+	switch k {
+	case trace.CounterBucketDepth:
+		return "bucket: " + StageName(stageNames, index)
+	case trace.CounterParked:
+		return "parked workers"
+	case trace.CounterLocalLen:
+		return "local deque: worker " + strconv.Itoa(index)
+	}
+	return k.String() + " " + strconv.Itoa(index)
+}
+
+type open struct {
+	kind   SliceKind
+	buffer int
+	stage  int
+}
+
+type walker struct {
+	s          *trace.Snapshot
+	fn         func(*Op)
+	op         Op
+	args       [8]Arg
+	stageNames map[int]string
+	flows      map[uint64]uint8
+	ctl        []open
+	stages     []open
+	workers    [][]open
+	pending    map[int]bool // buffer → its next op carries Dropped
+	stats      Stats
+}
+
+const (
+	flowSource = 1
+	flowDest   = 2
+)
+
+// StageNames collects the stage names recorded by StageOpen events.
+func StageNames(s *trace.Snapshot) map[int]string {
+	m := make(map[int]string)
+	for i := range s.Buffers {
+		for _, e := range s.Buffers[i].Events {
+			if e.Kind() == trace.KindStageOpen {
+				if _, ok := m[e.Stage()]; !ok {
+					m[e.Stage()] = s.Name(e.Name())
+				}
+			}
+		}
+	}
+	return m
+}
+
+// Walk draws s, calling fn for each Op in time order, and returns stats.
+func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
+	w := &walker{
+		s:          s,
+		fn:         fn,
+		stageNames: StageNames(s),
+		flows:      make(map[uint64]uint8),
+		workers:    make([][]open, s.Workers()),
+	}
+	for i := range s.Buffers {
+		for _, e := range s.Buffers[i].Events {
+			switch e.Kind() {
+			case trace.KindSteal:
+				if e.Flow() != 0 {
+					w.flows[e.Flow()] |= flowSource
+				}
+			case trace.KindPacketBegin:
+				if e.Flow() != 0 {
+					w.flows[e.Flow()] |= flowDest
+				}
+			}
+		}
+	}
+	w.run()
+	return w.stats
+}
+
+func (w *walker) stageName(st int) string { return StageName(w.stageNames, st) }
+
+func (w *walker) own(buffer int) (Track, *[]open) {
+	if buffer < 0 || buffer >= len(w.workers) {
+		return Track{Kind: TrackControl}, &w.ctl
+	}
+	return Track{Kind: TrackWorker, Index: buffer}, &w.workers[buffer]
+}
+
+func (w *walker) stack(t Track) *[]open {
+	switch t.Kind {
+	case TrackControl:
+		return &w.ctl
+	case TrackStages:
+		return &w.stages
+	case TrackWorker:
+		return &w.workers[t.Index]
+	}
+	return nil
+}
+
+// reset prepares the shared Op.
+func (w *walker) reset(kind OpKind, t int64, tr Track, buffer int) *Op {
+	w.op = Op{Kind: kind, Time: t, Track: tr, Buffer: buffer, Args: w.args[:0]}
+	return &w.op
+}
+
+// emit passes the op on, attaching a pending drop mark of its buffer.
+func (w *walker) emit() {
+	if w.pending[w.op.Buffer] {
+		delete(w.pending, w.op.Buffer)
+		w.op.Dropped = true
+	}
+	w.fn(&w.op)
+}
+
+func (w *walker) run() {
+	type stopMark struct {
+		buffer int
+		b      *trace.Buffer
+	}
+	var marks []stopMark
+	wrapped := make(map[int]*trace.Buffer)
+	w.pending = make(map[int]bool)
+	for i := range w.s.Buffers {
+		b := &w.s.Buffers[i]
+		if b.Dropped == 0 {
+			continue
+		}
+		if w.s.Overwrite {
+			wrapped[b.Worker] = b
+		} else {
+			marks = append(marks, stopMark{b.Worker, b})
+		}
+	}
+	for buffer, e := range w.s.All() {
+		for j := 0; j < len(marks); {
+			if marks[j].b.DropStart <= e.Time {
+				w.stopMark(marks[j].buffer, marks[j].b)
+				marks = append(marks[:j], marks[j+1:]...)
+				continue
+			}
+			j++
+		}
+		if b, ok := wrapped[buffer]; ok {
+			delete(wrapped, buffer)
+			w.wrapMark(buffer, b, e.Time)
+		}
+		w.event(buffer, e)
+	}
+	for _, m := range marks {
+		w.stopMark(m.buffer, m.b)
+	}
+	w.trailer()
+}
+
+func (w *walker) flowOK(f uint64) uint64 {
+	if f != 0 && w.flows[f] == flowSource|flowDest {
+		return f
+	}
+	return 0
+}
+
+// event draws one recorder event.
+func (w *walker) event(buffer int, e trace.Event) {
+	t := e.Time
+	own, st := w.own(buffer)
+	switch e.Kind() {
+	case trace.KindCycleBegin:
+		w.closeKind(Track{Kind: TrackStages}, SliceStage, t)
+		w.closeKind(Track{Kind: TrackControl}, SliceCycle, t)
+		op := w.reset(Begin, t, Track{Kind: TrackControl}, buffer)
+		op.Slice, op.Name = SliceCycle, NameCycle
+		op.Args = append(op.Args, Arg{Key: ArgCycle, Kind: ArgUint, Uint: e.Cycle()})
+		w.emit()
+		w.ctl = append(w.ctl, open{kind: SliceCycle, buffer: buffer})
+	case trace.KindCycleEnd:
+		w.closeKind(Track{Kind: TrackStages}, SliceStage, t)
+		w.closeKind(Track{Kind: TrackControl}, SliceCycle, t)
+	case trace.KindStageOpen:
+		w.closeKind(Track{Kind: TrackStages}, SliceStage, t)
+		op := w.reset(Begin, t, Track{Kind: TrackStages}, buffer)
+		op.Slice, op.Name, op.NameID, op.Stage = SliceStage, w.s.Name(e.Name()), e.Name(), e.Stage()
+		op.Args = append(op.Args, Arg{Key: ArgStage, Kind: ArgInt, Int: int64(e.Stage())})
+		w.emit()
+		w.stages = append(w.stages, open{kind: SliceStage, buffer: buffer, stage: e.Stage()})
+	case trace.KindStageClose:
+		if n := len(w.stages); n > 0 && w.stages[n-1].stage == e.Stage() {
+			w.end(Track{Kind: TrackStages}, t)
+		}
+	case trace.KindPacketBegin:
+		op := w.reset(Begin, t, own, buffer)
+		op.Slice, op.Name, op.NameID = SlicePacket, w.s.Name(e.Name()), e.Name()
+		op.Stage, op.Category = e.Stage(), w.stageName(e.Stage())
+		op.FlowIn = w.flowOK(e.Flow())
+		w.emit()
+		*st = append(*st, open{kind: SlicePacket, buffer: buffer})
+	case trace.KindPacketEnd, trace.KindUnpark:
+		want := SlicePacket
+		if e.Kind() == trace.KindUnpark {
+			want = SlicePark
+		}
+		if n := len(*st); n > 0 && (*st)[n-1].kind == want {
+			w.end(own, t)
+		} else {
+			w.stats.Orphans++
+		}
+	case trace.KindPark:
+		op := w.reset(Begin, t, own, buffer)
+		op.Slice, op.Name = SlicePark, NamePark
+		w.emit()
+		*st = append(*st, open{kind: SlicePark, buffer: buffer})
+	case trace.KindSteal:
+		op := w.reset(Instant, t, own, buffer)
+		op.Name = NameSteal
+		op.Args = append(op.Args,
+			Arg{Key: ArgVictim, Kind: ArgInt, Int: int64(e.Victim())},
+			Arg{Key: ArgMoved, Kind: ArgInt, Int: int64(e.Moved())})
+		op.FlowOut = w.flowOK(e.Flow())
+		w.emit()
+	case trace.KindWakeSent:
+		op := w.reset(Instant, t, own, buffer)
+		op.Name = NameWake
+		op.Args = append(op.Args, Arg{Key: ArgTarget, Kind: ArgInt, Int: int64(e.Target())})
+		w.emit()
+	case trace.KindWakeReceived:
+		op := w.reset(Instant, t, own, buffer)
+		op.Name = NameWoken
+		w.emit()
+	case trace.KindCounter:
+		op := w.reset(Counter, t, Track{Kind: TrackCounter, Counter: e.Counter(), Index: e.Index()}, buffer)
+		op.Name = CounterName(w.stageNames, e.Counter(), e.Index())
+		op.Value = e.Value()
+		w.emit()
+	}
+}
+
+// stopMark closes the slices left open on a buffer whose recording stopped
+// (stop policy) and marks the loss with an instant.
+func (w *walker) stopMark(buffer int, b *trace.Buffer) {
+	own, st := w.own(buffer)
+	for len(*st) > 0 {
+		w.end(own, b.DropStart)
+	}
+	w.pending[buffer] = true
+	op := w.reset(Instant, b.DropStart, own, buffer)
+	op.Name = NameFull
+	op.Args = append(op.Args,
+		Arg{Key: ArgDropped, Kind: ArgUint, Uint: b.Dropped},
+		Arg{Key: ArgDropUntil, Kind: ArgUint, Uint: uint64(b.DropEnd)})
+	w.emit()
+}
+
+// wrapMark marks, before a wrapped buffer's first event, that its oldest
+// events were overwritten.
+func (w *walker) wrapMark(buffer int, b *trace.Buffer, t int64) {
+	own, _ := w.own(buffer)
+	w.pending[buffer] = true
+	op := w.reset(Instant, t, own, buffer)
+	op.Name = NameWrapped
+	op.Args = append(op.Args, Arg{Key: ArgDropped, Kind: ArgUint, Uint: b.Dropped})
+	w.emit()
+}
+
+// trailer closes every open slice at the snapshot's end and adds the drop
+// summary on the process track.
+func (w *walker) trailer() {
+	end := w.s.End
+	for len(w.stages) > 0 {
+		w.end(Track{Kind: TrackStages}, end)
+	}
+	for len(w.ctl) > 0 {
+		w.end(Track{Kind: TrackControl}, end)
+	}
+	for i := range w.workers {
+		for len(w.workers[i]) > 0 {
+			w.end(Track{Kind: TrackWorker, Index: i}, end)
+		}
+	}
+	total := w.s.Dropped()
+	if total == 0 {
+		return
+	}
+	op := w.reset(Instant, end, Track{Kind: TrackProcess}, -1)
+	op.Name = NameDropped
+	policy := "stop"
+	if w.s.Overwrite {
+		policy = "overwrite"
+	}
+	op.Args = append(op.Args,
+		Arg{Key: ArgDropped, Kind: ArgUint, Uint: total},
+		Arg{Key: ArgPolicy, Kind: ArgString, Str: policy})
+	for i := range w.s.Buffers {
+		b := &w.s.Buffers[i]
+		if b.Dropped == 0 {
+			continue
+		}
+		key := "control"
+		if b.Worker >= 0 {
+			key = "worker " + strconv.Itoa(b.Worker)
+		}
+		op.Args = append(op.Args, Arg{Key: key, Kind: ArgUint, Uint: b.Dropped})
+	}
+	w.emit()
+}
+
+// closeKind ends slices on track t down to and including the innermost one
+// of kind k, if there is one.
+func (w *walker) closeKind(t Track, k SliceKind, at int64) {
+	st := w.stack(t)
+	for i := len(*st) - 1; i >= 0; i-- {
+		if (*st)[i].kind == k {
+			for len(*st) > i {
+				w.end(t, at)
+			}
+			return
+		}
+	}
+}
+
+// end closes the innermost open slice of track t, on the buffer that
+// opened it.
+func (w *walker) end(t Track, at int64) {
+	st := w.stack(t)
+	top := (*st)[len(*st)-1]
+	*st = (*st)[:len(*st)-1]
+	op := w.reset(End, at, t, top.buffer)
+	op.Slice = top.kind
+	w.emit()
+}
