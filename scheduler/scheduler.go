@@ -135,6 +135,7 @@ func New(cfg Config) (*Scheduler, error) {
 	// runs), so the first Run finds all n parked, as every later one does.
 	for _, w := range s.workers {
 		s.pushIdle(w)
+		w.tb.Park() // here, before the goroutine starts: its first event
 	}
 	s.wg.Add(s.n)
 	for _, w := range s.workers {

@@ -242,6 +242,7 @@ func (w *Worker) park() {
 			s.mu.Unlock()
 			<-w.wake // a waker chose w; its token is already there
 			w.resumed()
+			w.tb.WakeReceived()
 			return
 		}
 		if s.cycleActive.Load() && !s.abort.Load() {

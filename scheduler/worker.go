@@ -128,6 +128,7 @@ func (w *Worker) main(sleepFirst bool) {
 	if sleepFirst {
 		<-w.wake
 		w.resumed()
+		w.tb.WakeReceived()
 	}
 	for {
 		if s.closed.Load() && !s.cycleActive.Load() {

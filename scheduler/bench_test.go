@@ -1,0 +1,223 @@
+package scheduler
+
+import (
+	"context"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// chainPacket spawns its successor until its chain is done: Tokio's
+// chained_spawn, the per-packet overhead of a packet spawned by a packet.
+type chainPacket struct {
+	left int
+	done *atomic.Int64
+}
+
+func (c *chainPacket) Run(w *Worker) {
+	if c.left > 1 {
+		c.left--
+		w.Spawn(c) // reuse the packet: measure the scheduler, not the allocator
+		return
+	}
+	c.done.Add(1)
+}
+
+// BenchmarkSpawnTrivial: b.N packets in Workers() chains, each packet
+// spawning the next; ns/packet is the per-packet overhead.
+func BenchmarkSpawnTrivial(b *testing.B) {
+	s, err := New(Config{Stages: []string{"work"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	chains := s.Workers()
+	var done atomic.Int64
+	ps := make([]Packet, chains)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range chains {
+		ps[i] = &chainPacket{left: max(b.N/chains, 1), done: &done}
+	}
+	if err := s.BulkAdd(1, ps); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+type fanoutLeaf struct{ wg *sync.WaitGroup }
+
+func (fanoutLeaf) Run(*Worker) {}
+
+// BenchmarkSpawnTrivialWaitGroup is the naive baseline: go f() + WaitGroup.
+func BenchmarkSpawnTrivialWaitGroup(b *testing.B) {
+	b.ReportAllocs()
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	wg.Add(b.N)
+	for range b.N {
+		go func() { n.Add(1); wg.Done() }()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+// BenchmarkSpawnTrivialChanPool is the common baseline: a buffered channel
+// feeding GOMAXPROCS goroutines.
+func BenchmarkSpawnTrivialChanPool(b *testing.B) {
+	b.ReportAllocs()
+	ch := make(chan func(), 1024)
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	f := func() { n.Add(1) }
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range ch {
+				g()
+			}
+		}()
+	}
+	for range b.N {
+		ch <- f
+	}
+	close(ch)
+	wg.Wait()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+type nop struct{}
+
+func (nop) Run(*Worker) {}
+
+// BenchmarkBulkAddFanout: one BulkAdd of b.N trivial packets into the
+// stage, then a cycle that runs them.
+func BenchmarkBulkAddFanout(b *testing.B) {
+	s, err := New(Config{Stages: []string{"work"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ps := make([]Packet, b.N)
+	for i := range ps {
+		ps[i] = nop{}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if err := s.BulkAdd(1, ps); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+// forkNode is a binary spawn tree node: it spawns two children until depth
+// 0 (a leaf).
+type forkNode struct {
+	depth  int
+	leaves *atomic.Int64
+}
+
+func (f forkNode) Run(w *Worker) {
+	if f.depth == 0 {
+		f.leaves.Add(1)
+		return
+	}
+	w.Spawn(forkNode{f.depth - 1, f.leaves})
+	w.Spawn(forkNode{f.depth - 1, f.leaves})
+}
+
+// BenchmarkForkJoinTree: one cycle per iteration of a binary tree of 2^20
+// leaves (2^21-1 packets).
+func BenchmarkForkJoinTree(b *testing.B) {
+	const depth = 20
+	s, err := New(Config{Stages: []string{"work"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var leaves atomic.Int64
+	b.ReportAllocs()
+	for b.Loop() {
+		leaves.Store(0)
+		if err := s.Add(1, forkNode{depth, &leaves}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if leaves.Load() != 1<<depth {
+			b.Fatalf("leaves = %d", leaves.Load())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(1<<(depth+1)-1), "ns/packet")
+}
+
+// stamp records when it started running.
+type stamp struct {
+	at *atomic.Int64
+}
+
+func (p stamp) Run(*Worker) { p.at.Store(int64(time.Since(benchEpoch))) }
+
+var benchEpoch = time.Now()
+
+// BenchmarkWakeLatency: from Add (every worker parked, mid-cycle) to the
+// packet starting on a worker. A blocker packet keeps the cycle open.
+func BenchmarkWakeLatency(b *testing.B) {
+	s, err := New(Config{Stages: []string{"work"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	release := make(chan struct{})
+	holder := holdPacket{release}
+	lat := make([]int64, 0, b.N)
+	var at atomic.Int64
+	if err := s.AddDesignated(0, holder); err != nil {
+		b.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- s.Run(context.Background()) }()
+	b.ReportAllocs()
+	for b.Loop() {
+		// wait until every other worker is parked
+		for int(s.nParked.Load()) < s.n-1 {
+			runtime.Gosched()
+		}
+		at.Store(0)
+		t0 := int64(time.Since(benchEpoch))
+		if err := s.Add(Unconstrained, stamp{&at}); err != nil {
+			b.Fatal(err)
+		}
+		for at.Load() == 0 {
+			runtime.Gosched()
+		}
+		lat = append(lat, at.Load()-t0)
+	}
+	close(release)
+	if err := <-runErr; err != nil {
+		b.Fatal(err)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+		b.ReportMetric(float64(lat[len(lat)*99/100]), "p99-ns")
+	}
+}
+
+// holdPacket blocks its worker until release is closed.
+type holdPacket struct{ release chan struct{} }
+
+func (h holdPacket) Run(*Worker) { <-h.release }

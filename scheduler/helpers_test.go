@@ -1,0 +1,103 @@
+package scheduler
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// stress reports whether the long stress runs are enabled (WSCHED_STRESS=1).
+func stress() bool { return os.Getenv("WSCHED_STRESS") == "1" }
+
+// scale returns n, divided by div under the race detector (at least 1).
+func scale(n, div int) int {
+	if raceEnabled {
+		return max(n/div, 1)
+	}
+	return n
+}
+
+// watch runs f and fails the test with every goroutine's stack if f has
+// not returned within d, instead of hanging. f runs on another goroutine,
+// so it must report failures with t.Error, not t.Fatal.
+func watch(t *testing.T, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		buf := make([]byte, 8<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Logf("goroutines:\n%s", buf)
+		t.Fatalf("watchdog: no progress after %v (stacks above)", d)
+	}
+}
+
+// newSched returns a scheduler that the test closes at its end.
+func newSched(t testing.TB, cfg Config) *Scheduler {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// run runs one cycle under a 30-second watchdog.
+func runCycle(t *testing.T, s *Scheduler) error {
+	t.Helper()
+	var err error
+	watch(t, 30*time.Second, func() { err = s.Run(context.Background()) })
+	return err
+}
+
+// waitParked waits until at least k workers are parked.
+func waitParked(t *testing.T, s *Scheduler, k int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for int(s.nParked.Load()) < k {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d workers parked after 10s", s.nParked.Load(), k)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// fn is a Packet from a function.
+type fn func(w *Worker)
+
+func (f fn) Run(w *Worker) { f(w) }
+
+// counter counts its runs.
+type counter struct{ n *atomic.Int64 }
+
+func (c counter) Run(*Worker) { c.n.Add(1) }
+
+// blocker blocks its worker until release is closed.
+type blocker struct {
+	started chan<- int
+	release <-chan struct{}
+}
+
+func (b blocker) Run(w *Worker) {
+	if b.started != nil {
+		b.started <- w.ID()
+	}
+	<-b.release
+}
+
+var bg = context.Background()

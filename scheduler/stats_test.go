@@ -1,0 +1,158 @@
+package scheduler
+
+import (
+	"bytes"
+	"runtime/pprof"
+	rtrace "runtime/trace"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wsched/wsched/trace"
+)
+
+type sleeper struct{ d time.Duration }
+
+func (p sleeper) Run(*Worker) { time.Sleep(p.d) }
+
+type named struct{ name string }
+
+func (named) Run(*Worker)          {}
+func (p named) PacketName() string { return p.name }
+
+// TestStats: counts add up per packet type; with PacketTiming the minimum
+// is a real minimum (never the initial zero) and min ≤ mean ≤ max.
+func TestStats(t *testing.T) {
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b"}, PacketTiming: true})
+	for range 20 {
+		s.Add(1, sleeper{200 * time.Microsecond})
+	}
+	for range 7 {
+		s.Add(2, named{"seven"})
+	}
+	for range 3 {
+		s.Add(2, named{"three"})
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	got := map[string]PacketStats{}
+	for _, p := range st.Packets {
+		got[p.Name] = p
+	}
+	sl := got["scheduler.sleeper"]
+	if sl.Count != 20 || sl.Timed != 20 || sl.Min < 200*time.Microsecond || sl.Min > sl.Mean() || sl.Mean() > sl.Max {
+		t.Fatalf("sleeper stats %+v (mean %v)", sl, sl.Mean())
+	}
+	if got["seven"].Count != 7 || got["three"].Count != 3 {
+		t.Fatalf("named stats %+v", st.Packets)
+	}
+	if st.PacketsRun() != 30 || st.Cycles != 1 {
+		t.Fatalf("packets %d cycles %d", st.PacketsRun(), st.Cycles)
+	}
+	for i, sg := range st.Stages[1:] {
+		if sg.Opens != 1 || sg.LastMakespan <= 0 || sg.TotalMakespan != sg.LastMakespan {
+			t.Fatalf("stage %d stats %+v", i+1, sg)
+		}
+	}
+	if st.Stages[2].LastOpenAt < st.Stages[1].LastMakespan {
+		t.Fatalf("stage 2 opened at %v, before stage 1 ended (%v)", st.Stages[2].LastOpenAt, st.Stages[1].LastMakespan)
+	}
+	// Without timing: counts only, zero times.
+	s2 := newSched(t, Config{Workers: 1, Stages: []string{"a"}})
+	s2.Add(1, sleeper{})
+	runCycle(t, s2)
+	if p := s2.Stats().Packets[0]; p.Count != 1 || p.Timed != 0 || p.Min != 0 || p.Max != 0 {
+		t.Fatalf("untimed stats %+v", p)
+	}
+}
+
+// TestTraceHooks: with a Recorder, every packet has a begin and an end,
+// every stage opens and closes once per cycle, stolen packets carry flows.
+func TestTraceHooks(t *testing.T) {
+	rec := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20})
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b", "c"}, Tracer: rec})
+	var n atomic.Int64
+	const cycles = 3
+	for range cycles {
+		s.Add(1, forkNode{8, &n})
+		s.Add(3, counter{&n})
+		s.Add(2, fn(func(w *Worker) { // surplus for the other worker to steal
+			for range 64 {
+				w.Spawn(sleeper{20 * time.Microsecond})
+			}
+		}))
+		if err := runCycle(t, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := rec.Snapshot()
+	count := map[trace.Kind]int{}
+	flowsStarted, flowsEnded := map[uint64]bool{}, map[uint64]bool{}
+	for _, e := range snap.All() {
+		count[e.Kind()]++
+		switch e.Kind() {
+		case trace.KindSteal:
+			flowsStarted[e.Flow()] = true
+		case trace.KindPacketBegin:
+			if e.Flow() != 0 {
+				flowsEnded[e.Flow()] = true
+			}
+			if name := snap.Name(e.Name()); name == "" {
+				t.Fatalf("packet name %q", name)
+			}
+		}
+	}
+	packets := cycles * (1<<9 - 1 + 1 + 65)
+	if count[trace.KindPacketBegin] != packets || count[trace.KindPacketEnd] != packets {
+		t.Fatalf("packet begin/end = %d/%d, want %d", count[trace.KindPacketBegin], count[trace.KindPacketEnd], packets)
+	}
+	if count[trace.KindStageOpen] != 3*cycles || count[trace.KindStageClose] != 3*cycles ||
+		count[trace.KindCycleBegin] != cycles || count[trace.KindCycleEnd] != cycles {
+		t.Fatalf("stage/cycle events %v", count)
+	}
+	if count[trace.KindPark] != count[trace.KindUnpark]+2 { // both parked at the end
+		t.Fatalf("park %d unpark %d", count[trace.KindPark], count[trace.KindUnpark])
+	}
+	if count[trace.KindWakeSent] != count[trace.KindWakeReceived] {
+		t.Fatalf("wake sent %d received %d", count[trace.KindWakeSent], count[trace.KindWakeReceived])
+	}
+	if len(flowsStarted) == 0 || len(flowsEnded) == 0 {
+		t.Fatalf("no steal flows: %d started, %d ended", len(flowsStarted), len(flowsEnded))
+	}
+	for f := range flowsEnded {
+		if !flowsStarted[f] {
+			t.Fatalf("flow %x ends without a steal", f)
+		}
+	}
+	t.Logf("events %v, %d steals with flows", count, len(flowsStarted))
+}
+
+// TestRuntimeTraceAndLabels smoke-tests the opt-in runtime/trace task and
+// regions and the pprof stage labels.
+func TestRuntimeTraceAndLabels(t *testing.T) {
+	var buf bytes.Buffer
+	if err := rtrace.Start(&buf); err != nil {
+		t.Skipf("runtime/trace: %v", err)
+	}
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b"}, RuntimeTrace: true, PprofLabels: true})
+	var labels atomic.Int64
+	check := fn(func(w *Worker) {
+		// The label is on the goroutine: a CPU profile would carry it. It
+		// is not readable back directly; check the stage context exists.
+		if v, ok := pprof.Label(s.stageLabel[w.Stage()], "wsched_stage"); ok && v == s.StageName(w.Stage()) {
+			labels.Add(1)
+		}
+	})
+	s.Add(1, check)
+	s.Add(2, check)
+	err := runCycle(t, s)
+	rtrace.Stop()
+	if err != nil || labels.Load() != 2 {
+		t.Fatalf("Run = %v, labels %d", err, labels.Load())
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("wsched.cycle")) {
+		t.Fatalf("runtime trace lacks the cycle task")
+	}
+}

@@ -1,0 +1,246 @@
+package scheduler
+
+import (
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// holdCycle starts a cycle kept open by a blocker on worker 0 and waits
+// until every other worker is parked. It returns a function that ends the
+// cycle and checks Run's result.
+func holdCycle(t *testing.T, s *Scheduler) (end func()) {
+	t.Helper()
+	release := make(chan struct{})
+	started := make(chan int, 1)
+	if err := s.AddDesignated(0, blocker{started: started, release: release}); err != nil {
+		t.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- s.Run(bg) }()
+	<-started
+	waitParked(t, s, s.Workers()-1)
+	return func() {
+		close(release)
+		var err error
+		watch(t, 30*time.Second, func() { err = <-runErr })
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+}
+
+// TestWakePolicies: with n-1 workers parked mid-cycle, a BulkAdd of k
+// packets wakes 1 (one), all parked (all), min(k, parked) (n), or 1 when
+// nobody searches (searcher).
+func TestWakePolicies(t *testing.T) {
+	const workers = 4
+	cases := []struct {
+		policy WakePolicy
+		k      int
+		want   int
+	}{
+		{WakeOne, 5, 1},
+		{WakeAll, 1, workers - 1},
+		{WakeN, 2, 2},
+		{WakeN, 10, workers - 1},
+		{WakeSearcher, 10, 1},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%v-%d", c.policy, c.k), func(t *testing.T) {
+			s := newSched(t, Config{Workers: workers, Stages: []string{"a"}, Wake: WakeOne})
+			end := holdCycle(t, s)
+			before := s.Stats().ExternalWakes
+			release := make(chan struct{})
+			ps := make([]Packet, c.k)
+			for i := range ps {
+				ps[i] = blocker{release: release} // keep the woken busy: no chains
+			}
+			if err := s.BulkAdd(Unconstrained, ps, WithWake(c.policy)); err != nil {
+				t.Fatal(err)
+			}
+			got := int(s.Stats().ExternalWakes - before)
+			close(release)
+			end()
+			if got != c.want {
+				t.Fatalf("BulkAdd(%d packets, %v) woke %d, want %d", c.k, c.policy, got, c.want)
+			}
+		})
+	}
+}
+
+// TestAddWakesOne: a single Add to an open stage wakes one parked worker;
+// to a closed stage, nobody.
+func TestAddWakesOne(t *testing.T) {
+	s := newSched(t, Config{Workers: 3, Stages: []string{"a", "b"}, Wake: WakeAll})
+	end := holdCycle(t, s)
+	var n atomic.Int64
+	w0 := s.Stats().ExternalWakes
+	if err := s.Add(2, counter{&n}); err != nil { // stage 2 is closed
+		t.Fatal(err)
+	}
+	w1 := s.Stats().ExternalWakes
+	if err := s.Add(1, counter{&n}); err != nil { // stage 1 is open
+		t.Fatal(err)
+	}
+	w2 := s.Stats().ExternalWakes
+	end()
+	if w1 != w0 || w2 != w1+1 || n.Load() != 2 {
+		t.Fatalf("wakes: closed stage %d, open stage %d; ran %d", w1-w0, w2-w1, n.Load())
+	}
+}
+
+// TestDesignatedWakesItsWorker: designated work wakes its own worker
+// promptly (the MMTk #1160 fix), mid-cycle and at the start of a cycle.
+func TestDesignatedWakesItsWorker(t *testing.T) {
+	s := newSched(t, Config{Workers: 4, Stages: []string{"a"}})
+	end := holdCycle(t, s)
+	for _, target := range []int{3, 1, 2} {
+		ran := make(chan int, 1)
+		if err := s.AddDesignated(target, fn(func(w *Worker) { ran <- w.ID() })); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case id := <-ran:
+			if id != target {
+				t.Fatalf("designated for %d ran on %d", target, id)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("designated work for worker %d did not start", target)
+		}
+		waitParked(t, s, s.Workers()-1)
+	}
+	end()
+	// Before Run: each worker gets one; each runs on its own worker.
+	var bad atomic.Int64
+	for i := range s.Workers() {
+		s.AddDesignated(i, fn(func(w *Worker) {
+			if w.ID() != i || w.Stage() != Unconstrained {
+				bad.Add(1)
+			}
+		}))
+	}
+	if err := runCycle(t, s); err != nil || bad.Load() != 0 {
+		t.Fatalf("Run = %v, %d on the wrong worker", err, bad.Load())
+	}
+}
+
+// TestPriorityLane: a priority packet is taken before normal packets and
+// alone, never in a batch with them.
+func TestPriorityLane(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}})
+	var order []string
+	var alone bool
+	for i := range 50 {
+		s.Add(1, fn(func(*Worker) { order = append(order, fmt.Sprint("n", i)) }))
+	}
+	s.AddPriority(1, fn(func(w *Worker) {
+		order = append(order, "p")
+		alone = w.local.IsEmpty() && w.slot.p == nil
+	}))
+	s.BulkAddPriority(1, []Packet{fn(func(*Worker) { order = append(order, "p2") })})
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 52 || order[0] != "p" || order[1] != "p2" || !alone {
+		t.Fatalf("order %v, priority taken alone: %v", order[:min(len(order), 4)], alone)
+	}
+}
+
+// TestSentinelLoop: a sentinel that re-arms runs once per drain of its
+// stage, and the next stage opens only after the last round.
+func TestSentinelLoop(t *testing.T) {
+	s := newSched(t, Config{Workers: 3, Stages: []string{"loop", "after"}})
+	var rounds, work, afterSawRounds atomic.Int64
+	var sentinel fn
+	sentinel = func(w *Worker) {
+		if rounds.Add(1) < 5 {
+			for range 10 {
+				w.Spawn(counter{&work})
+			}
+			if err := s.SetSentinel(1, sentinel); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	s.SetSentinel(1, sentinel) // stage 1 has no other packets: the sentinel opens it
+	s.Add(2, fn(func(*Worker) { afterSawRounds.Store(rounds.Load()) }))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if rounds.Load() != 5 || work.Load() != 40 || afterSawRounds.Load() != 5 {
+		t.Fatalf("rounds %d work %d; the later stage saw %d rounds", rounds.Load(), work.Load(), afterSawRounds.Load())
+	}
+	st := s.Stats()
+	if st.Stages[1].Opens != 1 || st.Stages[2].Opens != 1 || st.Stages[1].LastMakespan <= 0 {
+		t.Fatalf("stage stats %+v", st.Stages)
+	}
+}
+
+// TestSpawnSurplusWakes: one packet fans out by Spawn on one worker; the
+// parked workers are woken for the surplus and steal.
+func TestSpawnSurplusWakes(t *testing.T) {
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
+	var n atomic.Int64
+	s.Add(1, fn(func(w *Worker) {
+		for range 1000 {
+			w.Spawn(fn(func(*Worker) { time.Sleep(10 * time.Microsecond); n.Add(1) }))
+		}
+	}))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if n.Load() != 1000 || st.Workers[0].Packets == 0 || st.Workers[1].Packets == 0 {
+		t.Fatalf("ran %d; per worker %d, %d", n.Load(), st.Workers[0].Packets, st.Workers[1].Packets)
+	}
+}
+
+// TestIdleCPU: parked workers use no CPU. Over one second an idle
+// scheduler of 4 workers, between cycles and inside a cycle held open by a
+// blocked packet, costs well under 50 ms of CPU.
+func TestIdleCPU(t *testing.T) {
+	s := newSched(t, Config{Workers: 4, Stages: []string{"a"}})
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	measure := func(what string) {
+		var r0, r1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+		time.Sleep(time.Second)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+		cpu := time.Duration(r1.Utime.Nano()-r0.Utime.Nano()) + time.Duration(r1.Stime.Nano()-r0.Stime.Nano())
+		t.Logf("%s: %v CPU in 1s", what, cpu)
+		if cpu > 50*time.Millisecond {
+			t.Errorf("%s: %v CPU in 1s, want < 50ms", what, cpu)
+		}
+	}
+	measure("between cycles")
+	end := holdCycle(t, s)
+	measure("in a held cycle")
+	end()
+}
+
+// TestNoLeak: Close stops every goroutine the scheduler started.
+func TestNoLeak(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	s, err := New(Config{Workers: 3, Stages: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	s.Add(1, counter{&n})
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	goleak.VerifyNone(t, opt)
+	// Close without a cycle ever run.
+	s2, _ := New(Config{Workers: 2, Stages: []string{"a"}})
+	s2.Close()
+	goleak.VerifyNone(t, opt)
+}
