@@ -1,0 +1,230 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/wsched/wsched/examples/stagetime"
+	"github.com/wsched/wsched/scheduler"
+)
+
+// Stages are the job's stages, in order.
+var Stages = []string{"List", "Parse", "Aggregate"}
+
+const (
+	stageList      = 1
+	stageParse     = 2
+	stageAggregate = 3
+)
+
+// BigFile is the size from which a file is queued in the Parse stage's
+// priority lane: parse times are heavy-tailed (the largest files under
+// GOROOT/src take tens of milliseconds, the median well under one), and
+// starting the longest packets first keeps one of them from being the last
+// to run while the other workers idle.
+const BigFile = 64 << 10
+
+// Result is what a run found and what it cost.
+type Result struct {
+	Packages []Package // sorted by Dir, then Name
+	Totals   Totals
+	Elapsed  time.Duration
+	Stages   []stagetime.Stage  // per stage (wsched run only)
+	Stats    stagetime.Counters // scheduler counters of this cycle
+}
+
+// DefaultRoot returns $(go env GOROOT)/src, falling back to the GOROOT this
+// program was built with.
+func DefaultRoot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	goroot := strings.TrimSpace(string(out))
+	if err != nil || goroot == "" {
+		goroot = runtime.GOROOT()
+	}
+	return filepath.Join(goroot, "src")
+}
+
+// Job runs the batch job on a wsched scheduler, one cycle per Run:
+//
+//   - List: one packet per directory reads it, spawns a packet per
+//     subdirectory and queues a Parse packet per Go file (files of BigFile
+//     bytes or more in the priority lane). Parse is closed while List runs,
+//     so queuing wakes nobody.
+//   - Parse: each packet reads and parses one file and adds its counts to
+//     its worker's own tally (no lock).
+//   - Aggregate: one packet merges the workers' tallies.
+type Job struct {
+	sched *scheduler.Scheduler
+	clock *stagetime.Clock
+	root  string
+
+	workers []workerState // workers[w] is touched only by worker w during a cycle
+	result  Result        // written by the Aggregate packet
+}
+
+type workerState struct {
+	tally tally
+	err   error // the first I/O error this worker met
+	_     [64]byte
+}
+
+// NewJob starts a scheduler for the job over root. cfg.Stages is ignored.
+// Close the job when done.
+func NewJob(root string, cfg scheduler.Config) (*Job, error) {
+	cfg.Stages = Stages
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	return &Job{
+		sched:   s,
+		clock:   stagetime.New(s.Workers(), append([]string{"Unconstrained"}, Stages...)),
+		root:    root,
+		workers: make([]workerState, s.Workers()),
+	}, nil
+}
+
+// Close stops the scheduler.
+func (j *Job) Close() error { return j.sched.Close() }
+
+// Scheduler returns the job's scheduler.
+func (j *Job) Scheduler() *scheduler.Scheduler { return j.sched }
+
+// Run runs the job once.
+func (j *Job) Run(ctx context.Context) (Result, error) {
+	for i := range j.workers {
+		j.workers[i] = workerState{tally: newTally()}
+	}
+	j.result = Result{}
+	before := j.sched.Stats()
+	if err := j.sched.Add(stageList, &listDir{j: j, dir: j.root}); err != nil {
+		return Result{}, fmt.Errorf("batch: %w", err)
+	}
+	if err := j.sched.Add(stageAggregate, &aggregate{j: j}); err != nil {
+		return Result{}, fmt.Errorf("batch: %w", err)
+	}
+	j.clock.Start()
+	t0 := time.Now()
+	if err := j.sched.Run(ctx); err != nil {
+		return Result{}, fmt.Errorf("batch: %w", err)
+	}
+	var errs []error
+	for i := range j.workers {
+		if err := j.workers[i].err; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, fmt.Errorf("batch: %w", err)
+	}
+	r := j.result
+	r.Elapsed = time.Since(t0)
+	r.Stages = j.clock.Stages()
+	r.Stats = stagetime.Delta(j.sched.Stats(), before)
+	return r, nil
+}
+
+// Run runs the job once on a new scheduler.
+func Run(ctx context.Context, root string, cfg scheduler.Config) (Result, error) {
+	j, err := NewJob(root, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer j.Close()
+	return j.Run(ctx)
+}
+
+// listDir lists one directory.
+type listDir struct {
+	j   *Job
+	dir string
+}
+
+// PacketName names the packet.
+func (p *listDir) PacketName() string { return "ListDir" }
+
+func (p *listDir) Run(w *scheduler.Worker) {
+	j := p.j
+	t := j.clock.Now()
+	defer j.clock.Done(w.ID(), stageList, t)
+	ws := &j.workers[w.ID()]
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		ws.err = cmpErr(ws.err, err)
+		return
+	}
+	var small []scheduler.Packet
+	for _, e := range ents {
+		path := filepath.Join(p.dir, e.Name())
+		switch {
+		case e.IsDir():
+			if !skipDir(e.Name()) {
+				w.Spawn(&listDir{j: j, dir: path}) // same stage: List
+			}
+		case e.Type().IsRegular() && isGoFile(e.Name()):
+			pf := &parse{j: j, path: path}
+			if info, err := e.Info(); err == nil && info.Size() >= BigFile {
+				ws.err = cmpErr(ws.err, j.sched.AddPriority(stageParse, pf))
+			} else {
+				small = append(small, pf)
+			}
+		}
+	}
+	if len(small) > 0 {
+		ws.err = cmpErr(ws.err, j.sched.BulkAdd(stageParse, small))
+	}
+}
+
+// cmpErr keeps the first non-nil error.
+func cmpErr(old, err error) error {
+	if old != nil {
+		return old
+	}
+	return err
+}
+
+// parse parses one file.
+type parse struct {
+	j    *Job
+	path string
+}
+
+// PacketName names the packet.
+func (p *parse) PacketName() string { return "ParseFile" }
+
+func (p *parse) Run(w *scheduler.Worker) {
+	j := p.j
+	t := j.clock.Now()
+	ws := &j.workers[w.ID()]
+	r, err := parseFile(j.root, p.path)
+	if err != nil {
+		ws.err = cmpErr(ws.err, err)
+	} else {
+		ws.tally.addFile(r)
+	}
+	j.clock.Done(w.ID(), stageParse, t)
+}
+
+// aggregate merges the workers' tallies into the result.
+type aggregate struct{ j *Job }
+
+// PacketName names the packet.
+func (p *aggregate) PacketName() string { return "Aggregate" }
+
+func (p *aggregate) Run(w *scheduler.Worker) {
+	j := p.j
+	t := j.clock.Now()
+	all := newTally()
+	for i := range j.workers {
+		all.merge(&j.workers[i].tally) // Parse is drained: nobody writes these now
+	}
+	j.result.Packages, j.result.Totals = all.packages()
+	j.clock.Done(w.ID(), stageAggregate, t)
+}
