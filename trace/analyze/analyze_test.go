@@ -1,0 +1,225 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/chromejson"
+	"github.com/wsched/wsched/trace/internal/synth"
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+func encode(t testing.TB, s *trace.Snapshot) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := perfetto.Write(&buf, s, perfetto.Options{Pid: 7}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestAnalyzeSynthetic(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Heavy: 200_000, Packets: 60})
+	r, err := Bytes(encode(t, res.Snapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Workers != 3 || len(r.Cycles) != 2 || r.Packets != res.Packets {
+		t.Fatalf("workers %d cycles %d packets %d (want 3, 2, %d)", r.Workers, len(r.Cycles), r.Packets, res.Packets)
+	}
+	steals, wakes := 0, 0
+	var busy int64
+	for _, c := range r.Cycles {
+		steals += c.Steals
+		wakes += c.Wakes
+		if len(c.Stages) != 3 {
+			t.Fatalf("cycle %d: %d stages", c.Cycle, len(c.Stages))
+		}
+		if c.Ratio < 1 || c.LowerBoundNs <= 0 || c.MakespanNs < c.LowerBoundNs {
+			t.Errorf("cycle %d: makespan %d lower bound %d ratio %f", c.Cycle, c.MakespanNs, c.LowerBoundNs, c.Ratio)
+		}
+		busy += c.WorkNs
+		// The heavy packet bounds stage 1 and sits on its critical path.
+		s1 := c.Stages[0]
+		if s1.Longest != "ScanCodeCacheRoots" || s1.LongestNs != 200_000 || s1.BoundBy != "longest packet" {
+			t.Errorf("stage 1: longest %s %d bound by %s", s1.Longest, s1.LongestNs, s1.BoundBy)
+		}
+		if len(s1.Critical.Packets) == 0 || s1.Critical.Packets[0].Name != "ScanCodeCacheRoots" {
+			t.Errorf("stage 1 critical path %+v", s1.Critical)
+		}
+		if s1.Heaviest[0].Name != "ScanCodeCacheRoots" {
+			t.Errorf("stage 1 heaviest %+v", s1.Heaviest)
+		}
+		if c.WakeP50Ns < 1000 || c.WakeP99Ns > 21000+2000 {
+			t.Errorf("wake latency p50 %d p99 %d outside the simulated 1-21 µs", c.WakeP50Ns, c.WakeP99Ns)
+		}
+		for w, p := range c.BusyPct {
+			if p < 0 || p > 100 {
+				t.Errorf("busy %d = %f", w, p)
+			}
+		}
+	}
+	var simBusy int64
+	for _, b := range res.Busy {
+		simBusy += b
+	}
+	if busy != simBusy {
+		t.Errorf("work %d, simulation says %d", busy, simBusy)
+	}
+	if steals != res.Steals || wakes != res.Wakes {
+		t.Errorf("steals %d wakes %d, simulation %d %d", steals, wakes, res.Steals, res.Wakes)
+	}
+	var text, js bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
+		t.Fatal("bad JSON", err)
+	}
+	for _, want := range []string{"cycle 1", "stage 1 Prepare", "lower bound", "critical path", "wakes", "idle while work was queued"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+	t.Logf("\n%s", text.String())
+}
+
+// TestIdleWhileQueued builds a trace by hand: worker 1 sits parked for
+// 50 µs while worker 0's local deque holds work, then steals.
+func TestIdleWhileQueued(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	a, st := r.Intern("A"), r.Intern("S")
+	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
+	now = 1000
+	c.CycleBegin(1)
+	c.StageOpen(1, st)
+	w1.Park()
+	w0.PacketBegin(a, 1, 0)
+	w0.Counter(trace.CounterLocalLen, 0, 3) // three spawned packets queued at t=1000
+	now = 51_000
+	w1.Unpark()
+	w1.Steal(0, 1, 9)
+	w0.Counter(trace.CounterLocalLen, 0, 2)
+	w1.PacketBegin(a, 1, 9)
+	now = 61_000
+	w1.PacketEnd()
+	w0.PacketEnd()
+	w0.Counter(trace.CounterLocalLen, 0, 0)
+	now = 62_000
+	c.StageClose(1)
+	c.CycleEnd(1)
+	rep, err := Bytes(encode(t, r.Snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cy := rep.Cycles[0]
+	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedNs[0] != 0 {
+		t.Errorf("idle while queued %v, want [0 50000]", cy.IdleQueuedNs)
+	}
+	if cy.Gaps != 1 || cy.LongestGapNs != 50_000 || cy.LongestGapWork != 1 {
+		t.Errorf("gaps %d longest %d on %d", cy.Gaps, cy.LongestGapNs, cy.LongestGapWork)
+	}
+	if cy.Steals != 1 || cy.Stolen != 1 || cy.Packets != 2 || cy.WorkNs != 70_000 {
+		t.Errorf("steals %d stolen %d packets %d work %d", cy.Steals, cy.Stolen, cy.Packets, cy.WorkNs)
+	}
+	if cy.LowerBoundNs != 60_000 || cy.BoundBy != "longest packet" || cy.MakespanNs != 61_000 {
+		t.Errorf("bound %d by %s, makespan %d", cy.LowerBoundNs, cy.BoundBy, cy.MakespanNs)
+	}
+	if s := rep.Cycles[0].Stages[0]; s.Critical.Worker != 0 || len(s.Critical.Packets) != 1 || cy.Critical.BusyNs != 60_000 {
+		t.Errorf("critical %+v", cy.Critical)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Seed: 3})
+	good := encode(t, res.Snapshot)
+	var js bytes.Buffer
+	if _, err := chromejson.Write(&js, res.Snapshot, chromejson.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// A Perfetto trace that is not wsched's: one thread track, one slice.
+	foreign := bytes.Clone(good)
+	foreign = bytes.ReplaceAll(foreign, []byte(perfetto.DescProcess), []byte("other trace v1!"))
+	cases := map[string]struct {
+		data []byte
+		want string
+	}{
+		"empty":                  {nil, "empty file"},
+		"garbage":                {[]byte("this is not a trace at all"), "not a valid Perfetto trace"},
+		"json":                   {js.Bytes(), "not a valid Perfetto trace"},
+		"truncated":              {good[:len(good)-5], "not a valid Perfetto trace"},
+		"cut at packet boundary": {good[:packetBoundary(t, good, 0.6)], "truncated"},
+		"foreign":                {foreign, "not a wsched trace"},
+	}
+	for name, tc := range cases {
+		_, err := Bytes(tc.data)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+	if _, err := Bytes(foreign); !errors.Is(err, ErrNotWsched) {
+		t.Errorf("foreign: %v is not ErrNotWsched", err)
+	}
+	if _, err := File(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing file accepted")
+	}
+}
+
+// packetBoundary returns the offset of the first packet after frac of data.
+func packetBoundary(t *testing.T, data []byte, frac float64) int {
+	at := -1
+	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+		if at < 0 && float64(p.Offset) > frac*float64(len(data)) {
+			at = p.Offset
+		}
+		return nil
+	})
+	if err != nil || at < 0 {
+		t.Fatal("no boundary", err)
+	}
+	return at
+}
+
+func TestDroppedReported(t *testing.T) {
+	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 3, MaxBytes: 16 << 10})
+	r, err := Bytes(encode(t, res.Snapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dropped == 0 || r.Dropped != res.Snapshot.Dropped() {
+		t.Fatalf("dropped %d, snapshot %d", r.Dropped, res.Snapshot.Dropped())
+	}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	if !strings.Contains(text.String(), "DROPPED") {
+		t.Error("text does not flag drops")
+	}
+}
+
+// FuzzAnalyze: any input gives a report or an error, never a panic.
+//
+//	go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
+func FuzzAnalyze(f *testing.F) {
+	golden, err := os.ReadFile(filepath.Join("..", "perfetto", "testdata", "small.pftrace"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(golden)
+	f.Add(golden[:len(golden)/2])
+	f.Add([]byte{0x0a, 0x00})
+	f.Add([]byte("garbage"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Bytes(data)
+		if err == nil {
+			var b bytes.Buffer
+			r.WriteText(&b)
+		}
+	})
+}

@@ -1,0 +1,377 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/timeline"
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+// The model read back from a file: slices and samples per track, with
+// interned strings resolved. Everything is linear in the number of packets
+// in the file, so memory is bounded by a small multiple of the file size.
+
+type slice struct {
+	start, end int64
+	name       int32 // index into model.strs
+	stage      int32 // packet slices: index into model.strs of the category; -1 otherwise
+	flowIn     bool  // the packet was reached by a steal
+}
+
+type instant struct {
+	t      int64
+	kind   uint8 // instSteal, instWake, instWoken
+	arg    int64 // victim / target
+	moved  int64
+	worker int // emitting track: worker index, -1 control
+}
+
+const (
+	instSteal = iota + 1
+	instWake
+	instWoken
+)
+
+type sample struct {
+	t     int64
+	value int64
+}
+
+type counterTrack struct {
+	kind    trace.CounterKind
+	index   int
+	samples []sample
+}
+
+type cycleSlice struct {
+	start, end int64
+	cycle      uint64
+}
+
+type stageSlice struct {
+	start, end int64
+	stage      int
+	name       string
+}
+
+type trackRole uint8
+
+const (
+	roleOther trackRole = iota
+	roleProcess
+	roleControl
+	roleStages
+	roleWorker
+	roleCounter
+)
+
+type trackInfo struct {
+	role    trackRole
+	worker  int
+	counter int // index into model.counters
+	stack   []openSlice
+}
+
+type openSlice struct {
+	start int64
+	name  int32
+	stage int32
+	flow  bool
+	park  bool
+	cycle uint64
+	stIdx int
+	seq   uint32
+}
+
+type model struct {
+	workers  int
+	strs     []string
+	strIdx   map[string]int32
+	packets  [][]slice // per worker
+	parks    [][]slice // per worker
+	instants []instant
+	counters []*counterTrack
+	cycles   []cycleSlice
+	stages   []stageSlice
+	dropped  uint64
+	first    int64
+	last     int64
+	seenAny  bool
+}
+
+func (m *model) str(s string) int32 {
+	if i, ok := m.strIdx[s]; ok {
+		return i
+	}
+	i := int32(len(m.strs))
+	m.strs = append(m.strs, s)
+	m.strIdx[s] = i
+	return i
+}
+
+// seqState holds one sequence's interned strings.
+type seqState struct {
+	names, cats, annots map[uint64]string
+}
+
+// ErrNotWsched reports a valid Perfetto trace that wsched did not write.
+var ErrNotWsched = errors.New("not a wsched trace (no \"" + perfetto.DescProcess + "\" process track); analyze reads the Perfetto files wsched writes")
+
+// load builds the model from a Perfetto file.
+func load(data []byte) (*model, error) {
+	if len(data) == 0 {
+		return nil, errors.New("empty file")
+	}
+	m := &model{strIdx: make(map[string]int32)}
+	tracks := make(map[uint64]*trackInfo)
+	seqs := make(map[uint32]*seqState)
+	isWsched := false
+	fail := func(p *perfetto.Packet, format string, args ...any) error {
+		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, args...))
+	}
+	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+		st := seqs[p.Seq]
+		if st == nil || p.Flags&1 != 0 {
+			st = &seqState{names: map[uint64]string{}, cats: map[uint64]string{}, annots: map[uint64]string{}}
+			seqs[p.Seq] = st
+		}
+		for _, e := range p.Interned.Names {
+			st.names[e.IID] = e.Name
+		}
+		for _, e := range p.Interned.Categories {
+			st.cats[e.IID] = e.Name
+		}
+		for _, e := range p.Interned.AnnotationNames {
+			st.annots[e.IID] = e.Name
+		}
+		if p.HasTrack {
+			d := &p.Track
+			ti := &trackInfo{}
+			switch {
+			case d.HasProcess && strings.HasPrefix(d.Description, perfetto.DescProcess):
+				ti.role = roleProcess
+				if isWsched {
+					return fail(p, "two wsched process tracks")
+				}
+				isWsched = true
+				if i := strings.Index(d.Description, "workers="); i >= 0 {
+					n, err := strconv.Atoi(d.Description[i+len("workers="):])
+					if err != nil || n < 1 || n > 1<<16 {
+						return fail(p, "bad worker count in %q", d.Description)
+					}
+					m.workers = n
+					m.packets = make([][]slice, n)
+					m.parks = make([][]slice, n)
+				}
+			case !isWsched:
+				// Not ours (yet): the event that uses it reports ErrNotWsched.
+			case d.Description == perfetto.DescControl:
+				ti.role = roleControl
+			case d.Description == perfetto.DescStages:
+				ti.role = roleStages
+			case strings.HasPrefix(d.Description, perfetto.DescWorker):
+				n, err := strconv.Atoi(strings.TrimPrefix(d.Description, perfetto.DescWorker))
+				if err != nil || n < 0 || n >= m.workers {
+					return fail(p, "bad worker track %q (trace has %d workers)", d.Description, m.workers)
+				}
+				ti.role, ti.worker = roleWorker, n
+			case strings.HasPrefix(d.Description, perfetto.DescCounter):
+				rest := strings.TrimPrefix(d.Description, perfetto.DescCounter)
+				kindName, idx, ok := strings.Cut(rest, ":")
+				index, err := strconv.Atoi(idx)
+				if !ok || err != nil {
+					return fail(p, "bad counter track %q", d.Description)
+				}
+				kind := trace.CounterKind(255)
+				for k := trace.CounterBucketDepth; k <= trace.CounterLocalLen; k++ {
+					if k.String() == kindName {
+						kind = k
+					}
+				}
+				ti.role, ti.counter = roleCounter, len(m.counters)
+				m.counters = append(m.counters, &counterTrack{kind: kind, index: index})
+			}
+			if _, dup := tracks[d.UUID]; dup {
+				return fail(p, "track %d described twice", d.UUID)
+			}
+			tracks[d.UUID] = ti
+		}
+		if !p.HasEvent {
+			return nil
+		}
+		if !isWsched {
+			return ErrNotWsched
+		}
+		e := &p.Event
+		ti := tracks[e.TrackUUID]
+		if ti == nil {
+			return fail(p, "event on track %d before its descriptor", e.TrackUUID)
+		}
+		t := int64(p.Timestamp)
+		if t < 0 {
+			return fail(p, "timestamp out of range")
+		}
+		if !m.seenAny {
+			m.first, m.seenAny = t, true
+		}
+		m.first, m.last = min(m.first, t), max(m.last, t)
+		name := ""
+		if e.NameIID != 0 {
+			n, ok := st.names[e.NameIID]
+			if !ok {
+				return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
+			}
+			name = n
+		} else if e.HasName {
+			name = e.Name
+		}
+		annot := func(key string) (int64, bool) {
+			for _, a := range e.Annotations {
+				k := a.Name
+				if a.NameIID != 0 {
+					k = st.annots[a.NameIID]
+				}
+				if k != key {
+					continue
+				}
+				switch a.Kind {
+				case perfetto.AnnotInt:
+					return a.Int, true
+				case perfetto.AnnotUint:
+					return int64(a.Uint), true
+				}
+			}
+			return 0, false
+		}
+		switch e.Type {
+		case 1: // BEGIN
+			o := openSlice{start: t, name: m.str(name), stage: -1, seq: p.Seq}
+			switch ti.role {
+			case roleWorker:
+				if len(e.CategoryIIDs) > 0 {
+					c, ok := st.cats[e.CategoryIIDs[0]]
+					if !ok {
+						return fail(p, "category iid %d not defined", e.CategoryIIDs[0])
+					}
+					o.stage = m.str(c)
+				} else if name == timeline.NamePark {
+					o.park = true
+				}
+				o.flow = len(e.TerminatingFlowIDs) > 0
+			case roleControl:
+				c, _ := annot(timeline.ArgCycle)
+				o.cycle = uint64(c)
+			case roleStages:
+				s, _ := annot(timeline.ArgStage)
+				o.stIdx = int(s)
+			case roleCounter:
+				return fail(p, "slice on counter track %d", e.TrackUUID)
+			}
+			if len(ti.stack) >= 1<<16 {
+				return fail(p, "slices nested too deep on track %d", e.TrackUUID)
+			}
+			ti.stack = append(ti.stack, o)
+		case 2: // END
+			if len(ti.stack) == 0 {
+				return fail(p, "slice END on track %d without a BEGIN", e.TrackUUID)
+			}
+			o := ti.stack[len(ti.stack)-1]
+			ti.stack = ti.stack[:len(ti.stack)-1]
+			if t < o.start {
+				return fail(p, "slice on track %d ends before it begins", e.TrackUUID)
+			}
+			switch ti.role {
+			case roleWorker:
+				s := slice{start: o.start, end: t, name: o.name, stage: o.stage, flowIn: o.flow}
+				if o.park {
+					m.parks[ti.worker] = append(m.parks[ti.worker], s)
+				} else if o.stage >= 0 {
+					m.packets[ti.worker] = append(m.packets[ti.worker], s)
+				}
+			case roleControl:
+				if m.strs[o.name] == timeline.NameCycle {
+					m.cycles = append(m.cycles, cycleSlice{start: o.start, end: t, cycle: o.cycle})
+				}
+			case roleStages:
+				m.stages = append(m.stages, stageSlice{start: o.start, end: t, stage: o.stIdx, name: m.strs[o.name]})
+			}
+		case 3: // INSTANT
+			worker := -1
+			if ti.role == roleWorker {
+				worker = ti.worker
+			}
+			switch name {
+			case timeline.NameSteal:
+				v, _ := annot(timeline.ArgVictim)
+				mv, _ := annot(timeline.ArgMoved)
+				m.instants = append(m.instants, instant{t: t, kind: instSteal, arg: v, moved: mv, worker: worker})
+			case timeline.NameWake:
+				v, ok := annot(timeline.ArgTarget)
+				if !ok {
+					v = -1
+				}
+				m.instants = append(m.instants, instant{t: t, kind: instWake, arg: v, worker: worker})
+			case timeline.NameWoken:
+				m.instants = append(m.instants, instant{t: t, kind: instWoken, worker: worker})
+			case timeline.NameDropped:
+				if ti.role == roleProcess {
+					d, _ := annot(timeline.ArgDropped)
+					m.dropped = uint64(d)
+				}
+			}
+		case 4: // COUNTER
+			if ti.role != roleCounter {
+				return fail(p, "counter event on non-counter track %d", e.TrackUUID)
+			}
+			c := m.counters[ti.counter]
+			c.samples = append(c.samples, sample{t: t, value: e.CounterValue})
+		}
+		return nil
+	})
+	if err != nil {
+		var de *perfetto.DecodeError
+		if errors.As(err, &de) {
+			return nil, fmt.Errorf("not a valid Perfetto trace: %w", err)
+		}
+		return nil, err
+	}
+	if !isWsched {
+		return nil, ErrNotWsched
+	}
+	if m.workers == 0 {
+		return nil, errors.New("wsched process track does not say how many workers")
+	}
+	for uuid, ti := range tracks {
+		if len(ti.stack) > 0 {
+			return nil, fmt.Errorf("track %d ends with %d open slice(s): truncated file?", uuid, len(ti.stack))
+		}
+	}
+	// Our writer emits in time order; sort anyway so that hand-made files
+	// cannot break the sweeps below.
+	for w := range m.packets {
+		slices.SortFunc(m.packets[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
+		slices.SortFunc(m.parks[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
+	}
+	slices.SortStableFunc(m.instants, func(a, b instant) int { return int(sign(a.t - b.t)) })
+	slices.SortFunc(m.cycles, func(a, b cycleSlice) int { return int(sign(a.start - b.start)) })
+	slices.SortFunc(m.stages, func(a, b stageSlice) int { return int(sign(a.start - b.start)) })
+	for _, c := range m.counters {
+		slices.SortStableFunc(c.samples, func(a, b sample) int { return int(sign(a.t - b.t)) })
+	}
+	return m, nil
+}
+
+func sign(x int64) int64 {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}

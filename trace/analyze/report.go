@@ -1,0 +1,95 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wsched trace: %d workers, %d cycles, %d packets, span %s", r.Workers, len(r.Cycles), r.Packets, dur(r.SpanNs))
+	if r.Dropped > 0 {
+		fmt.Fprintf(&b, ", %d EVENTS DROPPED (figures are partial)", r.Dropped)
+	}
+	b.WriteString("\n")
+	for _, c := range r.Cycles {
+		fmt.Fprintf(&b, "\ncycle %d\n", c.Cycle)
+		writeWindow(&b, "  ", c.Window)
+		for _, s := range c.Stages {
+			fmt.Fprintf(&b, "  stage %d %s\n", s.Stage, s.Name)
+			writeWindow(&b, "    ", s.Window)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeWindow(b *strings.Builder, in string, w Window) {
+	fmt.Fprintf(b, "%smakespan %s, %d packets, work %s", in, dur(w.MakespanNs), w.Packets, dur(w.WorkNs))
+	if w.LowerBoundNs > 0 {
+		fmt.Fprintf(b, ", lower bound %s (%s), ratio %.2f", dur(w.LowerBoundNs), w.BoundBy, w.Ratio)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "%sbusy:", in)
+	for i, p := range w.BusyPct {
+		fmt.Fprintf(b, " w%d %.1f%%", i, p)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "%ssteals %d (%d packets moved); wakes %d", in, w.Steals, w.Stolen, w.Wakes)
+	if w.Wakes > 0 {
+		fmt.Fprintf(b, ": latency p50 %s p99 %s max %s, %d futile", dur(w.WakeP50Ns), dur(w.WakeP99Ns), dur(w.WakeMaxNs), w.FutileWakes)
+		if w.UnknownWakes > 0 {
+			fmt.Fprintf(b, ", %d untargeted", w.UnknownWakes)
+		}
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "%sidle while work was queued elsewhere:", in)
+	for i, d := range w.IdleQueuedNs {
+		fmt.Fprintf(b, " w%d %s", i, dur(d))
+	}
+	fmt.Fprintf(b, "; %d gaps >= %s", w.Gaps, dur(GapThresholdNs))
+	if w.Gaps > 0 {
+		fmt.Fprintf(b, ", longest %s on w%d", dur(w.LongestGapNs), w.LongestGapWork)
+	}
+	b.WriteString("\n")
+	if len(w.Heaviest) > 0 {
+		fmt.Fprintf(b, "%sheaviest types:", in)
+		for i, t := range w.Heaviest {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(b, " %s %dx total %s max %s", t.Name, t.Count, dur(t.TotalNs), dur(t.MaxNs))
+		}
+		b.WriteString("\n")
+	}
+	if len(w.Critical.Packets) > 0 {
+		if w.Critical.Worker >= 0 {
+			fmt.Fprintf(b, "%scritical path (w%d finished last, busy %s):", in, w.Critical.Worker, dur(w.Critical.BusyNs))
+		} else {
+			fmt.Fprintf(b, "%scritical path (through each stage's last finisher, busy %s):", in, dur(w.Critical.BusyNs))
+		}
+		for i, p := range w.Critical.Packets {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(b, " %s %s", p.Name, dur(p.DurNs))
+			if p.Stolen {
+				b.WriteString(" (stolen)")
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+func dur(ns int64) string { return time.Duration(ns).String() }
