@@ -1,0 +1,137 @@
+package deque_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/wsched/wsched/deque"
+)
+
+// Steady state allocates nothing: a deque whose buffer already fits its
+// working set, and an injector between block allocations (one per BlockCap
+// pushes, which AllocsPerRun's integer average rounds to zero; the
+// per-push figure is checked separately).
+
+// packet is a two-word value, like the scheduler's interface-typed
+// packets, so that any boxing would show up as an allocation.
+type packet struct {
+	p   *int
+	seq uint64
+}
+
+func allocs(t *testing.T, name string, f func()) {
+	t.Helper()
+	if got := testing.AllocsPerRun(1000, f); got != 0 {
+		t.Errorf("%s: %v allocs per run, want 0", name, got)
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	x := new(int)
+	for _, fifo := range []bool{false, true} {
+		t.Run(modeName(fifo), func(t *testing.T) {
+			d := deque.NewDequeAt[packet](fifo, ^uint64(0)-10)
+			dst := deque.NewDequeAt[packet](!fifo, ^uint64(0)-10)
+			// Warm up: one lap of the buffer, so each slot has been
+			// handed back by a top-end consumer at least once.
+			for i := range 4 * deque.MinCap {
+				d.Push(packet{x, uint64(i)})
+				if i%2 == 0 {
+					d.Steal()
+				} else {
+					d.Pop()
+				}
+			}
+			var i uint64
+			allocs(t, "Push+Pop", func() {
+				i++
+				d.Push(packet{x, i})
+				d.Pop()
+			})
+			allocs(t, "Push+Steal", func() {
+				i++
+				d.Push(packet{x, i})
+				d.Steal()
+			})
+			allocs(t, "Push×3+Pop×3 (not the last item)", func() {
+				d.Push(packet{x, 1})
+				d.Push(packet{x, 2})
+				d.Push(packet{x, 3})
+				d.Pop()
+				d.Pop()
+				d.Pop()
+			})
+			allocs(t, "Push×4+StealBatch+drain", func() {
+				for j := range 4 {
+					d.Push(packet{x, uint64(j)})
+				}
+				d.StealBatch(dst, 8)
+				for {
+					if _, ok := d.Pop(); !ok {
+						break
+					}
+				}
+				for {
+					if _, ok := dst.Pop(); !ok {
+						break
+					}
+				}
+			})
+			allocs(t, "Push×4+StealBatchAndPop+drain", func() {
+				for j := range 4 {
+					d.Push(packet{x, uint64(j)})
+				}
+				d.StealBatchAndPop(dst, 8)
+				for {
+					if _, ok := d.Pop(); !ok {
+						break
+					}
+				}
+				for {
+					if _, ok := dst.Pop(); !ok {
+						break
+					}
+				}
+			})
+			allocs(t, "Pop on empty, Steal on empty, Len", func() {
+				d.Pop()
+				d.Steal()
+				_ = d.Len() + dst.Len()
+			})
+		})
+	}
+	t.Run("injector", func(t *testing.T) {
+		q := deque.NewInjector[packet]()
+		dst := deque.New[packet]()
+		allocs(t, "Push+Steal", func() {
+			q.Push(packet{x, 1})
+			q.Steal()
+		})
+		allocs(t, "Push×4+StealBatchAndPop+drain", func() {
+			for j := range 4 {
+				q.Push(packet{x, uint64(j)})
+			}
+			q.StealBatchAndPop(dst, 8)
+			for {
+				if _, ok := dst.Pop(); !ok {
+					break
+				}
+			}
+			q.Steal()
+		})
+		// At most one block per BlockCap pushes.
+		const n = 100 * deque.BlockCap
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		for range n {
+			q.Push(packet{x, 1})
+			q.Steal()
+		}
+		runtime.ReadMemStats(&ms)
+		if got := ms.Mallocs - before; got > n/deque.BlockCap+2 {
+			t.Errorf("injector: %d allocations for %d Push+Steal, want at most one per %d", got, n, deque.BlockCap)
+		}
+	})
+}

@@ -1,0 +1,19 @@
+package deque
+
+// Test-only exports of internals, in the manner of sync/export_test.go: the
+// black-box tests in package deque_test start indices near wrap-around and
+// check block and buffer sizes without widening the public API.
+
+// MinCap is the smallest (and initial) buffer of a Deque.
+const MinCap = minCap
+
+// BlockCap is the number of slots in one Injector block; a batch never
+// crosses a block.
+const BlockCap = blockCap
+
+// NewDequeAt returns an empty deque whose indices start at start (use
+// ^uint64(0) - small to cross the wrap-around early).
+func NewDequeAt[T any](fifo bool, start uint64) *Deque[T] { return newDeque[T](fifo, start) }
+
+// NewInjectorAt returns an empty injector whose tickets start at start.
+func NewInjectorAt[T any](start uint64) *Injector[T] { return newInjector[T](start) }

@@ -1,0 +1,679 @@
+package deque_test
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/wsched/wsched/deque"
+)
+
+// Linearizability: short concurrent histories (an owner pushing and
+// popping, two or three thieves stealing) recorded against the real deque
+// and injector and checked by porcupine against sequential models.
+//
+//	go test -run Linearizable ./deque/                      # default: a few hundred histories each
+//	go test -run Linearizable -lincheck.n=20000 ./deque/    # more
+//
+// A failing history is written as porcupine's HTML visualisation; the
+// test log names the file.
+
+var lincheckN = flag.Int("lincheck.n", 0, "histories per linearizability test (0: 300, or 150 under -race)")
+
+func lincheckHistories() int {
+	switch {
+	case *lincheckN > 0:
+		return *lincheckN
+	case stress():
+		return 5000
+	case raceEnabled:
+		return 150
+	}
+	return 300
+}
+
+// The model's operations. Values are small positive integers (one byte
+// each), so a model state is an immutable string: the deque's contents,
+// oldest first. The owner pushes 1, 2, 3, ... in order, so the contents
+// are always ascending and a batch, whose order in dst is not part of the
+// contract, can be compared as a sorted string.
+type linKind uint8
+
+const (
+	linPush  linKind = iota // owner or producer: Push(v)
+	linPop                  // owner: Pop() (v, ok)
+	linSteal                // thief: Steal() (v, st)
+	linBatch                // thief: an atomic StealBatch or StealBatchAndPop (v, moved, st)
+)
+
+type linIn struct {
+	kind  linKind
+	v     int  // linPush: the value pushed
+	limit int  // linBatch
+	pop   bool // linBatch: StealBatchAndPop (v is the returned item)
+}
+
+type linOut struct {
+	v     int
+	ok    bool         // linPop
+	st    deque.Status // linSteal, linBatch
+	moved string       // linBatch: the items moved into dst, sorted (deque) or in order (injector)
+}
+
+// dequeModel is a sequential deque whose owner pops from the newest end
+// (LIFO) or the oldest (FIFO) and whose thieves take the oldest:
+//
+//   - Pop reports nothing only when the deque is empty (strict).
+//   - Steal and a batch report Empty only when the deque is empty
+//     (strict); Retry is allowed at any time and changes nothing.
+//   - A batch takes the oldest items, at least one and at most
+//     min(limit, ⌈n/2⌉) (StealBatch) or 1+min(limit−1, ⌊(n−1)/2⌋)
+//     (StealBatchAndPop) for the n items present at its linearization
+//     point: the uncontended count is exact (count_test.go), a contended
+//     one may be smaller, never larger.
+func dequeModel(fifo bool) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return "" },
+		Step: func(state, input, output any) (bool, any) {
+			s, in, out := state.(string), input.(linIn), output.(linOut)
+			switch in.kind {
+			case linPush:
+				return true, s + string(rune(in.v))
+			case linPop:
+				if !out.ok {
+					return s == "", s
+				}
+				if s == "" {
+					return false, s
+				}
+				if fifo {
+					return s[0] == byte(out.v), s[1:]
+				}
+				return s[len(s)-1] == byte(out.v), s[:len(s)-1]
+			case linSteal:
+				return stealStep(s, out)
+			case linBatch:
+				return batchStep(s, in, out, true)
+			}
+			return false, s
+		},
+		DescribeOperation: describeOp,
+		DescribeState:     describeState,
+	}
+}
+
+// queueModel is the injector: a FIFO queue; Steal and StealBatchAndPop
+// take from the front, strict Empty, free Retry. A batch takes 1..limit
+// items, the rest of the batch landing in dst in queue order.
+func queueModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return "" },
+		Step: func(state, input, output any) (bool, any) {
+			s, in, out := state.(string), input.(linIn), output.(linOut)
+			switch in.kind {
+			case linPush:
+				return true, s + string(rune(in.v))
+			case linSteal:
+				return stealStep(s, out)
+			case linBatch:
+				return batchStep(s, in, out, false)
+			}
+			return false, s
+		},
+		DescribeOperation: describeOp,
+		DescribeState:     describeState,
+	}
+}
+
+func stealStep(s string, out linOut) (bool, any) {
+	switch out.st {
+	case deque.Success:
+		return s != "" && s[0] == byte(out.v), s[min(1, len(s)):]
+	case deque.Empty:
+		return s == "", s
+	case deque.Retry:
+		return true, s
+	}
+	return false, s
+}
+
+// batchStep: halfRule applies the deque's about-half bound; the injector
+// takes up to limit.
+func batchStep(s string, in linIn, out linOut, halfRule bool) (bool, any) {
+	switch out.st {
+	case deque.Empty:
+		return s == "" && out.moved == "", s
+	case deque.Retry:
+		return out.moved == "", s
+	case deque.Success:
+	default:
+		return false, s
+	}
+	took := out.moved
+	if in.pop {
+		took = string(rune(out.v)) + out.moved
+	}
+	n, k := len(s), len(took)
+	most := in.limit
+	if halfRule {
+		if in.pop {
+			most = 1 + min(in.limit-1, (n-1)/2)
+		} else {
+			most = min(in.limit, (n+1)/2)
+		}
+	}
+	if k == 0 || k > most || !strings.HasPrefix(s, took) {
+		return false, s
+	}
+	return true, s[k:]
+}
+
+func describeOp(input, output any) string {
+	in, out := input.(linIn), output.(linOut)
+	switch in.kind {
+	case linPush:
+		return fmt.Sprintf("Push(%d)", in.v)
+	case linPop:
+		if !out.ok {
+			return "Pop() -> none"
+		}
+		return fmt.Sprintf("Pop() -> %d", out.v)
+	case linSteal:
+		if out.st != deque.Success {
+			return "Steal() -> " + out.st.String()
+		}
+		return fmt.Sprintf("Steal() -> %d", out.v)
+	}
+	name := "StealBatch"
+	if in.pop {
+		name = "StealBatchAndPop"
+	}
+	if out.st != deque.Success {
+		return fmt.Sprintf("%s(%d) -> %v", name, in.limit, out.st)
+	}
+	if in.pop {
+		return fmt.Sprintf("%s(%d) -> %d + %v", name, in.limit, out.v, describeState(out.moved))
+	}
+	return fmt.Sprintf("%s(%d) -> %v", name, in.limit, describeState(out.moved))
+}
+
+func describeState(state any) string {
+	var b []string
+	for _, c := range []byte(state.(string)) {
+		b = append(b, fmt.Sprint(c))
+	}
+	return "[" + strings.Join(b, " ") + "]"
+}
+
+// linDeque is what the recorder drives: the real *deque.Deque[int], or a
+// deliberately wrong one for the model's own test.
+type linDeque interface {
+	Push(int)
+	Pop() (int, bool)
+	Steal() (int, deque.Status)
+	StealBatch(dst *deque.Deque[int], limit int) (int, deque.Status)
+	StealBatchAndPop(dst *deque.Deque[int], limit int) (int, int, deque.Status)
+}
+
+// recorder timestamps operations with a shared logical clock: an
+// operation that returned before another was called has a smaller Return
+// than the other's Call, which is all porcupine needs.
+type recorder struct {
+	clock atomic.Int64
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+}
+
+func (r *recorder) add(client int, call int64, in linIn, out linOut) {
+	ret := r.clock.Add(1)
+	r.mu.Lock()
+	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Call: call, Return: ret, Input: in, Output: out})
+	r.mu.Unlock()
+}
+
+// addSplit records a batch from a LIFO deque. There a batch is a sequence
+// of single steals (one CAS each, as in crossbeam, because the owner pops
+// without a CAS while more than one item is left), so the model checks it
+// as one Steal per item, each free to fall anywhere in the batch's span;
+// a batch that took nothing is one Steal with the batch's status.
+func (r *recorder) addSplit(client int, call int64, st deque.Status, items []int) {
+	ret := r.clock.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(items) == 0 {
+		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Call: call, Return: ret,
+			Input: linIn{kind: linSteal}, Output: linOut{st: st}})
+		return
+	}
+	for _, v := range items {
+		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Call: call, Return: ret,
+			Input: linIn{kind: linSteal}, Output: linOut{v: v, st: deque.Success}})
+	}
+}
+
+func encode(items []int) string {
+	var b strings.Builder
+	for _, v := range items {
+		b.WriteByte(byte(v))
+	}
+	return b.String()
+}
+
+// barrier spins until n goroutines have arrived, so that they start their
+// operations together. It yields now and then, since there may be more
+// goroutines than Ps.
+func barrier(ready *atomic.Int32, n int32) {
+	ready.Add(1)
+	for i := 1; ready.Load() < n; i++ {
+		if i%1000 == 0 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// pause stalls for a random, short while between operations (mostly not
+// at all, so that operations run back to back and overlap; sometimes a
+// spin of up to a microsecond or a yield) so that the goroutines'
+// operations fall across each other in varied ways.
+func pause(rng *rand.Rand) {
+	switch n := rng.IntN(32); {
+	case n == 0:
+		runtime.Gosched()
+	case n < 12:
+		for range rng.IntN(64) {
+			spinSink.Add(1)
+		}
+	}
+}
+
+var spinSink atomic.Int64
+
+// recordDeque runs one short history: the owner does ownerOps pushes and
+// pops, each of thieves does thiefOps steals of the three kinds. atomic
+// says whether d's batches are single atomic steps (FIFO) or sequences
+// of steals (LIFO).
+func recordDeque(d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, thiefOps int) []porcupine.Operation {
+	var r recorder
+	var ready atomic.Int32
+	var wg sync.WaitGroup
+	n := int32(1 + thieves)
+	wg.Add(int(n))
+	go func() { // the owner
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(seed, 0))
+		barrier(&ready, n)
+		next := 1
+		for range ownerOps {
+			pause(rng)
+			call := r.clock.Add(1)
+			if rng.IntN(5) < 3 {
+				d.Push(next)
+				r.add(0, call, linIn{kind: linPush, v: next}, linOut{})
+				next++
+			} else {
+				v, ok := d.Pop()
+				r.add(0, call, linIn{kind: linPop}, linOut{v: v, ok: ok})
+			}
+		}
+	}()
+	for i := range thieves {
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(i)+1))
+			dst := deque.New[int]()
+			barrier(&ready, n)
+			for range thiefOps {
+				pause(rng)
+				limit := 1 + rng.IntN(4)
+				call := r.clock.Add(1)
+				switch rng.IntN(3) {
+				case 0:
+					v, st := d.Steal()
+					r.add(i+1, call, linIn{kind: linSteal}, linOut{v: v, st: st})
+				case 1:
+					_, st := d.StealBatch(dst, limit)
+					moved := drain(dst)
+					slices.Sort(moved)
+					if atomicBatch {
+						r.add(i+1, call, linIn{kind: linBatch, limit: limit}, linOut{st: st, moved: encode(moved)})
+					} else {
+						r.addSplit(i+1, call, st, moved)
+					}
+				case 2:
+					v, _, st := d.StealBatchAndPop(dst, limit)
+					moved := drain(dst)
+					slices.Sort(moved)
+					if atomicBatch {
+						r.add(i+1, call, linIn{kind: linBatch, limit: limit, pop: true}, linOut{v: v, st: st, moved: encode(moved)})
+					} else {
+						items := moved
+						if st == deque.Success {
+							items = append([]int{v}, moved...)
+						}
+						r.addSplit(i+1, call, st, items)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return r.ops
+}
+
+// recordInjector: two producers push distinct values, two consumers Steal
+// and StealBatchAndPop (into a FIFO deque, drained oldest first).
+func recordInjector(q *deque.Injector[int], seed uint64, pushes, consumers, consumerOps int) []porcupine.Operation {
+	var r recorder
+	var ready atomic.Int32
+	var wg sync.WaitGroup
+	const producers = 2
+	n := int32(producers + consumers)
+	wg.Add(int(n))
+	for p := range producers {
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(p)))
+			barrier(&ready, n)
+			for i := range pushes {
+				pause(rng)
+				v := 1 + p*100 + i
+				call := r.clock.Add(1)
+				q.Push(v)
+				r.add(p, call, linIn{kind: linPush, v: v}, linOut{})
+			}
+		}()
+	}
+	for c := range consumers {
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(producers+c)))
+			dst := deque.NewFIFO[int]()
+			barrier(&ready, n)
+			for range consumerOps {
+				pause(rng)
+				call := r.clock.Add(1)
+				if rng.IntN(2) == 0 {
+					v, st := q.Steal()
+					r.add(producers+c, call, linIn{kind: linSteal}, linOut{v: v, st: st})
+				} else {
+					limit := 1 + rng.IntN(4)
+					v, _, st := q.StealBatchAndPop(dst, limit)
+					moved := drain(dst) // FIFO dst: oldest first
+					r.add(producers+c, call, linIn{kind: linBatch, limit: limit, pop: true}, linOut{v: v, st: st, moved: encode(moved)})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return r.ops
+}
+
+// overlapping counts the operations that overlap in time with an
+// operation of another client: a history with none checks nothing
+// concurrent.
+func overlapping(ops []porcupine.Operation) int {
+	n := 0
+	for i, a := range ops {
+		for j, b := range ops {
+			if i != j && a.ClientId != b.ClientId && a.Call < b.Return && b.Call < a.Return {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// checkHistory fails t, writing porcupine's visualisation, if ops is not
+// linearizable. It returns false on an Unknown (checker timeout).
+func checkHistory(t *testing.T, model porcupine.Model, ops []porcupine.Operation, what string) bool {
+	t.Helper()
+	res, info := porcupine.CheckOperationsVerbose(model, ops, 10*time.Second)
+	switch res {
+	case porcupine.Ok:
+		return true
+	case porcupine.Unknown:
+		t.Logf("%s: checker timed out; history not judged", what)
+		return false
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("wsched-lincheck-%d.html", time.Now().UnixNano()))
+	if err := porcupine.VisualizePath(model, info, path); err != nil {
+		path = "(visualisation failed: " + err.Error() + ")"
+	}
+	var lines []string
+	sorted := slices.Clone(ops)
+	slices.SortFunc(sorted, func(a, b porcupine.Operation) int { return int(a.Call - b.Call) })
+	for _, op := range sorted {
+		lines = append(lines, fmt.Sprintf("  client %d [%3d,%3d] %s", op.ClientId, op.Call, op.Return, describeOp(op.Input, op.Output)))
+	}
+	t.Fatalf("%s: history is not linearizable (visualisation: %s):\n%s", what, path, strings.Join(lines, "\n"))
+	return false
+}
+
+func TestDequeLinearizable(t *testing.T) {
+	histories := lincheckHistories()
+	for _, fifo := range []bool{false, true} {
+		t.Run(modeName(fifo), func(t *testing.T) {
+			model := dequeModel(fifo)
+			unknown, ops, over := 0, 0, 0
+			deadline := time.Now().Add(watchdogLimit(t))
+			for h := range histories {
+				if time.Now().After(deadline) {
+					t.Fatalf("watchdog: only %d of %d histories in %v", h, histories, watchdogLimit(t))
+				}
+				start := starts[h%len(starts)] - 8 // crosses the wrap-around mid-history
+				if h%len(starts) == 0 {
+					start = 0
+				}
+				d := deque.NewDequeAt[int](fifo, start)
+				thieves := 2 + h%2
+				hist := recordDeque(d, fifo, uint64(h), 16+h%9, thieves, 4+h%4)
+				ops += len(hist)
+				over += overlapping(hist)
+				if !checkHistory(t, model, hist, fmt.Sprintf("history %d (%s)", h, startName(start))) {
+					unknown++
+				}
+			}
+			t.Logf("%d histories, %d operations (%.1f per history, %.0f%% overlapping another client's), %d not judged",
+				histories, ops, float64(ops)/float64(histories), 100*float64(over)/float64(ops), unknown)
+		})
+	}
+}
+
+func TestInjectorLinearizable(t *testing.T) {
+	histories := lincheckHistories()
+	model := queueModel()
+	ops, over := 0, 0
+	deadline := time.Now().Add(watchdogLimit(t))
+	for h := range histories {
+		if time.Now().After(deadline) {
+			t.Fatalf("watchdog: only %d of %d histories in %v", h, histories, watchdogLimit(t))
+		}
+		// Tickets start a few below a block boundary, so batches meet it.
+		start := uint64(deque.BlockCap*(h%3) - 5)
+		if h%2 == 1 {
+			start = ^uint64(0) - deque.BlockCap - 4 // -(BlockCap+5)
+		}
+		q := deque.NewInjectorAt[int](start)
+		hist := recordInjector(q, uint64(h), 8+h%5, 2, 5+h%4)
+		ops += len(hist)
+		over += overlapping(hist)
+		checkHistory(t, model, hist, fmt.Sprintf("history %d (start %#x)", h, start))
+	}
+	t.Logf("%d histories, %d operations (%.1f per history, %.0f%% overlapping another client's)",
+		histories, ops, float64(ops)/float64(histories), 100*float64(over)/float64(ops))
+}
+
+// The model must be able to fail: hand-made histories that no deque could
+// produce are rejected, a few legal ones are accepted, and histories
+// recorded from deliberately wrong deques are caught.
+
+// op builds a history entry; ops at [c, r] with r < the next c are
+// sequential.
+func op(client int, call, ret int64, in linIn, out linOut) porcupine.Operation {
+	return porcupine.Operation{ClientId: client, Call: call, Return: ret, Input: in, Output: out}
+}
+
+var (
+	push   = func(v int) linIn { return linIn{kind: linPush, v: v} }
+	pop    = linIn{kind: linPop}
+	steal  = linIn{kind: linSteal}
+	popped = func(v int) linOut { return linOut{v: v, ok: true} }
+	none   = linOut{}
+	stole  = func(v int) linOut { return linOut{v: v, st: deque.Success} }
+	status = func(st deque.Status) linOut { return linOut{st: st} }
+	batch  = func(limit int) linIn { return linIn{kind: linBatch, limit: limit} }
+	moved  = func(vs ...int) linOut { return linOut{st: deque.Success, moved: encode(vs)} }
+)
+
+func TestLinearizabilityModelRejects(t *testing.T) {
+	lifo, fifo, queue := dequeModel(false), dequeModel(true), queueModel()
+	cases := []struct {
+		name  string
+		model porcupine.Model
+		ok    bool
+		ops   []porcupine.Operation
+	}{
+		{"steal takes the newest", lifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(1, 4, 5, steal, stole(2))}},
+		{"steal takes the oldest", lifo, true, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(1, 4, 5, steal, stole(1))}},
+		{"LIFO pop takes the oldest", lifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, pop, popped(1))}},
+		{"FIFO pop takes the newest", fifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, pop, popped(2))}},
+		{"item taken twice", lifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(1, 2, 5, steal, stole(1)), op(0, 3, 4, pop, popped(1))}},
+		{"empty while an item was there", lifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(1, 2, 3, steal, status(deque.Empty)), op(0, 4, 5, pop, popped(1))}},
+		{"pop reports none while an item was there", lifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, pop, none), op(1, 4, 5, steal, stole(1))}},
+		{"empty during a concurrent push", lifo, true, []porcupine.Operation{
+			op(0, 0, 3, push(1), none), op(1, 1, 2, steal, status(deque.Empty)), op(1, 4, 5, steal, stole(1))}},
+		{"retry at any time", lifo, true, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(1, 2, 3, steal, status(deque.Retry)), op(0, 4, 5, pop, popped(1))}},
+		{"steal races the owner's last pop", lifo, true, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(1, 2, 5, steal, stole(1)), op(0, 3, 4, pop, none)}},
+		{"item stolen before it was pushed", lifo, false, []porcupine.Operation{
+			op(1, 0, 1, steal, stole(1)), op(0, 2, 3, push(1), none)}},
+		{"batch of more than half", fifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
+			op(1, 6, 7, batch(8), moved(1, 2, 3))}},
+		{"batch of half", fifo, true, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
+			op(1, 6, 7, batch(8), moved(1, 2))}},
+		{"batch over its limit", fifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
+			op(0, 6, 7, push(4), none), op(1, 8, 9, batch(1), moved(1, 2))}},
+		{"batch skips the oldest", fifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
+			op(1, 6, 7, batch(8), moved(2))}},
+		{"batch of nothing called success", fifo, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(1, 2, 3, batch(8), moved())}},
+		{"injector is FIFO", queue, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(1, 4, 5, steal, stole(2))}},
+		{"injector pushes from two producers", queue, true, []porcupine.Operation{
+			op(0, 0, 3, push(1), none), op(1, 1, 2, push(2), none), op(2, 4, 5, steal, stole(2)), op(2, 6, 7, steal, stole(1))}},
+		{"injector batch out of order", queue, false, []porcupine.Operation{
+			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
+			op(1, 6, 7, linIn{kind: linBatch, limit: 3, pop: true}, linOut{v: 1, st: deque.Success, moved: encode([]int{3, 2})})}},
+	}
+	for _, c := range cases {
+		if got := porcupine.CheckOperations(c.model, c.ops); got != c.ok {
+			t.Errorf("%s: linearizable = %v, want %v", c.name, got, c.ok)
+		}
+	}
+}
+
+// wrongDeque is a mutex-guarded deque with one deliberate defect.
+type wrongDeque struct {
+	mu    sync.Mutex
+	items []int
+	// stealNewest makes thieves take the newest item (the owner's end).
+	stealNewest bool
+	// falseEmpty makes thieves report Empty while one item is left.
+	falseEmpty bool
+	// dupLast makes thieves read the oldest item without removing it
+	// when it is the last one: it is taken twice.
+	dupLast bool
+}
+
+func (w *wrongDeque) Push(v int) { w.mu.Lock(); w.items = append(w.items, v); w.mu.Unlock() }
+
+func (w *wrongDeque) Pop() (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.items) == 0 {
+		return 0, false
+	}
+	v := w.items[len(w.items)-1]
+	w.items = w.items[:len(w.items)-1]
+	return v, true
+}
+
+func (w *wrongDeque) Steal() (int, deque.Status) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch n := len(w.items); {
+	case n == 0, n == 1 && w.falseEmpty:
+		return 0, deque.Empty
+	case n == 1 && w.dupLast:
+		return w.items[0], deque.Success
+	case w.stealNewest:
+		v := w.items[n-1]
+		w.items = w.items[:n-1]
+		return v, deque.Success
+	}
+	v := w.items[0]
+	w.items = w.items[1:]
+	return v, deque.Success
+}
+
+func (w *wrongDeque) StealBatch(dst *deque.Deque[int], limit int) (int, deque.Status) {
+	v, st := w.Steal()
+	if st == deque.Success {
+		dst.Push(v)
+		return 1, st
+	}
+	return 0, st
+}
+
+func (w *wrongDeque) StealBatchAndPop(dst *deque.Deque[int], limit int) (int, int, deque.Status) {
+	v, st := w.Steal()
+	return v, 0, st
+}
+
+func TestLinearizabilityCatchesWrongDeques(t *testing.T) {
+	model := dequeModel(false)
+	for _, c := range []struct {
+		name string
+		make func() *wrongDeque
+	}{
+		{"steals the newest", func() *wrongDeque { return &wrongDeque{stealNewest: true} }},
+		{"reports empty with one item left", func() *wrongDeque { return &wrongDeque{falseEmpty: true} }},
+		{"hands out the last item twice", func() *wrongDeque { return &wrongDeque{dupLast: true} }},
+	} {
+		caught := 0
+		const histories = 50
+		for h := range histories {
+			hist := recordDeque(c.make(), false, uint64(h), 20, 2, 6)
+			if !porcupine.CheckOperations(model, hist) {
+				caught++
+			}
+		}
+		if caught == 0 {
+			t.Errorf("a deque that %s passed all %d histories: the model cannot fail", c.name, histories)
+		}
+		t.Logf("a deque that %s: caught in %d of %d histories", c.name, caught, histories)
+	}
+}

@@ -1,0 +1,358 @@
+package deque_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/wsched/wsched/deque"
+)
+
+// Exactly-once stress tests: every item pushed is consumed by exactly one
+// goroutine, whatever mix of Pop, Steal, StealBatch and StealBatchAndPop
+// takes it, from indices that start at zero or just below the uint64
+// wrap-around. A lost item leaves the run short of its total and trips the
+// watchdog, which prints which items are missing; a duplicated one fails
+// the final count.
+
+// stealer is one way a thief takes work from a victim deque.
+type stealer int
+
+const (
+	viaSteal stealer = iota
+	viaStealBatch
+	viaStealBatchAndPop
+	numStealers
+)
+
+func (s stealer) String() string {
+	return [...]string{"Steal", "StealBatch", "StealBatchAndPop"}[s]
+}
+
+// randLimit draws a batch limit: mostly small, sometimes 1 (a batch of
+// one), sometimes larger than any deque here (no cap).
+func randLimit(rng *rand.Rand) int {
+	switch rng.IntN(8) {
+	case 0:
+		return 1
+	case 1:
+		return 1 << 20
+	}
+	return 1 + rng.IntN(40)
+}
+
+func TestDequeExactlyOnce(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		for _, start := range starts {
+			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
+				dequeExactlyOnce(t, fifo, start, items(), 3)
+			})
+		}
+	}
+}
+
+// TestDequeExactlyOnceMany runs more thieves than processors
+// (WSCHED_STRESS=1 only): thieves preempted mid-claim.
+func TestDequeExactlyOnceMany(t *testing.T) {
+	if !stress() {
+		t.Skip("WSCHED_STRESS=1 runs this")
+	}
+	for _, fifo := range []bool{false, true} {
+		for _, start := range starts {
+			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
+				dequeExactlyOnce(t, fifo, start, 4*items(), 4*runtime.GOMAXPROCS(0)+1)
+			})
+		}
+	}
+}
+
+// dequeExactlyOnce: one owner pushes n items in bursts (now and then a
+// burst of a few thousand, so the buffer grows and shrinks while thieves
+// are stealing) and pops some of them back; k thieves take from it with
+// Steal, StealBatch and StealBatchAndPop in turn, into deques of their own
+// (half LIFO, half FIFO) that they pop from and that their peers also steal
+// from. Values are pushed in increasing order, so any one goroutine's
+// takes from the top end (Steal, the item StealBatchAndPop returns, a FIFO
+// owner's Pop) must come out increasing.
+func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
+	d := deque.NewDequeAt[int](fifo, start)
+	c := newCounter(n)
+	mines := make([]*deque.Deque[int], k)
+	for i := range mines {
+		mines[i] = deque.NewDequeAt[int](i%2 == 1, start+uint64(i)*7919)
+	}
+	var g group
+	var maxCap atomic.Int64
+	var statuses [numStealers][3]atomic.Int64 // [method][Status]
+	var fails atomic.Pointer[string]
+	fail := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		fails.CompareAndSwap(nil, &s)
+		g.stop.Store(true)
+	}
+
+	g.Go(func() { // the owner
+		rng := rand.New(rand.NewPCG(uint64(start), 1))
+		lastPop := -1
+		var local int64
+		consume := func(v int) {
+			if fifo {
+				if v <= lastPop {
+					fail("FIFO owner popped %d after %d", v, lastPop)
+				}
+				lastPop = v
+			}
+			c.add(v)
+			local++
+		}
+		for next := 0; next < n && !g.stopped(); {
+			burst := 1 + rng.IntN(48)
+			if rng.IntN(128) == 0 {
+				burst = 1000 + rng.IntN(4000)
+			}
+			for j := 0; j < burst && next < n; j++ {
+				d.Push(next)
+				next++
+			}
+			maxCap.Store(max(maxCap.Load(), int64(d.Cap())))
+			for pops := rng.IntN(burst + 1); pops > 0; pops-- {
+				v, ok := d.Pop()
+				if !ok {
+					break
+				}
+				consume(v)
+			}
+			c.total.Add(local)
+			local = 0
+		}
+		for !g.stopped() {
+			v, ok := d.Pop()
+			if !ok {
+				break
+			}
+			consume(v)
+		}
+		c.total.Add(local)
+	})
+
+	for i := range k {
+		g.Go(func() { // thief i
+			rng := rand.New(rand.NewPCG(uint64(start), uint64(i)+2))
+			mine, peer := mines[i], mines[(i+1)%k]
+			how := stealer(i % int(numStealers))
+			last := -1
+			var local int64
+			ordered := func(v int) {
+				if v <= last {
+					fail("thief %d (%v) took %d after %d from the top end", i, how, v, last)
+				}
+				last = v
+			}
+			for !g.stopped() && !c.done() {
+				switch how {
+				case viaSteal:
+					v, st := d.Steal()
+					statuses[how][st].Add(1)
+					if st == deque.Success {
+						ordered(v)
+						c.add(v)
+						local++
+					}
+				case viaStealBatch:
+					limit := randLimit(rng)
+					moved, st := d.StealBatch(mine, limit)
+					statuses[how][st].Add(1)
+					if (st == deque.Success) != (moved > 0) || moved > limit {
+						fail("StealBatch(limit %d) = %d, %v", limit, moved, st)
+					}
+				case viaStealBatchAndPop:
+					limit := randLimit(rng)
+					v, moved, st := d.StealBatchAndPop(mine, limit)
+					statuses[how][st].Add(1)
+					if st == deque.Success {
+						if moved < 0 || moved > limit-1 {
+							fail("StealBatchAndPop(limit %d) moved %d", limit, moved)
+						}
+						ordered(v)
+						c.add(v)
+						local++
+					} else if moved != 0 {
+						fail("StealBatchAndPop = _, %d, %v", moved, st)
+					}
+				}
+				// Take a little from a peer, then pop a few of our own,
+				// leaving some for the peers to steal.
+				if rng.IntN(4) == 0 {
+					if v, st := peer.Steal(); st == deque.Success {
+						c.add(v)
+						local++
+					}
+				}
+				for pops := 1 + rng.IntN(4); pops > 0; pops-- {
+					v, ok := mine.Pop()
+					if !ok {
+						break
+					}
+					c.add(v)
+					local++
+				}
+				c.total.Add(local)
+				local = 0
+			}
+		})
+	}
+	g.Wait(t, "deque exactly-once", func() string {
+		lens := fmt.Sprintf("victim Len %d", d.Len())
+		for i, m := range mines {
+			lens += fmt.Sprintf(", thief %d Len %d", i, m.Len())
+		}
+		return c.summary() + "; " + lens
+	})
+	if f := fails.Load(); f != nil {
+		t.Fatal(*f)
+	}
+	c.check(t)
+	if d.Len() != 0 {
+		t.Errorf("victim Len %d after all items were consumed", d.Len())
+	}
+	if got := maxCap.Load(); got <= deque.MinCap {
+		t.Errorf("the buffer never grew past %d while bursts of 1000+ were pushed", got)
+	}
+	for i, m := range mines {
+		if m.Len() != 0 {
+			t.Errorf("thief %d Len %d after all items were consumed", i, m.Len())
+		}
+		m.Release()
+	}
+	d.Release()
+	var report string
+	for how := range numStealers {
+		report += fmt.Sprintf(" %v: %d success, %d empty, %d retry;", how,
+			statuses[how][deque.Success].Load(), statuses[how][deque.Empty].Load(), statuses[how][deque.Retry].Load())
+	}
+	t.Logf("%d items, %d thieves, max Cap %d;%s", n, k, maxCap.Load(), report)
+}
+
+func TestInjectorExactlyOnce(t *testing.T) {
+	for _, start := range []uint64{0, ^uint64(0) - 300} {
+		t.Run(startName(start), func(t *testing.T) {
+			injectorExactlyOnce(t, start, items(), 2, 3)
+		})
+	}
+}
+
+func TestInjectorExactlyOnceMany(t *testing.T) {
+	if !stress() {
+		t.Skip("WSCHED_STRESS=1 runs this")
+	}
+	p := 2 * runtime.GOMAXPROCS(0)
+	injectorExactlyOnce(t, ^uint64(0)-300, 4*items(), p, p+1)
+}
+
+// injectorExactlyOnce: p producers push n items in all (producer j pushes
+// j, j+p, j+2p, ...); k consumers take with Steal (consumer 0) or
+// StealBatchAndPop into a deque of their own (the others, LIFO and FIFO),
+// which they pop and their peers steal from. The queue is FIFO, so the
+// items one consumer takes straight from the injector must come out in
+// each producer's order.
+func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
+	q := deque.NewInjectorAt[int](start)
+	c := newCounter(n)
+	mines := make([]*deque.Deque[int], k)
+	for i := range mines {
+		mines[i] = deque.NewDequeAt[int](i%2 == 1, start)
+	}
+	var g group
+	var fails atomic.Pointer[string]
+	fail := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		fails.CompareAndSwap(nil, &s)
+		g.stop.Store(true)
+	}
+	var statuses [2][3]atomic.Int64
+	for j := range p {
+		g.Go(func() {
+			for v := j; v < n && !g.stopped(); v += p {
+				q.Push(v)
+			}
+		})
+	}
+	for i := range k {
+		g.Go(func() {
+			rng := rand.New(rand.NewPCG(start, uint64(i)))
+			mine, peer := mines[i], mines[(i+1)%k]
+			last := make([]int, p) // last item taken from the injector, per producer
+			for j := range last {
+				last[j] = -1
+			}
+			ordered := func(v int) {
+				if v <= last[v%p] {
+					fail("consumer %d took %d after %d (producer %d) from the injector", i, v, last[v%p], v%p)
+				}
+				last[v%p] = v
+			}
+			var local int64
+			for !g.stopped() && !c.done() {
+				if i == 0 {
+					v, st := q.Steal()
+					statuses[0][st].Add(1)
+					if st == deque.Success {
+						ordered(v)
+						c.add(v)
+						local++
+					}
+				} else {
+					limit := randLimit(rng)
+					v, moved, st := q.StealBatchAndPop(mine, limit)
+					statuses[1][st].Add(1)
+					if st == deque.Success {
+						if moved < 0 || moved > limit-1 || moved > deque.BlockCap-1 {
+							fail("Injector.StealBatchAndPop(limit %d) moved %d", limit, moved)
+						}
+						ordered(v)
+						c.add(v)
+						local++
+					} else if moved != 0 {
+						fail("Injector.StealBatchAndPop = _, %d, %v", moved, st)
+					}
+				}
+				if rng.IntN(4) == 0 {
+					if v, st := peer.Steal(); st == deque.Success {
+						c.add(v)
+						local++
+					}
+				}
+				for pops := 1 + rng.IntN(4); pops > 0; pops-- {
+					v, ok := mine.Pop()
+					if !ok {
+						break
+					}
+					c.add(v)
+					local++
+				}
+				c.total.Add(local)
+				local = 0
+			}
+		})
+	}
+	g.Wait(t, "injector exactly-once", func() string {
+		s := fmt.Sprintf("injector Len %d", q.Len())
+		for i, m := range mines {
+			s += fmt.Sprintf(", consumer %d Len %d", i, m.Len())
+		}
+		return c.summary() + "; " + s
+	})
+	if f := fails.Load(); f != nil {
+		t.Fatal(*f)
+	}
+	c.check(t)
+	if !q.IsEmpty() || q.Len() != 0 {
+		t.Errorf("injector Len %d after all items were consumed", q.Len())
+	}
+	t.Logf("%d items, %d producers, %d consumers; Steal %d/%d/%d, StealBatchAndPop %d/%d/%d (success/empty/retry)",
+		n, p, k,
+		statuses[0][deque.Success].Load(), statuses[0][deque.Empty].Load(), statuses[0][deque.Retry].Load(),
+		statuses[1][deque.Success].Load(), statuses[1][deque.Empty].Load(), statuses[1][deque.Retry].Load())
+}
