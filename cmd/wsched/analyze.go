@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/wsched/wsched/trace/analyze"
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+const analyzeUsage = `usage: wsched analyze [-json] [-check] FILE
+
+Reads a Perfetto trace written by wsched (wsched demo, or perfetto.WriteFile
+on a trace.Recorder snapshot) and prints, per cycle and per stage: the
+makespan; the lower bound max(longest packet, work / workers) and the ratio
+to it; each worker's busy share; steals; wake-up latency p50/p99 (wake sent
+to the woken worker's first packet); time idle while work was queued
+elsewhere; the critical path and the heaviest packet types.
+
+Flags:
+`
+
+// analyzeCmd is `wsched analyze`.
+func analyzeCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wsched analyze", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), analyzeUsage)
+		fs.PrintDefaults()
+	}
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	check := fs.Bool("check", false, "also check the file against Perfetto's trace rules; violations fail")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "wsched analyze: want one FILE, got %d arguments (see -h)\n", fs.NArg())
+		return 2
+	}
+	path := fs.Arg(0)
+	fail := func(err error) int {
+		// One line: the first line of the error.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintf(stderr, "wsched analyze: %s\n", msg)
+		return 1
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fail(err)
+	}
+	if *check {
+		if _, err := perfetto.Check(data); err != nil {
+			fmt.Fprintln(stdout, err)
+			return fail(fmt.Errorf("%s: %w", path, err))
+		}
+	}
+	r, err := analyze.Bytes(data)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", path, err))
+	}
+	if *asJSON {
+		err = r.WriteJSON(stdout)
+	} else {
+		err = r.WriteText(stdout)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return 0
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+// twoCycles records two small cycles by hand with a fake clock.
+func twoCycles() *trace.Snapshot {
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	a, b, st := r.Intern("A"), r.Intern("B"), r.Intern("Mark")
+	c := r.Control()
+	for cyc := uint64(1); cyc <= 2; cyc++ {
+		now += 1000
+		c.CycleBegin(cyc)
+		c.StageOpen(1, st)
+		c.WakeSent(1)
+		for w := range 2 {
+			tb := r.Worker(w)
+			tb.PacketBegin(a, 1, 0)
+			now += 5000
+			tb.PacketEnd()
+			tb.PacketBegin(b, 1, 0)
+			now += 2000
+			tb.PacketEnd()
+		}
+		c.StageClose(1)
+		c.CycleEnd(cyc)
+	}
+	return r.Snapshot()
+}
+
+func runCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestMainUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string // substring of stdout+stderr
+	}{
+		{nil, 2, "usage: wsched"},
+		{[]string{"-h"}, 0, "analyze"},
+		{[]string{"nosuch"}, 2, `unknown command "nosuch"`},
+		{[]string{"analyze", "-h"}, 0, "usage: wsched analyze"},
+		{[]string{"analyze"}, 2, "want one FILE"},
+		{[]string{"analyze", "a", "b"}, 2, "want one FILE"},
+		{[]string{"analyze", "-bogus", "x"}, 2, "flag provided but not defined"},
+		{[]string{"analyze", filepath.Join(t.TempDir(), "missing.pftrace")}, 1, "no such file"},
+	} {
+		code, out, errs := runCmd(tc.args...)
+		if code != tc.code || !strings.Contains(out+errs, tc.out) {
+			t.Errorf("%v: exit %d (want %d), output %q, want %q", tc.args, code, tc.code, out+errs, tc.out)
+		}
+		if code == 1 && strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: error is not one line: %q", tc.args, errs)
+		}
+	}
+}
+
+func TestAnalyzeCommand(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.pftrace")
+	if _, err := perfetto.WriteFile(path, twoCycles(), perfetto.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd("analyze", "-check", path)
+	if code != 0 || !strings.Contains(out, "cycle 2") || !strings.Contains(out, "lower bound") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	code, out, _ = runCmd("analyze", "-json", path)
+	var rep struct {
+		Workers int `json:"workers"`
+		Cycles  []struct {
+			MakespanNs int64 `json:"makespan_ns"`
+		} `json:"cycles"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Workers != 2 || len(rep.Cycles) != 2 || rep.Cycles[0].MakespanNs <= 0 {
+		t.Fatalf("-json: exit %d, %q", code, out)
+	}
+
+	// Bad input: one-line error, exit 1, no panic.
+	data, _ := os.ReadFile(path)
+	bad := map[string][]byte{
+		"garbage.pftrace":   []byte("garbage garbage"),
+		"truncated.pftrace": data[:len(data)/2],
+		"empty.pftrace":     nil,
+		"trace.json":        []byte(`{"traceEvents":[]}`),
+	}
+	for name, b := range bad {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		code, _, errs := runCmd("analyze", p)
+		if code != 1 || !strings.HasPrefix(errs, "wsched analyze: ") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q", name, code, errs)
+		}
+	}
+}

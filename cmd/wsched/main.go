@@ -1,0 +1,65 @@
+// Command wsched is the command-line companion of the wsched scheduler.
+//
+//	wsched analyze [-json] [-check] FILE   explain a Perfetto trace written by wsched
+//	wsched demo [flags]                     run the demo jobs and write traces
+//
+// Every subcommand takes -h. Exit status: 0 success, 1 failure (with a
+// one-line error on stderr), 2 usage error.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// command is one subcommand: run gets the arguments after the subcommand's
+// name and returns the exit status.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is the registry. A subcommand lives in its own file (analyze.go,
+// demo.go) and is listed here with one line.
+var commands = map[string]command{
+	"analyze": {"explain a Perfetto trace written by wsched", analyzeCmd},
+	"demo":    {"run the demo jobs under several policies and write traces", demo},
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "wsched: unknown command %q (see wsched -h)\n", args[0])
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("usage: wsched COMMAND [flags] [args]\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-8s  %s\n", n, commands[n].summary)
+	}
+	b.WriteString("\nRun wsched COMMAND -h for a command's flags.\n")
+	io.WriteString(w, b.String())
+}
