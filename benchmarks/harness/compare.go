@@ -1,0 +1,90 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+)
+
+// Compare reads two result files and writes, first, a warning for every
+// way their environment fingerprints differ (a different CPU, microcode,
+// kernel or Go makes any difference below suspect: ANCHORS §6), then, for
+// every benchmark present in both, the old and new medians with their
+// confidence intervals and the verdict. It reports whether the identity
+// parts of the fingerprints matched.
+func Compare(w io.Writer, oldPath, newPath string) (sameMachine bool, err error) {
+	oldData, err := os.ReadFile(oldPath)
+	if err != nil {
+		return false, err
+	}
+	newData, err := os.ReadFile(newPath)
+	if err != nil {
+		return false, err
+	}
+	oldFP, err := ReadFingerprint(bytes.NewReader(oldData))
+	if err != nil {
+		return false, err
+	}
+	newFP, err := ReadFingerprint(bytes.NewReader(newData))
+	if err != nil {
+		return false, err
+	}
+	sameMachine = true
+	diffs := DiffFingerprints(oldFP, newFP)
+	if len(oldFP.Pairs) == 0 || len(newFP.Pairs) == 0 {
+		fmt.Fprintf(w, "WARNING: %s has no environment fingerprint: cannot tell whether the machines match.\n",
+			map[bool]string{true: oldPath, false: newPath}[len(oldFP.Pairs) == 0])
+		sameMachine = false
+	}
+	for _, d := range diffs {
+		if d.Identity {
+			if sameMachine {
+				fmt.Fprintln(w, "WARNING: the environment fingerprints differ; differences below may come from the machine, not the code:")
+			}
+			sameMachine = false
+			fmt.Fprintf(w, "  %-12s old %q, new %q\n", d.Key+":", d.Old, d.New)
+		}
+	}
+	for _, d := range diffs {
+		if !d.Identity {
+			fmt.Fprintf(w, "note: %-12s old %q, new %q\n", d.Key+":", d.Old, d.New)
+		}
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintln(w)
+	}
+
+	oldSet, err := ReadSet(bytes.NewReader(oldData), oldPath)
+	if err != nil {
+		return sameMachine, err
+	}
+	newSet, err := ReadSet(bytes.NewReader(newData), newPath)
+	if err != nil {
+		return sameMachine, err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "benchmark\told median ns/op\t95%% CI\tnew median ns/op\t95%% CI\tdelta\t\n")
+	var warn []string
+	common := 0
+	for _, n := range oldSet.Names {
+		if !newSet.Has(n) {
+			continue
+		}
+		common++
+		ov, nv := oldSet.Values(n, UnitNsOp), newSet.Values(n, UnitNsOp)
+		so, sn := Summarize(ov), Summarize(nv)
+		warn = append(warn, warnings(so.Warnings, sn.Warnings, CompareSamples(ov, nv).Warnings)...)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", n, FormatNs(so.Center), so.PctRangeString(),
+			FormatNs(sn.Center), sn.PctRangeString(), DeltaText(ov, nv))
+	}
+	tw.Flush()
+	if common == 0 {
+		fmt.Fprintln(w, "no benchmark appears in both files")
+	}
+	for _, wn := range dedupe(warn) {
+		fmt.Fprintf(w, "note: %s\n", wn)
+	}
+	return sameMachine, nil
+}

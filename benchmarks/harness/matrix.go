@@ -1,0 +1,195 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strconv"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// A Config is one cell of the matrix: a workload on a target with a worker
+// count.
+type Config struct {
+	Workload *Workload
+	Target   Target
+	Workers  int
+	// Variant distinguishes otherwise identical configurations (the A/A
+	// self-test runs the same build twice as variant A and B). "" for none.
+	Variant string
+	// extra is the planted slowdown (self-tests only): the fraction of
+	// extra work per packet.
+	extra float64
+}
+
+// Name is the configuration's benchmark name, without the "Benchmark"
+// prefix: "Fanout/sys=wsched/policy=default/workers=2".
+func (c Config) Name() string {
+	n := c.Workload.Bench + "/" + c.Target.namePart() + "/workers=" + strconv.Itoa(c.Workers)
+	if c.Variant != "" {
+		n += "/variant=" + c.Variant
+	}
+	return n
+}
+
+// RunOptions control how a matrix is measured.
+type RunOptions struct {
+	Count  int // K: invocations per configuration (one sample each)
+	Iters  int // I: timed iterations per invocation, averaged into the sample
+	Warmup int // untimed iterations at the start of each invocation
+	// SetProcs sets GOMAXPROCS to the configuration's worker count during
+	// each invocation, so that "workers" means cores used for every system
+	// (goroutine-per-task systems included). Restored after.
+	SetProcs bool
+	// Fingerprint is written as file configuration before the results.
+	Fingerprint *Fingerprint
+	// Out receives the raw results in the Go benchmark format as they are
+	// measured (nil: keep them only in memory).
+	Out      io.Writer
+	Progress *Progress
+}
+
+// Measurement units, beside ns/op in every result: garbage is throughput
+// (ANCHORS §6), so allocations and GC cycles stand beside every speed.
+const (
+	UnitNsOp     = "ns/op"
+	UnitNsTask   = "ns/task"
+	UnitAllocsOp = "allocs/op"
+	UnitBytesOp  = "B/op"
+	UnitGCsOp    = "GCs/op"
+)
+
+// RunMatrix measures every configuration Count times, interleaving them:
+// round k runs every configuration once, starting at configuration k mod n
+// (A B, B A, ... for two), so that drift in the machine (other load,
+// frequency, a background GC) falls on all configurations alike and no
+// configuration always runs first. It returns the results in the order
+// measured.
+func RunMatrix(cfgs []Config, o RunOptions) ([]*benchfmt.Result, error) {
+	if o.Count < 1 || o.Iters < 1 || o.Warmup < 0 {
+		return nil, fmt.Errorf("harness: count and iters must be >= 1 and warmup >= 0")
+	}
+	var w *benchfmt.Writer
+	if o.Out != nil {
+		w = benchfmt.NewWriter(o.Out)
+	}
+	var fileCfg []benchfmt.Config
+	if o.Fingerprint != nil {
+		fileCfg = o.Fingerprint.Config()
+		fileCfg = append(fileCfg,
+			benchfmt.Config{Key: "invocations", Value: []byte(strconv.Itoa(o.Count)), File: true},
+			benchfmt.Config{Key: "iterations", Value: []byte(strconv.Itoa(o.Iters)), File: true},
+			benchfmt.Config{Key: "warmup", Value: []byte(strconv.Itoa(o.Warmup)), File: true},
+			benchfmt.Config{Key: "procs", Value: []byte(procsNote(o.SetProcs)), File: true})
+	}
+	var out []*benchfmt.Result
+	n := len(cfgs)
+	for k := 0; k < o.Count; k++ {
+		for j := 0; j < n; j++ {
+			c := cfgs[(k+j)%n]
+			res, err := Invoke(c, o)
+			if err != nil {
+				return out, fmt.Errorf("%s: %w", c.Name(), err)
+			}
+			res.Config = fileCfg
+			if w != nil {
+				if err := w.Write(res); err != nil {
+					return out, err
+				}
+			}
+			out = append(out, res)
+			o.Progress.Step(c.Name())
+		}
+	}
+	return out, nil
+}
+
+func procsNote(set bool) string {
+	if set {
+		return "GOMAXPROCS set to the worker count of each configuration"
+	}
+	return "GOMAXPROCS unchanged"
+}
+
+// Invoke runs one invocation of c: a fresh target, Warmup untimed
+// iterations, a full GC, then Iters timed iterations, each timed alone
+// (Reset is not timed). The result's ns/op is the median of the timed
+// iterations; allocations and GC cycles are means per operation, from
+// runtime.MemStats deltas around them.
+func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
+	if o.SetProcs {
+		prev := runtime.GOMAXPROCS(c.Workers)
+		defer runtime.GOMAXPROCS(prev)
+	}
+	r, err := c.Workload.New(c.Target, c.Workers, c.extra)
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			r.Close()
+		}
+	}()
+	for range o.Warmup {
+		r.Reset()
+		if err := r.Op(); err != nil {
+			return nil, err
+		}
+	}
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	times := make([]time.Duration, 0, o.Iters)
+	for range o.Iters {
+		r.Reset()
+		t0 := time.Now()
+		err := r.Op()
+		times = append(times, time.Since(t0))
+		if err != nil {
+			return nil, err
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	closed = true
+	if err := r.Close(); err != nil {
+		return nil, err
+	}
+	iters := float64(o.Iters)
+	nsOp := medianDuration(times)
+	res := &benchfmt.Result{Name: benchfmt.Name(c.Name()), Iters: o.Iters}
+	res.Values = append(res.Values, benchfmt.Value{Value: nsOp, Unit: UnitNsOp})
+	if c.Workload.Tasks != nil {
+		if t := c.Workload.Tasks(); t > 0 {
+			res.Values = append(res.Values, benchfmt.Value{Value: round3(nsOp / float64(t)), Unit: UnitNsTask})
+		}
+	}
+	res.Values = append(res.Values,
+		benchfmt.Value{Value: round3(float64(m1.Mallocs-m0.Mallocs) / iters), Unit: UnitAllocsOp},
+		benchfmt.Value{Value: round3(float64(m1.TotalAlloc-m0.TotalAlloc) / iters), Unit: UnitBytesOp},
+		benchfmt.Value{Value: round3(float64(m1.NumGC-m0.NumGC) / iters), Unit: UnitGCsOp})
+	return res, nil
+}
+
+// medianDuration is the median of ds in nanoseconds (the mean of the two
+// middle values for an even count). The sample of an invocation is the
+// median of its iterations, not their mean: one iteration preempted by
+// another process (this machine is shared) then moves the sample little.
+func medianDuration(ds []time.Duration) float64 {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	n := len(s)
+	if n%2 == 1 {
+		return float64(s[n/2])
+	}
+	return (float64(s[n/2-1]) + float64(s[n/2])) / 2
+}
+
+// round3 keeps three decimals: the fourth is noise and makes files wide.
+func round3(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return v
+}

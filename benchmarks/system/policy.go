@@ -1,0 +1,116 @@
+package system
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A Policy is a set of wsched scheduler settings to benchmark, written as
+// "default" or as settings joined by '+':
+//
+//	wake=one|all|n|searcher    Config.Wake
+//	steal=one|half|batch:N     Config.Steal
+//	batch=N                    Config.BucketBatch (bucket batch limit)
+//	spins=N                    Config.Spins (search rounds before parking)
+//	order=lifo|fifo            Config.LocalFIFO
+//
+// for example "wake=all+steal=batch:8". Settings not named keep the
+// scheduler's defaults. The spec string itself is the policy's name in
+// results, so it must not contain '/', ',' or spaces.
+type Policy struct {
+	Spec string
+
+	Wake      string // "" = default
+	Steal     string // "" = default
+	Batch     int    // 0 = default
+	Spins     int    // -1 = default
+	LocalFIFO *bool  // nil = default
+}
+
+// DefaultPolicy is the scheduler's defaults.
+var DefaultPolicy = Policy{Spec: "default", Spins: -1}
+
+// ParsePolicy parses a policy spec.
+func ParsePolicy(spec string) (Policy, error) {
+	p := Policy{Spec: spec, Spins: -1}
+	if spec == "" || spec == "default" {
+		p.Spec = "default"
+		return p, nil
+	}
+	if strings.ContainsAny(spec, "/, \t") {
+		return p, fmt.Errorf("policy %q: must not contain '/', ',' or spaces", spec)
+	}
+	for _, item := range strings.Split(spec, "+") {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok || v == "" {
+			return p, fmt.Errorf("policy %q: %q is not key=value", spec, item)
+		}
+		switch k {
+		case "wake":
+			switch v {
+			case "one", "all", "n", "searcher":
+			default:
+				return p, fmt.Errorf("policy %q: wake must be one, all, n or searcher", spec)
+			}
+			p.Wake = v
+		case "steal":
+			if v != "one" && v != "half" {
+				n, ok := strings.CutPrefix(v, "batch:")
+				if lim, err := strconv.Atoi(n); !ok || err != nil || lim < 1 {
+					return p, fmt.Errorf("policy %q: steal must be one, half or batch:N (N >= 1)", spec)
+				}
+			}
+			p.Steal = v
+		case "batch", "spins":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return p, fmt.Errorf("policy %q: %s must be a number >= 1", spec, k)
+			}
+			if k == "batch" {
+				p.Batch = n
+			} else {
+				p.Spins = n
+			}
+		case "order":
+			switch v {
+			case "lifo":
+				f := false
+				p.LocalFIFO = &f
+			case "fifo":
+				t := true
+				p.LocalFIFO = &t
+			default:
+				return p, fmt.Errorf("policy %q: order must be lifo or fifo", spec)
+			}
+		default:
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, order)", spec, k)
+		}
+	}
+	return p, nil
+}
+
+// ParsePolicies parses a comma-separated list of policy specs.
+func ParsePolicies(list string) ([]Policy, error) {
+	var out []Policy
+	seen := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		p, err := ParsePolicy(s)
+		if err != nil {
+			return nil, err
+		}
+		if seen[p.Spec] {
+			return nil, fmt.Errorf("policy %q listed twice", p.Spec)
+		}
+		seen[p.Spec] = true
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no policies in %q", list)
+	}
+	return out, nil
+}

@@ -1,0 +1,106 @@
+// Package system runs task workloads on wsched and on the executors Go
+// programmers use today, behind one small interface, so that a benchmark
+// runs exactly the same tasks on each.
+//
+// # Model
+//
+// A workload is a set of tasks named by int32 ids. The caller submits the
+// root tasks; a task may spawn more tasks from inside its body (through the
+// Spawner it is handed); Run returns when every task, roots and spawned,
+// has finished. Tasks never block on each other (joins are
+// continuation-passing, see the workload package), so a fixed-size pool
+// cannot deadlock on them.
+//
+// Each executor is used the way its documentation recommends, with the
+// least overhead its API allows: task closures are built once per executor
+// (never per run), so the allocations reported per run are the executor's
+// own. Where an executor's submit blocks when its workers are busy (errgroup
+// with SetLimit, a bounded channel, ants), a task that spawns uses the
+// non-blocking form and runs the child inline when the executor is full,
+// which is what its users do to avoid deadlock; an executor with no
+// non-blocking submit (conc's pool) cannot express spawning workloads and
+// says so in Nested.
+package system
+
+import (
+	"fmt"
+	"sort"
+)
+
+// A Spawner lets a running task submit another task.
+type Spawner interface {
+	Spawn(i int32)
+}
+
+// A Body is a workload's task function: run task i, spawning through sp.
+type Body func(sp Spawner, i int32)
+
+// An Exec runs tasks on one executor instance.
+type Exec interface {
+	// Run submits roots from the calling goroutine and returns when they
+	// and every task they spawned have finished. Not reentrant.
+	Run(roots []int32) error
+	// Close stops the executor's goroutines and waits for them.
+	Close() error
+}
+
+// A Kind describes an executor and constructs instances of it.
+type Kind struct {
+	Name string
+	// Nested reports whether tasks may spawn tasks on this executor.
+	Nested bool
+	// Doc is a one-line description for reports.
+	Doc string
+	// New builds an executor with the given number of workers running body
+	// on task ids in [0, n). nested says whether the workload spawns, so
+	// executors that need a different mode for it can choose one.
+	New func(workers, n int, nested bool, body Body) (Exec, error)
+}
+
+var kinds = map[string]*Kind{}
+
+// register adds a kind; called from init functions.
+func register(k *Kind) {
+	if _, dup := kinds[k.Name]; dup {
+		panic("system: duplicate kind " + k.Name)
+	}
+	kinds[k.Name] = k
+}
+
+// Lookup returns the named kind.
+func Lookup(name string) (*Kind, error) {
+	k, ok := kinds[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown system %q (known: %v)", name, Names())
+	}
+	return k, nil
+}
+
+// Names lists the registered kinds, wsched first, then the peers by name.
+func Names() []string {
+	var out []string
+	for n := range kinds {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i] == WSched) != (out[j] == WSched) {
+			return out[i] == WSched
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// Peers lists the registered kinds other than wsched.
+func Peers() []string {
+	var out []string
+	for _, n := range Names() {
+		if n != WSched {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// WSched is the name of the wsched kind.
+const WSched = "wsched"

@@ -1,0 +1,118 @@
+package system_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/wsched/wsched/benchmarks/system"
+	"github.com/wsched/wsched/benchmarks/workload"
+)
+
+// watchdog fails the test with every goroutine's stack if done is not
+// closed in time, instead of letting a lost task hang the test binary.
+func watchdog(t *testing.T, d time.Duration) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	fired := make(chan struct{})
+	go func() {
+		defer close(fired)
+		select {
+		case <-done:
+		case <-time.After(d):
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s", t.Name(), d, buf[:n])
+			t.Errorf("watchdog: timed out after %v (goroutine dump on stderr)", d)
+		}
+	}()
+	return func() { close(done); <-fired }
+}
+
+// Every system runs every tree it can express, each task exactly once,
+// several runs in a row on the same executor.
+func TestSystemsRunEveryTask(t *testing.T) {
+	trees := []*workload.Tree{
+		workload.Fanout(3000),
+		workload.Spawn(3000),
+		workload.ForkJoin(10),
+		workload.Irregular(workload.IrregularParams{N: 3000, Seed: 7, MinCost: 0, Alpha: 1.3, MaxCost: time.Microsecond, MaxFanout: 64}),
+	}
+	for _, name := range system.Names() {
+		k, err := system.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range trees {
+			for _, workers := range []int{1, 2, 3} {
+				t.Run(fmt.Sprintf("%s/%s/w%d", name, tr.Name, workers), func(t *testing.T) {
+					if tr.Nested() && !k.Nested {
+						if _, err := k.New(workers, tr.N(), true, nil); err == nil {
+							t.Fatalf("%s accepted a spawning workload it says it cannot run", name)
+						}
+						t.Skip("cannot express spawning workloads")
+					}
+					stop := watchdog(t, 60*time.Second)
+					defer stop()
+					in := workload.NewInstance(tr, 0)
+					in.CountLeaves()
+					ex, err := k.New(workers, tr.N(), tr.Nested(), in.Run)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer ex.Close()
+					for run := range 3 {
+						in.Reset()
+						if err := ex.Run(tr.Roots); err != nil {
+							t.Fatalf("run %d: %v", run, err)
+						}
+						if err := in.Verify(); err != nil {
+							t.Fatalf("run %d: %v", run, err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestBadWorkers(t *testing.T) {
+	for _, name := range system.Names() {
+		k, _ := system.Lookup(name)
+		if ex, err := k.New(0, 10, false, func(system.Spawner, int32) {}); err == nil {
+			ex.Close()
+			t.Errorf("%s: New with 0 workers succeeded", name)
+		}
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one"}
+	for _, s := range good {
+		if _, err := system.ParsePolicy(s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one"}
+	for _, s := range bad {
+		if _, err := system.ParsePolicy(s); err == nil {
+			t.Errorf("%q: accepted", s)
+		}
+	}
+	if _, err := system.ParsePolicies("default,default"); err == nil {
+		t.Error("duplicate policy accepted")
+	}
+	p, err := system.ParsePolicy("wake=n+steal=batch:8+batch=4+spins=16+order=fifo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := p.Config(3, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Workers != 3 || cfg.Wake.String() != "n" || cfg.Steal.String() != "batch:8" || cfg.BucketBatch != 4 || cfg.Spins != 16 || !cfg.LocalFIFO {
+		t.Errorf("config %+v does not match the policy", cfg)
+	}
+}

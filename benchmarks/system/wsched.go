@@ -1,0 +1,149 @@
+package system
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wsched/wsched/scheduler"
+)
+
+// Config turns the policy into a scheduler configuration for the given
+// number of workers and stages.
+func (p Policy) Config(workers int, stages ...string) (scheduler.Config, error) {
+	cfg := scheduler.Config{Workers: workers, Stages: stages}
+	if p.Wake != "" {
+		w, err := scheduler.ParseWakePolicy(p.Wake)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Wake = w
+	}
+	if p.Steal != "" {
+		s, err := scheduler.ParseStealPolicy(p.Steal)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Steal = s
+	}
+	cfg.BucketBatch = p.Batch
+	if p.Spins >= 0 {
+		cfg.Spins = p.Spins
+	}
+	if p.LocalFIFO != nil {
+		cfg.LocalFIFO = *p.LocalFIFO
+	}
+	return cfg, nil
+}
+
+func init() {
+	register(&Kind{Name: WSched, Nested: true,
+		Doc: "wsched scheduler (default policy): roots by BulkAdd to one stage, then Run; spawns by Worker.Spawn",
+		New: func(workers, n int, nested bool, body Body) (Exec, error) {
+			return NewWSched(DefaultPolicy, workers, n, nested, body)
+		}})
+}
+
+// wsPacket is task i of a wsched executor. Packets are built once per
+// executor and reused by every run, so a run allocates nothing of ours.
+type wsPacket struct {
+	e *wsExec
+	i int32
+}
+
+func (p *wsPacket) Run(w *scheduler.Worker) { p.e.body(p.e.spawners[w.ID()], p.i) }
+
+// PacketName names the packet without reflection.
+func (p *wsPacket) PacketName() string { return "task" }
+
+// wsSpawner is worker w's Spawner: Spawn pushes onto w's local deque. One
+// per worker, built once, so handing it to a task allocates nothing.
+type wsSpawner struct {
+	e *wsExec
+	w *scheduler.Worker
+}
+
+func (s *wsSpawner) Spawn(i int32) { s.w.Spawn(&s.e.pkts[i]) }
+
+type wsExec struct {
+	s        *scheduler.Scheduler
+	stage    scheduler.StageID
+	body     Body
+	pkts     []wsPacket
+	spawners []Spawner // index = worker ID; filled lazily by a prepare packet
+	roots    []scheduler.Packet
+	rootIDs  []int32 // the caller's slice that roots was built from
+}
+
+// NewWSched builds a wsched executor with policy p: one stage, roots queued
+// with BulkAdd before Run, spawns pushed to the running worker's deque.
+func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
+	if err := checkWorkers(workers); err != nil {
+		return nil, err
+	}
+	cfg, err := p.Config(workers, "run")
+	if err != nil {
+		return nil, err
+	}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.Stage("run")
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	e := &wsExec{s: s, stage: st, body: body, pkts: make([]wsPacket, n)}
+	for i := range e.pkts {
+		e.pkts[i] = wsPacket{e: e, i: int32(i)}
+	}
+	// Each worker's Spawner wraps its *Worker, which is only handed to
+	// packets: learn them with one designated packet per worker.
+	e.spawners = make([]Spawner, s.Workers())
+	for w := range s.Workers() {
+		if err := s.AddDesignated(w, learnWorker{e}); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if err := s.Run(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	for w, sp := range e.spawners {
+		if sp == nil {
+			s.Close()
+			return nil, fmt.Errorf("system: wsched worker %d ran no designated packet", w)
+		}
+	}
+	return e, nil
+}
+
+type learnWorker struct{ e *wsExec }
+
+func (l learnWorker) Run(w *scheduler.Worker) { l.e.spawners[w.ID()] = &wsSpawner{e: l.e, w: w} }
+
+func (e *wsExec) Run(roots []int32) error {
+	// Workloads pass the same immutable roots slice on every run: build the
+	// packet slice once, and again only if the caller's slice changes.
+	if !sameSlice(e.rootIDs, roots) {
+		e.rootIDs = roots
+		e.roots = e.roots[:0]
+		for _, r := range roots {
+			e.roots = append(e.roots, &e.pkts[r])
+		}
+	}
+	if err := e.s.BulkAdd(e.stage, e.roots); err != nil {
+		return err
+	}
+	return e.s.Run(context.Background())
+}
+
+func sameSlice(a, b []int32) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+func (e *wsExec) Close() error { return e.s.Close() }
+
+// Scheduler exposes the underlying scheduler (stats in reports).
+func (e *wsExec) Scheduler() *scheduler.Scheduler { return e.s }
