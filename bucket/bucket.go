@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"errors"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/wsched/wsched/deque"
@@ -39,11 +40,6 @@ type Bucket[T any] struct {
 	// consistent), so Disable, which sets disabledBit and then waits for the
 	// count to reach zero, knows no push is in flight afterwards.
 	gate atomic.Int64
-
-	// added and prioAdded count packets ever queued (depth counters; Len is
-	// the current depth). Producers add to them; anyone reads.
-	added     atomic.Uint64
-	prioAdded atomic.Uint64
 
 	// The sentinel is guarded by the owner's lock: Bucket does no locking of
 	// its own for it.
@@ -86,7 +82,6 @@ func (b *Bucket[T]) Add(v T) (int, error) {
 		return 0, ErrDisabled
 	}
 	b.queue.Push(v)
-	b.added.Add(1)
 	b.leave()
 	return b.arrived(1), nil
 }
@@ -101,7 +96,7 @@ func (b *Bucket[T]) BulkAdd(vs []T) (int, error) {
 // BulkAddFunc queues at(0), …, at(n-1) on the normal lane, for callers whose
 // packets are not already a []T. Same results as BulkAdd.
 func (b *Bucket[T]) BulkAddFunc(n int, at func(i int) T) (int, error) {
-	return b.bulk(b.queue, &b.added, n, at)
+	return b.bulk(b.queue, n, at)
 }
 
 // AddPriority queues v on the priority lane. Consumers take priority packets
@@ -112,7 +107,6 @@ func (b *Bucket[T]) AddPriority(v T) (int, error) {
 		return 0, ErrDisabled
 	}
 	b.prio.Push(v)
-	b.prioAdded.Add(1)
 	b.leave()
 	return b.arrived(1), nil
 }
@@ -124,10 +118,10 @@ func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) {
 
 // BulkAddPriorityFunc is BulkAddFunc for the priority lane.
 func (b *Bucket[T]) BulkAddPriorityFunc(n int, at func(i int) T) (int, error) {
-	return b.bulk(b.prio, &b.prioAdded, n, at)
+	return b.bulk(b.prio, n, at)
 }
 
-func (b *Bucket[T]) bulk(q *deque.Injector[T], ctr *atomic.Uint64, n int, at func(i int) T) (int, error) {
+func (b *Bucket[T]) bulk(q *deque.Injector[T], n int, at func(i int) T) (int, error) {
 	if n <= 0 {
 		return 0, nil
 	}
@@ -137,7 +131,6 @@ func (b *Bucket[T]) bulk(q *deque.Injector[T], ctr *atomic.Uint64, n int, at fun
 	for i := range n {
 		q.Push(at(i))
 	}
-	ctr.Add(uint64(n))
 	b.leave()
 	return b.arrived(n), nil
 }
@@ -183,8 +176,8 @@ func (b *Bucket[T]) Drain(f func(T)) int {
 	}
 }
 
-// Len is the number of queued packets in both lanes. Any goroutine; a
-// snapshot.
+// Len is the number of queued packets in both lanes, the bucket's depth.
+// Any goroutine; a snapshot.
 func (b *Bucket[T]) Len() int { return b.queue.Len() + b.prio.Len() }
 
 // PriorityLen is the number of queued packets in the priority lane.
@@ -195,12 +188,6 @@ func (b *Bucket[T]) IsEmpty() bool { return b.prio.IsEmpty() && b.queue.IsEmpty(
 
 // PriorityEmpty reports whether the priority lane is empty.
 func (b *Bucket[T]) PriorityEmpty() bool { return b.prio.IsEmpty() }
-
-// Added returns how many packets were ever queued on the normal and the
-// priority lane.
-func (b *Bucket[T]) Added() (normal, priority uint64) {
-	return b.added.Load(), b.prioAdded.Load()
-}
 
 // Open lets consumers take packets and makes later Adds report their packets
 // as arrived. Owner.
@@ -218,7 +205,7 @@ func (b *Bucket[T]) IsOpen() bool { return b.open.Load() }
 func (b *Bucket[T]) Disable() {
 	b.gate.Or(disabledBit)
 	for b.gate.Load()&^disabledBit != 0 { // an Add is between enter and leave
-		spinYield()
+		runtime.Gosched() // an Add holds the gate for a few pushes only
 	}
 }
 

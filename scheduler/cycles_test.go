@@ -134,7 +134,7 @@ func TestRandomCycles(t *testing.T) {
 		{Workers: 3, Wake: WakeN, Steal: StealOne()},
 		{Workers: 4, Wake: WakeAll, Steal: StealBatch(2)},
 		{Workers: 5, Wake: WakeSearcher, LocalFIFO: true, Spins: 1},
-		{Workers: 2, Wake: WakeN, Spins: 1, BucketBatch: 1},
+		{Workers: 2, Wake: WakeN, Spins: 1, BucketBatch: 1, NoLIFOSlot: true},
 	}
 	for i, cfg := range configs {
 		cfg.Stages = []string{"s1", "s2", "s3", "s4", "s5"}

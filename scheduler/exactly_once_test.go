@@ -73,16 +73,17 @@ func TestExactlyOnce(t *testing.T) {
 	steals := []StealPolicy{StealOne(), StealHalf(), StealBatch(4)}
 	for _, wake := range wakes {
 		for _, steal := range steals {
-			for _, fifo := range []bool{false, true} {
+			for _, local := range []string{"", "fifo", "noslot"} {
 				name := fmt.Sprintf("%v/%v", wake, steal)
-				if fifo {
+				if local != "" {
 					if !stress() && steal.Kind != StealKindHalf {
-						continue // FIFO locals: one pair by default, all under stress
+						continue // FIFO and slot-less locals: one pair by default, all under stress
 					}
-					name += "/fifo"
+					name += "/" + local
 				}
+				fifo, noSlot := local == "fifo", local == "noslot"
 				t.Run(name, func(t *testing.T) {
-					s := newSched(t, Config{Workers: 4, Stages: []string{"a", "b"}, Wake: wake, Steal: steal, LocalFIFO: fifo})
+					s := newSched(t, Config{Workers: 4, Stages: []string{"a", "b"}, Wake: wake, Steal: steal, LocalFIFO: fifo, NoLIFOSlot: noSlot})
 					tr := &treeRun{budget: size, seen: make([]atomic.Uint32, size)}
 					// Roots: one bulk-added in stage 1, one in Unconstrained.
 					tr.next.Store(2)

@@ -87,7 +87,7 @@ func (w *Worker) foundWork() {
 
 // findLocal is steps 1 and 2. Owner.
 func (w *Worker) findLocal() (task, bool) {
-	if len(w.designated) != 0 {
+	if w.nDesignated.Load() != 0 {
 		if p, ok := w.takeDesignated(); ok {
 			return task{p: p, stage: Unconstrained}, true
 		}

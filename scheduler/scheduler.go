@@ -326,6 +326,7 @@ func (s *Scheduler) AddDesignated(worker int, p Packet) error {
 	w := s.workers[worker]
 	select {
 	case w.designated <- p:
+		w.nDesignated.Add(1)
 	default:
 		return ErrDesignatedFull
 	}
@@ -338,6 +339,7 @@ func (s *Scheduler) AddDesignated(worker int, p Packet) error {
 		// (ours or an equal one) so that nothing is left behind uncounted.
 		select {
 		case <-w.designated:
+			w.nDesignated.Add(-1)
 		default:
 		}
 		return ErrClosed

@@ -5,7 +5,9 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	rtrace "runtime/trace"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/wsched/wsched/deque"
 	"github.com/wsched/wsched/trace"
@@ -26,6 +28,7 @@ type Worker struct {
 	// atomics. Invisible to thieves. Empty (p == nil) when LocalFIFO.
 	slot       task
 	useSlot    bool
+	instrument bool // copy of s.instrument
 	cur        task // the running packet (Stage, panics)
 	searching  bool // counted in s.nSearching
 	rng        uint64
@@ -36,7 +39,7 @@ type Worker struct {
 	labelStage StageID
 	dropped    uint64 // packets discarded by this worker, not yet in s.dropped
 	// Packet-type stats: a one-entry cache in front of the registry.
-	lastType reflect.Type
+	lastType unsafe.Pointer // typeWord of the last non-Namer packet
 	lastIdx  int
 	lastName string
 	lastNIdx int
@@ -48,6 +51,11 @@ type Worker struct {
 
 	// Shared with other goroutines.
 	designated chan Packet   // MPSC, bounded (designatedCap); any goroutine sends
+	// nDesignated hints at len(designated) without a call to
+	// runtime.chanlen on the per-packet path: the sender adds 1 after its
+	// send, a receiver subtracts 1 after its receive. The exact checks (P4,
+	// advance) use len(designated).
+	nDesignated atomic.Int32
 	wake       chan struct{} // capacity 1: the park token (wake.go)
 	pub        published     // stats snapshot, flushed by the owner
 
@@ -61,7 +69,8 @@ func newWorker(s *Scheduler, id int) *Worker {
 	w := &Worker{
 		s:          s,
 		id:         id,
-		useSlot:    !s.cfg.LocalFIFO,
+		useSlot:    !s.cfg.LocalFIFO && !s.cfg.NoLIFOSlot,
+		instrument: s.instrument,
 		rng:        uint64(id)*0x9E3779B97F4A7C15 + 1,
 		tb:         s.cfg.Tracer.Worker(id),
 		labelStage: -1,
@@ -170,7 +179,7 @@ func (w *Worker) burst(t task) (ok bool) {
 		if s.abort.Load() {
 			return true
 		}
-		if len(w.designated) != 0 {
+		if w.nDesignated.Load() != 0 {
 			if p, got := w.takeDesignated(); got {
 				t = task{p: p, stage: Unconstrained}
 				continue
@@ -190,7 +199,7 @@ func (w *Worker) burst(t task) (ok bool) {
 // exec runs one packet and counts it.
 func (w *Worker) exec(t task) {
 	w.cur = t
-	if w.s.instrument {
+	if w.instrument {
 		w.execInstrumented(t)
 		return
 	}
@@ -243,15 +252,23 @@ func (w *Worker) execInstrumented(t task) {
 // statIndex returns the stats index of p's name. The one-entry caches make
 // it a type comparison for runs of packets of one type.
 func (w *Worker) statIndex(p Packet) int {
-	t := reflect.TypeOf(p)
-	if t == w.lastType {
+	if typeWord(p) == w.lastType {
 		return w.lastIdx
 	}
-	return w.statIndexSlow(t, p)
+	return w.statIndexSlow(p)
 }
 
-func (w *Worker) statIndexSlow(t reflect.Type, p Packet) int {
-	ti := w.s.reg.typeOf(t, p)
+// typeWord returns the first word of p's interface value, its itab: one
+// per (Packet, dynamic type) pair, so two Packets have equal type words
+// exactly when their dynamic types are equal (TestTypeWord). One load and
+// compare, where reflect.TypeOf(p) == last costs a load, a conversion and
+// a call to compare two reflect.Type interfaces (≈ 2 ns per packet here).
+func typeWord(p Packet) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&p))[0]
+}
+
+func (w *Worker) statIndexSlow(p Packet) int {
+	ti := w.s.reg.typeOf(reflect.TypeOf(p), p)
 	idx := ti.idx
 	if ti.namer {
 		name := p.(Namer).PacketName()
@@ -262,7 +279,7 @@ func (w *Worker) statIndexSlow(t reflect.Type, p Packet) int {
 			w.lastName, w.lastNIdx, w.hasName = name, idx, true
 		}
 	} else {
-		w.lastType, w.lastIdx = t, idx
+		w.lastType, w.lastIdx = typeWord(p), idx
 	}
 	for len(w.types) <= idx {
 		e := w.s.reg.entry(len(w.types))
@@ -306,6 +323,7 @@ func safeName(reg *registry, p Packet) (name string) {
 func (w *Worker) takeDesignated() (Packet, bool) {
 	select {
 	case p := <-w.designated:
+		w.nDesignated.Add(-1)
 		return p, true
 	default:
 		return nil, false
@@ -319,6 +337,7 @@ func (w *Worker) drainDesignated() uint64 {
 	for {
 		select {
 		case <-w.designated:
+			w.nDesignated.Add(-1)
 			n++
 		default:
 			return n

@@ -1,0 +1,243 @@
+package bucket
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wsched/wsched/deque"
+)
+
+func TestArrivals(t *testing.T) {
+	b := New[int]()
+	if b.IsOpen() || !b.IsEnabled() || !b.IsEmpty() {
+		t.Fatal("new bucket: want closed, enabled, empty")
+	}
+	if n, err := b.Add(1); n != 0 || err != nil {
+		t.Fatalf("Add to closed = %d, %v; want 0 arrived", n, err)
+	}
+	if n, err := b.BulkAdd([]int{2, 3}); n != 0 || err != nil {
+		t.Fatalf("BulkAdd to closed = %d, %v", n, err)
+	}
+	b.Open()
+	if n, _ := b.Add(4); n != 1 {
+		t.Fatalf("Add to open = %d, want 1", n)
+	}
+	if n, _ := b.BulkAddPriority([]int{5, 6}); n != 2 {
+		t.Fatalf("BulkAddPriority to open = %d, want 2", n)
+	}
+	if n, _ := b.AddPriority(7); n != 1 {
+		t.Fatalf("AddPriority to open = %d", n)
+	}
+	if n, _ := b.BulkAdd(nil); n != 0 {
+		t.Fatalf("BulkAdd(nil) = %d", n)
+	}
+	if b.Len() != 7 || b.PriorityLen() != 3 || b.PriorityEmpty() {
+		t.Fatalf("Len %d PriorityLen %d", b.Len(), b.PriorityLen())
+	}
+	b.Close()
+	if n, _ := b.Add(8); n != 0 {
+		t.Fatalf("Add after Close = %d", n)
+	}
+}
+
+func TestTakeOrder(t *testing.T) {
+	b := New[int]()
+	b.Open()
+	b.BulkAdd([]int{1, 2, 3, 4, 5})
+	b.AddPriority(100)
+	b.AddPriority(101)
+	// Take: priority lane first, FIFO within a lane.
+	for _, want := range []int{100, 101} {
+		if v, st := b.TakePriority(); st != deque.Success || v != want {
+			t.Fatalf("TakePriority = %d, %v; want %d", v, st, want)
+		}
+	}
+	if _, st := b.TakePriority(); st != deque.Empty {
+		t.Fatalf("TakePriority on empty lane = %v", st)
+	}
+	local := deque.New[int]()
+	v, moved, st := b.TakeBatch(local, 3)
+	if st != deque.Success || v != 1 || moved != 2 || local.Len() != 2 {
+		t.Fatalf("TakeBatch(3) = %d, %d, %v; local %d", v, moved, st, local.Len())
+	}
+	if v, st := b.Take(); v != 4 || st != deque.Success {
+		t.Fatalf("Take = %d, %v", v, st)
+	}
+	b.AddPriority(9)
+	if v, _ := b.Take(); v != 9 {
+		t.Fatalf("Take prefers the priority lane: got %d", v)
+	}
+	var got []int
+	if n := b.Drain(func(v int) { got = append(got, v) }); n != 1 || got[0] != 5 {
+		t.Fatalf("Drain = %d, %v", n, got)
+	}
+	for range 2 {
+		local.Pop()
+	}
+	if !b.IsEmpty() || b.Drain(nil) != 0 {
+		t.Fatal("not empty after Drain")
+	}
+}
+
+func TestSentinel(t *testing.T) {
+	b := New[string]()
+	if b.HasSentinel() {
+		t.Fatal("new bucket has a sentinel")
+	}
+	if _, ok := b.TakeSentinel(); ok {
+		t.Fatal("TakeSentinel on none")
+	}
+	if !b.SetSentinel("a") || b.SetSentinel("b") {
+		t.Fatal("SetSentinel: want first true, second false (at most one)")
+	}
+	if v, ok := b.TakeSentinel(); !ok || v != "a" || b.HasSentinel() {
+		t.Fatalf("TakeSentinel = %q, %v", v, ok)
+	}
+	if !b.SetSentinel("c") {
+		t.Fatal("SetSentinel after Take")
+	}
+}
+
+// TestDisable: concurrent producers against Disable: every Add either fails
+// with ErrDisabled or its packets are drained afterwards, none lost.
+func TestDisable(t *testing.T) {
+	b := New[int]()
+	b.Open()
+	var accepted atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.BulkAdd([]int{1, 2, 3}); err == nil {
+					accepted.Add(3)
+				} else if !errors.Is(err, ErrDisabled) {
+					t.Error(err)
+					return
+				}
+				if _, err := b.AddPriority(1); err == nil {
+					accepted.Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(5 * time.Millisecond)
+	b.Disable()
+	drained := b.Drain(nil)
+	close(stop)
+	wg.Wait()
+	if b.IsEnabled() {
+		t.Fatal("enabled after Disable")
+	}
+	if int64(drained) != accepted.Load() || !b.IsEmpty() {
+		t.Fatalf("accepted %d, drained %d, left %d", accepted.Load(), drained, b.Len())
+	}
+	if _, err := b.Add(1); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("Add when disabled = %v", err)
+	}
+	b.Enable()
+	if n, err := b.Add(1); n != 1 || err != nil {
+		t.Fatalf("Add after Enable = %d, %v", n, err)
+	}
+}
+
+// TestConcurrentExactlyOnce: producers add through every method while
+// consumers take through every method; each value arrives exactly once.
+func TestConcurrentExactlyOnce(t *testing.T) {
+	const producers, per = 4, 20000
+	b := New[int]()
+	b.Open()
+	seen := make([]atomic.Int32, producers*per)
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			base := p * per
+			for i := 0; i < per; {
+				switch i % 4 {
+				case 0:
+					b.Add(base + i)
+					i++
+				case 1:
+					b.AddPriority(base + i)
+					i++
+				case 2:
+					b.BulkAdd([]int{base + i})
+					i++
+				default:
+					b.BulkAddPriority([]int{base + i})
+					i++
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var cw sync.WaitGroup
+	for c := range 3 {
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			local := deque.New[int]()
+			record := func(v int) {
+				seen[v].Add(1)
+				taken.Add(1)
+			}
+			for {
+				var v int
+				var st deque.Status
+				switch c {
+				case 0:
+					v, st = b.TakePriority()
+					if st != deque.Success {
+						v, st = b.Take()
+					}
+				case 1:
+					v, _, st = b.TakeBatch(local, 8)
+				default:
+					v, st = b.Take()
+				}
+				if st == deque.Success {
+					record(v)
+				}
+				for {
+					x, ok := local.Pop()
+					if !ok {
+						break
+					}
+					record(x)
+				}
+				if st == deque.Empty {
+					select {
+					case <-done:
+						return
+					default:
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	cw.Wait()
+	b.Drain(func(v int) { seen[v].Add(1); taken.Add(1) })
+	if taken.Load() != producers*per {
+		t.Fatalf("took %d, want %d", taken.Load(), producers*per)
+	}
+	for i := range seen {
+		if seen[i].Load() != 1 {
+			t.Fatalf("value %d taken %d times", i, seen[i].Load())
+		}
+	}
+}
