@@ -50,14 +50,14 @@ type Worker struct {
 	_        [64]byte
 
 	// Shared with other goroutines.
-	designated chan Packet   // MPSC, bounded (designatedCap); any goroutine sends
+	designated chan Packet // MPSC, bounded (designatedCap); any goroutine sends
 	// nDesignated hints at len(designated) without a call to
 	// runtime.chanlen on the per-packet path: the sender adds 1 after its
 	// send, a receiver subtracts 1 after its receive. The exact checks (P4,
 	// advance) use len(designated).
 	nDesignated atomic.Int32
-	wake       chan struct{} // capacity 1: the park token (wake.go)
-	pub        published     // stats snapshot, flushed by the owner
+	wake        chan struct{} // capacity 1: the park token (wake.go)
+	pub         published     // stats snapshot, flushed by the owner
 
 	// Guarded by s.mu.
 	parked  bool
