@@ -1,0 +1,116 @@
+package scheduler
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wsched/wsched/trace"
+)
+
+// traceSpinIters is the number of spin iterations that take about 1 µs,
+// measured once.
+var (
+	traceSpinOnce  sync.Once
+	traceSpinIters int
+)
+
+func traceSpin(n int) uint64 {
+	x := uint64(n)
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
+
+func calibrateTraceSpin() int {
+	traceSpinOnce.Do(func() {
+		const probe = 1 << 20
+		start := time.Now()
+		traceSpinSink = traceSpin(probe)
+		per := float64(time.Since(start).Nanoseconds()) / probe
+		traceSpinIters = max(int(1000/per), 1)
+	})
+	return traceSpinIters
+}
+
+var traceSpinSink uint64
+
+// microPacket runs for about 1 µs.
+type microPacket struct{ iters int }
+
+func (p microPacket) Run(*Worker) { traceSpinSink += traceSpin(p.iters) }
+
+// traceBenchCycle runs one cycle of ps.
+func traceBenchCycle(b *testing.B, s *Scheduler, ps []Packet) {
+	if err := s.BulkAdd(1, ps); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkTraceOverhead measures what tracing costs a scheduler running
+// ~1 µs packets: one op is one cycle of 1000 packets. Off and On run the
+// same workload with Config.Tracer nil and set (a recorder in Overwrite
+// mode, so that it records for the whole run); Interleaved alternates an
+// off cycle and an on cycle on two schedulers in the same loop, so that
+// machine noise hits both alike, and reports overhead_% = on/off - 1.
+//
+//	go test -run XXX -bench TraceOverhead -benchtime 200x -count 5 ./scheduler/
+func BenchmarkTraceOverhead(b *testing.B) {
+	const packets = 1000
+	iters := calibrateTraceSpin()
+	ps := make([]Packet, packets)
+	for i := range ps {
+		ps[i] = microPacket{iters}
+	}
+	newSched := func(b *testing.B, traced bool) *Scheduler {
+		cfg := Config{Stages: []string{"work"}, Workers: runtime.GOMAXPROCS(0)}
+		if traced {
+			cfg.Tracer = trace.NewRecorder(cfg.Workers, trace.Options{MaxBytes: 8 << 20, Overwrite: true})
+		}
+		s, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	for _, mode := range []struct {
+		name   string
+		traced bool
+	}{{"Off", false}, {"On", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := newSched(b, mode.traced)
+			traceBenchCycle(b, s, ps) // warm up: workers started, deques grown
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				traceBenchCycle(b, s, ps)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*packets), "ns/packet")
+		})
+	}
+	b.Run("Interleaved", func(b *testing.B) {
+		off, on := newSched(b, false), newSched(b, true)
+		traceBenchCycle(b, off, ps)
+		traceBenchCycle(b, on, ps)
+		var tOff, tOn time.Duration
+		b.ResetTimer()
+		for range b.N {
+			t0 := time.Now()
+			traceBenchCycle(b, off, ps)
+			t1 := time.Now()
+			traceBenchCycle(b, on, ps)
+			tOn += time.Since(t1)
+			tOff += t1.Sub(t0)
+		}
+		b.ReportMetric(100*(float64(tOn)/float64(tOff)-1), "overhead_%")
+		b.ReportMetric(float64(tOff.Nanoseconds())/float64(b.N*packets), "off_ns/packet")
+		b.ReportMetric(float64(tOn.Nanoseconds())/float64(b.N*packets), "on_ns/packet")
+	})
+}
