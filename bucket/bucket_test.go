@@ -132,10 +132,13 @@ func TestDisable(t *testing.T) {
 		}()
 	}
 	time.Sleep(5 * time.Millisecond)
-	b.Disable()
-	drained := b.Drain(nil)
-	close(stop)
-	wg.Wait()
+	var drained int
+	watch(t, 30*time.Second, func() {
+		b.Disable()
+		drained = b.Drain(nil)
+		close(stop)
+		wg.Wait()
+	})
 	if b.IsEnabled() {
 		t.Fatal("enabled after Disable")
 	}
@@ -211,7 +214,7 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 				if st == deque.Success {
 					record(v)
 				}
-				for {
+				for { // TakeBatch's extras
 					x, ok := local.Pop()
 					if !ok {
 						break
@@ -228,9 +231,11 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
-	close(done)
-	cw.Wait()
+	watch(t, 30*time.Second, func() {
+		wg.Wait()
+		close(done)
+		cw.Wait()
+	})
 	b.Drain(func(v int) { seen[v].Add(1); taken.Add(1) })
 	if taken.Load() != producers*per {
 		t.Fatalf("took %d, want %d", taken.Load(), producers*per)

@@ -163,7 +163,7 @@ func TestCancel(t *testing.T) {
 	s.Add(1, counter{&ran})
 	ctx2, cancel2 := context.WithCancel(bg)
 	cancel2()
-	err = s.Run(ctx2) // the cycle may end before Run sees ctx: nil is fine too
+	watch(t, 30*time.Second, func() { err = s.Run(ctx2) }) // the cycle may end before Run sees ctx: nil is fine too
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run(cancelled) = %v", err)
 	}
@@ -231,7 +231,7 @@ func TestMisuse(t *testing.T) {
 
 	// Spawn(nil) panics inside the packet: the cycle reports it.
 	s.Add(1, fn(func(w *Worker) { w.Spawn(nil) }))
-	err = s.Run(bg)
+	err = runCycle(t, s)
 	var pe *PanicError
 	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Value.(string), "scheduler: ") {
 		t.Errorf("Spawn(nil): Run = %v", err)
