@@ -95,7 +95,7 @@ func TestWriteSynthetic(t *testing.T) {
 // TestBytesPerSlice measures the size of packet slices on a larger run; the
 // budget is 40 bytes per slice (BEGIN + END packets, interning included).
 func TestBytesPerSlice(t *testing.T) {
-	res := synth.Generate(synth.Config{Workers: 4, Cycles: 20, Packets: 500, Seed: 2, NoCounters: true})
+	res := synth.Generate(synth.Config{Workers: 4, Cycles: 8, Packets: 500, Seed: 2, NoCounters: true})
 	_, st, _ := writeChecked(t, res.Snapshot)
 	bps := st.BytesPerSlice()
 	t.Logf("%d slices: %.1f bytes/slice (BEGIN+END), %.1f file bytes/slice, %d bytes total",

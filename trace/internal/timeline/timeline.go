@@ -1,14 +1,3 @@
-// Package timeline turns a trace.Snapshot into the slices, instants and
-// counter samples that the exporters draw, so that the Perfetto and Chrome
-// JSON writers show exactly the same thing. It owns every drawing decision:
-// which track an event goes on, how stage slices follow each other, what is
-// done with events whose partner was dropped, how drops are marked and
-// which flows are kept.
-//
-// Walk calls its callback once per Op, in non-decreasing time order, with
-// slices on every track properly nested: an End always closes the
-// innermost open slice of its track, and at equal times Ends come before
-// the Begins recorded after them.
 package timeline
 
 import (
@@ -178,7 +167,8 @@ type walker struct {
 	ctl        []open
 	stages     []open
 	workers    [][]open
-	pending    map[int]bool // buffer → its next op carries Dropped
+	pending    map[int]bool     // buffer → its next op carries Dropped
+	counters   map[Track]string // counter track → name, built once
 	stats      Stats
 }
 
@@ -210,6 +200,7 @@ func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
 		stageNames: StageNames(s),
 		flows:      make(map[uint64]uint8),
 		workers:    make([][]open, s.Workers()),
+		counters:   make(map[Track]string),
 	}
 	for i := range s.Buffers {
 		for _, e := range s.Buffers[i].Events {
@@ -379,8 +370,14 @@ func (w *walker) event(buffer int, e trace.Event) {
 		op.Name = NameWoken
 		w.emit()
 	case trace.KindCounter:
-		op := w.reset(Counter, t, Track{Kind: TrackCounter, Counter: e.Counter(), Index: e.Index()}, buffer)
-		op.Name = CounterName(w.stageNames, e.Counter(), e.Index())
+		tr := Track{Kind: TrackCounter, Counter: e.Counter(), Index: e.Index()}
+		name, ok := w.counters[tr]
+		if !ok {
+			name = CounterName(w.stageNames, e.Counter(), e.Index())
+			w.counters[tr] = name
+		}
+		op := w.reset(Counter, t, tr, buffer)
+		op.Name = name
 		op.Value = e.Value()
 		w.emit()
 	}
