@@ -338,3 +338,33 @@ func TestCheckTargets(t *testing.T) {
 		}
 	}
 }
+
+func TestSaturationPoint(t *testing.T) {
+	c := time.Microsecond
+	pts := []SatPoint{
+		{Cost: c, Offered: 1e4, Achieved: 1e4, P99: 50 * time.Microsecond},
+		{Cost: c, Offered: 1e5, Achieved: 0.99e5, P99: 200 * time.Microsecond},
+		{Cost: c, Offered: 1e6, Achieved: 0.6e6, P99: 30 * time.Millisecond},
+		{Cost: c, Offered: 2e6, Achieved: 2e6, P99: 100 * time.Microsecond}, // after a failure: ignored
+	}
+	if r, ok := SaturationPoint(pts); !ok || r != 1e5 {
+		t.Errorf("saturation point %v %v, want 1e5", r, ok)
+	}
+	if _, ok := SaturationPoint(pts[2:3]); ok {
+		t.Error("a failing lowest rate has a saturation point")
+	}
+}
+
+func TestSaturateKeepsUpAtLowRate(t *testing.T) {
+	defer watchdog(t, time.Minute)()
+	pts, err := Saturate(SatOptions{Workers: 2, Policy: system.DefaultPolicy, Costs: []time.Duration{10 * time.Microsecond},
+		Fractions: []float64{1.0 / 64}, MaxRate: 1e6, Step: 20 * time.Millisecond, MaxPackets: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pts[0]
+	t.Logf("%+v", p)
+	if p.N < 50 || p.P50 <= 0 || p.P99 < p.P50 || p.Achieved <= 0 {
+		t.Errorf("implausible point %+v", p)
+	}
+}

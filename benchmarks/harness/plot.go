@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -92,9 +93,9 @@ func PlotBars(s *Set, dir, prefix string) ([]string, error) {
 		}
 		p := plot.New()
 		p.Title.Text = fmt.Sprintf("%s, %d workers: median time per operation, 95%% CI", g.Bench, g.Workers)
-		p.Y.Label.Text = "ns/op (log scale)"
+		p.Y.Label.Text = "time per operation (log scale)"
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = nsTicks{}
 		p.Add(plotter.NewGrid(), b)
 		p.NominalX(labels...)
 		p.X.Tick.Label.Rotation = math.Pi / 5
@@ -200,4 +201,40 @@ func PlotSpeedup(s *Set, dir string) ([]string, error) {
 		files = append(files, name)
 	}
 	return files, nil
+}
+
+// nsTicks are log ticks labelled as durations ("100µs", "1ms").
+type nsTicks struct{}
+
+func (nsTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strings.TrimSuffix(strings.TrimSuffix(FormatNs(ts[i].Value), ".0ns"), ".0")
+			ts[i].Label = strings.Replace(strings.Replace(strings.Replace(ts[i].Label, ".00ms", "ms", 1), ".0µs", "µs", 1), ".000s", "s", 1)
+		}
+	}
+	return ts
+}
+
+// countTicks are log ticks labelled with SI suffixes ("10k", "1M").
+type countTicks struct{}
+
+func (countTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label == "" {
+			continue
+		}
+		v := ts[i].Value
+		switch {
+		case v >= 1e6:
+			ts[i].Label = strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+		case v >= 1e3:
+			ts[i].Label = strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+		default:
+			ts[i].Label = strconv.FormatFloat(v, 'g', 3, 64)
+		}
+	}
+	return ts
 }

@@ -52,9 +52,6 @@ type wsPacket struct {
 
 func (p *wsPacket) Run(w *scheduler.Worker) { p.e.body(p.e.spawners[w.ID()], p.i) }
 
-// PacketName names the packet without reflection.
-func (p *wsPacket) PacketName() string { return "task" }
-
 // wsSpawner is worker w's Spawner: Spawn pushes onto w's local deque. One
 // per worker, built once, so handing it to a task allocates nothing.
 type wsSpawner struct {
