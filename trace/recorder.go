@@ -50,7 +50,9 @@ type Options struct {
 // Roles: the scheduler (or any owner of a set of goroutines) creates the
 // recorder, hands buffer i to the goroutine of worker i and the control
 // buffer to the goroutine that runs cycles; each buffer is then written by
-// that goroutine only. Intern, Now and Dropped may be called from any
+// one goroutine at a time: its owner, or goroutines whose calls are
+// serialised by a lock (the scheduler writes the control buffer under its
+// mutex from whichever goroutine opens a stage). Intern, Now and Dropped may be called from any
 // goroutine at any time. Snapshot must not run while any hook runs: call it
 // once the goroutines writing the buffers have stopped or are known to be
 // blocked (after Scheduler.Close, or after Scheduler.Run where the
@@ -184,7 +186,8 @@ type cacheLinePad [64]byte
 // WorkerBuf is one goroutine's append-only event buffer. All hook methods
 // are safe on a nil *WorkerBuf and then cost one branch.
 //
-// Caller: only the goroutine the buffer was handed to. Hooks take no lock,
+// Caller: the goroutine the buffer was handed to, or goroutines that
+// serialise their calls with a lock of their own. Hooks take no lock,
 // touch no shared atomic and allocate nothing: they read the clock and store
 // one 24-byte Event.
 type WorkerBuf struct {
