@@ -256,3 +256,24 @@ func BenchmarkWakeLatency(b *testing.B) {
 type holdPacket struct{ release chan struct{} }
 
 func (h holdPacket) Run(*Worker) { <-h.release }
+
+// BenchmarkCycle: the fixed cost of a cycle: three stages with one trivial
+// packet each, every worker parked before and after.
+func BenchmarkCycle(b *testing.B) {
+	s, err := New(Config{Stages: []string{"a", "b", "c"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		for st := StageID(1); st <= 3; st++ {
+			if err := s.Add(st, nop{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -17,7 +17,8 @@ import (
 //  4. the other workers' deques, starting at a random victim, by the steal
 //     policy;
 //  5. steps 1-4 again, Spins rounds in all, with runtime.Gosched between
-//     rounds; then it parks (wake.go).
+//     rounds, but only while some worker is running a packet (nobody else
+//     could produce work); then it parks (wake.go).
 //
 // From step 4 on the worker counts itself in s.nSearching, which throttles
 // WakeSearcher and the surplus rule.
@@ -66,6 +67,14 @@ func (w *Worker) find() (task, bool) {
 		}
 		if c2 && !contended {
 			spins--
+		}
+		// Nobody is running a packet (every other worker is parked or
+		// searching too): no worker can produce work, and a goroutine
+		// outside that adds some wakes a worker itself (wake.go). Spinning
+		// on would only delay the last-parked decision that opens the next
+		// stage, so park now.
+		if int(s.nParked.Load())+int(s.nSearching.Load()) >= s.n && !contended && !c2 {
+			break
 		}
 	}
 	return task{}, false
