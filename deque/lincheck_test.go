@@ -22,24 +22,24 @@ import (
 // popping, two or three thieves stealing) recorded against the real deque
 // and injector and checked by porcupine against sequential models.
 //
-//	go test -run Linearizable ./deque/                      # default: a few hundred histories each
+//	go test -run Linearizable ./deque/                      # default: 1000 histories each (400 under -race)
 //	go test -run Linearizable -lincheck.n=20000 ./deque/    # more
 //
 // A failing history is written as porcupine's HTML visualisation; the
 // test log names the file.
 
-var lincheckN = flag.Int("lincheck.n", 0, "histories per linearizability test (0: 300, or 150 under -race)")
+var lincheckN = flag.Int("lincheck.n", 0, "histories per linearizability test (0: 1000, or 400 under -race; 10000 with WSCHED_STRESS=1)")
 
 func lincheckHistories() int {
 	switch {
 	case *lincheckN > 0:
 		return *lincheckN
 	case stress():
-		return 5000
+		return 10000
 	case raceEnabled:
-		return 150
+		return 400
 	}
-	return 300
+	return 1000
 }
 
 // The model's operations. Values are small positive integers (one byte
@@ -269,15 +269,63 @@ func encode(items []int) string {
 	return b.String()
 }
 
-// barrier spins until n goroutines have arrived, so that they start their
-// operations together. It yields now and then, since there may be more
-// goroutines than Ps.
-func barrier(ready *atomic.Int32, n int32) {
-	ready.Add(1)
-	for i := 1; ready.Load() < n; i++ {
-		if i%1000 == 0 {
+// group runs the roles of one history, each on a fresh goroutine, and
+// waits for them; if they have not finished by deadline it prints every
+// goroutine's stack and fails t. The roles meet at a starter first.
+func runRoles(t testing.TB, deadline time.Time, roles []func()) {
+	t.Helper()
+	var st starter
+	var wg sync.WaitGroup
+	for _, f := range roles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.wait(int32(len(roles)))
+			f()
+		}()
+	}
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(time.Until(deadline)):
+		buf := make([]byte, 8<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("watchdog: a history did not finish by its deadline\ngoroutines:\n%s", buf)
+	}
+}
+
+// starter lines the roles up to start together: arriving goroutines spin
+// (yielding now and then, as there are more of them than Ps); the last
+// to arrive sets a start time a little ahead, and all spin until then.
+//
+// How much the roles really overlap depends on the machine: measured on
+// the 2-core box, with other builds running, a few percent of operations
+// overlap another goroutine's without -race and 20-50% with it (the
+// tests log the figure). The exactly-once stress tests supply the heavy
+// contention; these histories supply an exact check of every outcome.
+type starter struct {
+	ready atomic.Int32
+	at    atomic.Int64 // nanoseconds since lincheckEpoch; 0 until all arrived
+}
+
+var lincheckEpoch = time.Now()
+
+func now() int64 { return int64(time.Since(lincheckEpoch)) }
+
+func (s *starter) wait(n int32) {
+	if s.ready.Add(1) == n {
+		s.at.Store(now() + int64(20*time.Microsecond))
+	}
+	for i := 1; s.at.Load() == 0; i++ {
+		if i%64 == 0 {
 			runtime.Gosched()
 		}
+	}
+	for at := s.at.Load(); now() < at; {
 	}
 }
 
@@ -286,11 +334,11 @@ func barrier(ready *atomic.Int32, n int32) {
 // spin of up to a microsecond or a yield) so that the goroutines'
 // operations fall across each other in varied ways.
 func pause(rng *rand.Rand) {
-	switch n := rng.IntN(32); {
+	switch n := rng.IntN(64); {
 	case n == 0:
 		runtime.Gosched()
-	case n < 12:
-		for range rng.IntN(64) {
+	case n < 16:
+		for range rng.IntN(16) {
 			spinSink.Add(1)
 		}
 	}
@@ -298,20 +346,14 @@ func pause(rng *rand.Rand) {
 
 var spinSink atomic.Int64
 
-// recordDeque runs one short history: the owner does ownerOps pushes and
-// pops, each of thieves does thiefOps steals of the three kinds. atomic
-// says whether d's batches are single atomic steps (FIFO) or sequences
-// of steals (LIFO).
-func recordDeque(d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, thiefOps int) []porcupine.Operation {
+// recordDeque runs one short history on c: the owner does ownerOps
+// pushes and pops, each of thieves does thiefOps steals of the three
+// kinds. atomicBatch says whether d's batches are single atomic steps
+// (FIFO) or sequences of steals (LIFO).
+func recordDeque(t testing.TB, deadline time.Time, d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, thiefOps int) []porcupine.Operation {
 	var r recorder
-	var ready atomic.Int32
-	var wg sync.WaitGroup
-	n := int32(1 + thieves)
-	wg.Add(int(n))
-	go func() { // the owner
-		defer wg.Done()
+	roles := []func(){func() { // the owner
 		rng := rand.New(rand.NewPCG(seed, 0))
-		barrier(&ready, n)
 		next := 1
 		for range ownerOps {
 			pause(rng)
@@ -325,13 +367,11 @@ func recordDeque(d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, t
 				r.add(0, call, linIn{kind: linPop}, linOut{v: v, ok: ok})
 			}
 		}
-	}()
+	}}
 	for i := range thieves {
-		go func() {
-			defer wg.Done()
+		roles = append(roles, func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(i)+1))
 			dst := deque.New[int]()
-			barrier(&ready, n)
 			for range thiefOps {
 				pause(rng)
 				limit := 1 + rng.IntN(4)
@@ -364,26 +404,21 @@ func recordDeque(d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, t
 					}
 				}
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	runRoles(t, deadline, roles)
 	return r.ops
 }
 
-// recordInjector: two producers push distinct values, two consumers Steal
-// and StealBatchAndPop (into a FIFO deque, drained oldest first).
-func recordInjector(q *deque.Injector[int], seed uint64, pushes, consumers, consumerOps int) []porcupine.Operation {
+// recordInjector: two producers push distinct values, consumers Steal and
+// StealBatchAndPop (into a FIFO deque, drained oldest first).
+func recordInjector(t testing.TB, deadline time.Time, q *deque.Injector[int], seed uint64, pushes, consumers, consumerOps int) []porcupine.Operation {
 	var r recorder
-	var ready atomic.Int32
-	var wg sync.WaitGroup
 	const producers = 2
-	n := int32(producers + consumers)
-	wg.Add(int(n))
+	var roles []func()
 	for p := range producers {
-		go func() {
-			defer wg.Done()
+		roles = append(roles, func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(p)))
-			barrier(&ready, n)
 			for i := range pushes {
 				pause(rng)
 				v := 1 + p*100 + i
@@ -391,30 +426,28 @@ func recordInjector(q *deque.Injector[int], seed uint64, pushes, consumers, cons
 				q.Push(v)
 				r.add(p, call, linIn{kind: linPush, v: v}, linOut{})
 			}
-		}()
+		})
 	}
-	for c := range consumers {
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(seed, uint64(producers+c)))
+	for k := range consumers {
+		roles = append(roles, func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(producers+k)))
 			dst := deque.NewFIFO[int]()
-			barrier(&ready, n)
 			for range consumerOps {
 				pause(rng)
 				call := r.clock.Add(1)
 				if rng.IntN(2) == 0 {
 					v, st := q.Steal()
-					r.add(producers+c, call, linIn{kind: linSteal}, linOut{v: v, st: st})
+					r.add(producers+k, call, linIn{kind: linSteal}, linOut{v: v, st: st})
 				} else {
 					limit := 1 + rng.IntN(4)
 					v, _, st := q.StealBatchAndPop(dst, limit)
 					moved := drain(dst) // FIFO dst: oldest first
-					r.add(producers+c, call, linIn{kind: linBatch, limit: limit, pop: true}, linOut{v: v, st: st, moved: encode(moved)})
+					r.add(producers+k, call, linIn{kind: linBatch, limit: limit, pop: true}, linOut{v: v, st: st, moved: encode(moved)})
 				}
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	runRoles(t, deadline, roles)
 	return r.ops
 }
 
@@ -467,20 +500,22 @@ func TestDequeLinearizable(t *testing.T) {
 			model := dequeModel(fifo)
 			unknown, ops, over := 0, 0, 0
 			deadline := time.Now().Add(watchdogLimit(t))
+			recorded := make([][]porcupine.Operation, histories)
+			names := make([]string, histories)
 			for h := range histories {
-				if time.Now().After(deadline) {
-					t.Fatalf("watchdog: only %d of %d histories in %v", h, histories, watchdogLimit(t))
-				}
 				start := starts[h%len(starts)] - 8 // crosses the wrap-around mid-history
 				if h%len(starts) == 0 {
 					start = 0
 				}
 				d := deque.NewDequeAt[int](fifo, start)
 				thieves := 2 + h%2
-				hist := recordDeque(d, fifo, uint64(h), 16+h%9, thieves, 4+h%4)
+				recorded[h] = recordDeque(t, deadline, d, fifo, uint64(h), 16+h%9, thieves, 4+h%4)
+				names[h] = fmt.Sprintf("history %d (%s)", h, startName(start))
+			}
+			for h, hist := range recorded {
 				ops += len(hist)
 				over += overlapping(hist)
-				if !checkHistory(t, model, hist, fmt.Sprintf("history %d (%s)", h, startName(start))) {
+				if !checkHistory(t, model, hist, names[h]) {
 					unknown++
 				}
 			}
@@ -495,20 +530,22 @@ func TestInjectorLinearizable(t *testing.T) {
 	model := queueModel()
 	ops, over := 0, 0
 	deadline := time.Now().Add(watchdogLimit(t))
+	recorded := make([][]porcupine.Operation, histories)
+	names := make([]string, histories)
 	for h := range histories {
-		if time.Now().After(deadline) {
-			t.Fatalf("watchdog: only %d of %d histories in %v", h, histories, watchdogLimit(t))
-		}
 		// Tickets start a few below a block boundary, so batches meet it.
 		start := uint64(deque.BlockCap*(h%3) - 5)
 		if h%2 == 1 {
 			start = ^uint64(0) - deque.BlockCap - 4 // -(BlockCap+5)
 		}
 		q := deque.NewInjectorAt[int](start)
-		hist := recordInjector(q, uint64(h), 8+h%5, 2, 5+h%4)
+		recorded[h] = recordInjector(t, deadline, q, uint64(h), 8+h%5, 2, 5+h%4)
+		names[h] = fmt.Sprintf("history %d (start %#x)", h, start)
+	}
+	for h, hist := range recorded {
 		ops += len(hist)
 		over += overlapping(hist)
-		checkHistory(t, model, hist, fmt.Sprintf("history %d (start %#x)", h, start))
+		checkHistory(t, model, hist, names[h])
 	}
 	t.Logf("%d histories, %d operations (%.1f per history, %.0f%% overlapping another client's)",
 		histories, ops, float64(ops)/float64(histories), 100*float64(over)/float64(ops))
@@ -665,8 +702,12 @@ func TestLinearizabilityCatchesWrongDeques(t *testing.T) {
 	} {
 		caught := 0
 		const histories = 50
+		deadline := time.Now().Add(watchdogLimit(t))
+		var recorded [][]porcupine.Operation
 		for h := range histories {
-			hist := recordDeque(c.make(), false, uint64(h), 20, 2, 6)
+			recorded = append(recorded, recordDeque(t, deadline, c.make(), false, uint64(h), 20, 2, 6))
+		}
+		for _, hist := range recorded {
 			if !porcupine.CheckOperations(model, hist) {
 				caught++
 			}
