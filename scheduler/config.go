@@ -200,9 +200,9 @@ type Config struct {
 	// Costs ≈ 10 ns more per spawned packet here.
 	NoLIFOSlot bool
 	// PacketTiming records per-packet-type total/min/max run times. Off by
-	// default: it reads the monotonic clock twice per packet (≈ 33 ns each
-	// here, see doc.go), more than the rest of the per-packet path. Counts
-	// are always recorded.
+	// default: it reads the monotonic clock once per packet (≈ 33 ns here,
+	// see doc.go), several times the rest of the per-packet path. Counts are
+	// always recorded.
 	PacketTiming bool
 	// Tracer receives the scheduler's trace events; nil turns tracing off.
 	// It must have been created with Workers workers.

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 type (
@@ -28,5 +29,11 @@ func TestTypeWord(t *testing.T) {
 				t.Errorf("%T vs %T: type words equal %v, types equal %v", a, b, !same, same)
 			}
 		}
+	}
+}
+
+func TestTypeStatSize(t *testing.T) {
+	if n := unsafe.Sizeof(typeStat{}); n != 64 {
+		t.Fatalf("typeStat is %d bytes, want 64 (one cache line)", n)
 	}
 }

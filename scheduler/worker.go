@@ -33,9 +33,11 @@ type Worker struct {
 	searching  bool // counted in s.nSearching
 	rng        uint64
 	tb         *trace.WorkerBuf
-	flowSeq    uint64 // trace flow IDs: id+1 in the top bits, then this
-	flow       uint64 // flow ID for the next PacketBegin (a stolen packet)
-	inPacket   bool   // a traced packet began and has not ended
+	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
+	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
+	inPacket   bool          // a traced packet began and has not ended
+	clock      time.Duration // PacketTiming: end of the last packet of this burst
+	clockOK    bool          // clock is valid (false at the start of a burst)
 	labelStage StageID
 	dropped    uint64 // packets discarded by this worker, not yet in s.dropped
 	// Packet-type stats: a one-entry cache in front of the registry.
@@ -103,7 +105,10 @@ func (w *Worker) Stage() StageID { return w.cur.stage }
 // and the slot's previous packet goes to the deque, where thieves can take
 // it. When the deque gains a packet and some worker is parked while none is
 // searching, Spawn wakes one (the surplus rule), so spare work never waits
-// for a busy worker. Spawn(nil) panics.
+// for a busy worker. The packet spawned last waits in the slot, invisible
+// to thieves, until the running packet returns: spawn before a long
+// computation only what the worker itself should run next, or set
+// Config.NoLIFOSlot. Spawn(nil) panics.
 func (w *Worker) Spawn(p Packet) {
 	if p == nil {
 		panic("scheduler: Spawn(nil)")
@@ -144,9 +149,7 @@ func (w *Worker) main(sleepFirst bool) {
 			return
 		}
 		if t, ok := w.find(); ok {
-			if !w.burst(t) {
-				return // runtime.Goexit in a packet: a new goroutine took over
-			}
+			w.burst(t)
 			continue
 		}
 		w.park()
@@ -156,8 +159,12 @@ func (w *Worker) main(sleepFirst bool) {
 // burst runs t and then, without searching, the packets w has at hand:
 // designated, LIFO slot, deque. It returns when they run out or the cycle
 // is aborting. One deferred recover covers the whole burst, so panics cost
-// nothing per packet. It returns false if a packet called runtime.Goexit.
-func (w *Worker) burst(t task) (ok bool) {
+// nothing per packet. If a packet calls runtime.Goexit, burst never
+// returns: its deferred function reports it and starts a new goroutine for
+// w while this one exits.
+func (w *Worker) burst(t task) {
+	ok := false
+	w.clockOK = false
 	s := w.s
 	defer func() {
 		if ok {
@@ -165,8 +172,7 @@ func (w *Worker) burst(t task) (ok bool) {
 		}
 		if v := recover(); v != nil {
 			w.packetPanicked(v, debug.Stack())
-			ok = true
-			return
+			return // back to main's loop
 		}
 		// Goexit: this goroutine is ending. Report it like a panic and hand
 		// the worker to a fresh goroutine, so the scheduler keeps n workers.
@@ -177,7 +183,7 @@ func (w *Worker) burst(t task) (ok bool) {
 	for {
 		w.exec(t)
 		if s.abort.Load() {
-			return true
+			break
 		}
 		if w.nDesignated.Load() != 0 {
 			if p, got := w.takeDesignated(); got {
@@ -191,9 +197,10 @@ func (w *Worker) burst(t task) (ok bool) {
 		}
 		var got bool
 		if t, got = w.local.Pop(); !got {
-			return true
+			break
 		}
 	}
+	ok = true
 }
 
 // exec runs one packet and counts it.
@@ -224,9 +231,15 @@ func (w *Worker) execInstrumented(t task) {
 		w.flow = 0
 		w.inPacket = true
 	}
+	// PacketTiming reads the clock once per packet: in a burst, a packet's
+	// end is the next one's start, so a packet's time includes the few
+	// nanoseconds of scheduler work that precede it.
 	var start time.Duration
 	if s.cfg.PacketTiming {
-		start = time.Since(s.epoch)
+		if !w.clockOK {
+			w.clock, w.clockOK = time.Since(s.epoch), true
+		}
+		start = w.clock
 	}
 	if s.cfg.RuntimeTrace {
 		r := rtrace.StartRegion(s.cycleCtx, w.types[idx].name)
@@ -237,7 +250,8 @@ func (w *Worker) execInstrumented(t task) {
 	}
 	ts := &w.types[idx]
 	if s.cfg.PacketTiming {
-		ts.observe(time.Since(s.epoch) - start)
+		w.clock = time.Since(s.epoch)
+		ts.observe(w.clock - start)
 	}
 	ts.count++
 	if w.tb != nil {
