@@ -70,7 +70,8 @@ func wakeOnly(p system.Policy) bool {
 	return p.Steal == "" && p.Batch == 0 && p.Spins < 0 && p.LocalFIFO == nil
 }
 
-func init() {
+// registerExamples adds the example workloads (after the task trees).
+func registerExamples() {
 	RegisterWorkload(&Workload{
 		Name: "gcmark", Bench: "GCMark",
 		Doc:   "examples/gcmark: parallel mark of a 512 Ki-object power-law heap, stages Prepare → Closure → Release",

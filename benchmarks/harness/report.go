@@ -165,6 +165,15 @@ func CheckTargets(s *Set) []TargetCheck {
 			continue
 		}
 		base := s.Values(g.Names[b], UnitNsOp)
+		peers := 0
+		for _, l := range g.Labels {
+			if !strings.HasPrefix(l, "wsched/") {
+				peers++
+			}
+		}
+		if peers == 0 {
+			continue // no peer expresses this workload (or none was run)
+		}
 		var slower, unproven []string
 		for i, n := range g.Names {
 			if i == b || strings.HasPrefix(g.Labels[i], "wsched/") {

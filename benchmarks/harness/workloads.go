@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
@@ -103,6 +104,8 @@ func WorkloadNames() []string {
 const (
 	FanoutTasks   = 1 << 14 // 16,384 trivial tasks: ~0.3 ms on wsched, ~11 ms as goroutines
 	ForkJoinDepth = 14      // 32,767 nodes
+	UniformTasks  = 4096    // × UniformCost = 8 ms of work, 4 ms on two workers
+	UniformCost   = 2 * time.Microsecond
 )
 
 // lazyTree builds a tree once, on first use.
@@ -118,6 +121,7 @@ func lazyTree(build func() *workload.Tree) func() *workload.Tree {
 var (
 	fanoutTree    = lazyTree(func() *workload.Tree { return workload.Fanout(FanoutTasks) })
 	spawnTree     = lazyTree(func() *workload.Tree { return workload.Spawn(FanoutTasks) })
+	uniformTree   = lazyTree(func() *workload.Tree { return workload.Uniform(UniformTasks, UniformCost) })
 	forkJoinTree  = lazyTree(func() *workload.Tree { return workload.ForkJoin(ForkJoinDepth) })
 	irregularTree = lazyTree(func() *workload.Tree { return workload.Irregular(workload.DefaultIrregular) })
 )
@@ -127,10 +131,13 @@ func init() {
 		"16,384 independent trivial tasks submitted by the caller: per-task overhead"))
 	RegisterWorkload(treeWorkload("spawn", "Spawn", spawnTree,
 		"one root task spawns 16,383 trivial tasks from inside itself: per-task overhead of spawning"))
+	RegisterWorkload(treeWorkload("uniform", "Uniform", uniformTree,
+		"4,096 tasks of 2 µs each submitted by the caller: balanced CPU-bound throughput"))
 	RegisterWorkload(treeWorkload("forkjoin", "ForkJoin", forkJoinTree,
 		"binary spawn tree of 32,767 trivial nodes, continuation joins: spawn overhead and balance"))
 	RegisterWorkload(treeWorkload("irregular", "Irregular", irregularTree,
 		"32,768-node random spawn tree, heavy-tailed branching (≤64) and costs (Pareto α=1.3 from 100 ns, cap 1 ms)"))
+	registerExamples()
 }
 
 // treeWorkload adapts a task tree to the harness: every system that can

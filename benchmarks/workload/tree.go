@@ -63,6 +63,18 @@ func Fanout(n int) *Tree {
 	return t
 }
 
+// Uniform is n independent tasks of the same cost submitted by the
+// caller: balanced CPU-bound work, where the result depends little on
+// scheduling luck (the harness's self-test plants its slowdown here).
+func Uniform(n int, cost time.Duration) *Tree {
+	t := Fanout(n)
+	t.Name = "uniform"
+	for i := range t.Cost {
+		t.Cost[i] = cost
+	}
+	return t
+}
+
 // Spawn is one root task, submitted by the caller, that spawns n-1
 // trivial children from inside itself: the per-task overhead of spawning
 // from a running task (a worker's local queue, where it has one).

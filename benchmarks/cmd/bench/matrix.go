@@ -182,11 +182,11 @@ func buildMatrix(wls []*harness.Workload, workers []int, pols []system.Policy, p
 	return cfgs
 }
 
-const matrixUsage = `The matrix run (no subcommand) runs policies × workloads × worker counts (plus every peer that can express
-each workload), K invocations each, interleaved, and writes DIR/raw.txt (Go
-benchmark format, with the environment fingerprint), DIR/summary.txt
-(medians, 95% CIs, verdicts, targets) and SVG plots. Progress on stderr.
-Its flags:
+const matrixUsage = `The matrix run (no subcommand) runs policies × workloads × worker counts,
+plus every peer that can express each workload, K invocations each,
+interleaved, and writes DIR/raw.txt (Go benchmark format, with the
+environment fingerprint), DIR/summary.txt (medians, 95% CIs, verdicts,
+targets) and SVG plots. Progress on stderr. Its flags:
 
 `
 

@@ -126,7 +126,7 @@ func cmdSelftest(args []string, stdout, stderr io.Writer) error {
 	count := fs.Int("count", 8, "samples per variant per trial")
 	iters := fs.Int("iters", 2, "timed iterations per sample")
 	warmup := fs.Int("warmup", 1, "untimed iterations per sample")
-	wlName := fs.String("workload", "irregular", "workload")
+	wlName := fs.String("workload", "uniform", "workload")
 	sysName := fs.String("system", system.WSched, "system to measure (wsched uses its default policy)")
 	workers := fs.Int("workers", 0, "workers (0 = GOMAXPROCS)")
 	plant := fs.Float64("plant", 0.05, "planted slowdown: extra work per packet in B")
