@@ -23,7 +23,7 @@ import (
 // and injector and checked by porcupine against sequential models.
 //
 //	go test -run Linearizable ./deque/                      # default: 1000 histories each (400 under -race)
-//	go test -run Linearizable -lincheck.n=20000 ./deque/    # more
+//	go test -run Linearizable ./deque/ -lincheck.n=20000    # more (the flag goes after the package)
 //
 // A failing history is written as porcupine's HTML visualisation; the
 // test log names the file.
