@@ -146,10 +146,10 @@ type Cycle struct {
 // work, then Prepare and Closure run.
 func (r *Runner) Cycle(ctx context.Context) (Cycle, error) {
 	before := r.sched.Stats()
+	r.clock.Start()
 	if err := r.sched.Add(scheduler.Unconstrained, &stopMutators{r: r}); err != nil {
 		return Cycle{}, fmt.Errorf("prepare: %w", err)
 	}
-	r.clock.Start()
 	t0 := time.Now()
 	if err := r.sched.Run(ctx); err != nil {
 		return Cycle{}, fmt.Errorf("prepare: %w", err)
