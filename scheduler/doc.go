@@ -101,21 +101,28 @@
 //	go test -run XXX -bench . -benchtime=200ms -count=3 ./scheduler/
 //
 // on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM, Go 1.26.8,
-// GOMAXPROCS=2, on a machine shared with other jobs (best of 3):
+// GOMAXPROCS=2, on a machine shared with other jobs (range of 3 runs at a
+// quiet moment; under load every figure here doubled or worse):
 //
-//	SpawnTrivial (chained spawn, per packet)     ≈ 9 ns, 0 allocs
-//	SpawnTrivialWaitGroup (go + WaitGroup)       ≈ 460 ns, 1 alloc
-//	SpawnTrivialChanPool (channel, 2 goroutines) ≈ 66 ns, 0 allocs
-//	BulkAddFanout (4096 per cycle, per packet)   ≈ 90 ns (BulkAdd ≈ 32 ns of it)
-//	ForkJoinTree (2^21-1 packets, per packet)    ≈ 90 ns, 1 alloc (the packet)
-//	WakeLatency (Add to start on a parked worker) p50 ≈ 0.3 µs, p99 ≈ 1.3 µs
+//	SpawnTrivial (chained spawns, 2 chains)       4.4-8.4 ns/packet, 0 allocs
+//	SpawnTrivialNoLIFOSlot                        12-18 ns/packet
+//	SpawnTrivialPacketTiming                      37-53 ns/packet
+//	SpawnTrivialWaitGroup (go f() + WaitGroup)    730-810 ns/packet, 1 alloc
+//	SpawnTrivialChanPool (channel, 2 goroutines)  48-67 ns/packet
+//	BulkAddFanout (4096 per cycle)                74-90 ns/packet (BulkAdd 33-39 of it)
+//	ForkJoinTree (2^21-1 packets)                 8.1-9.6 ns/packet, 0 allocs
+//	WakeLatency (Add to start, parked worker)     p50 0.3 µs, p99 6-15 µs
+//	Cycle (three stages, one packet each)         4.8-5.5 µs
 //
 // A packet spawned by a packet costs an interface call, the LIFO slot
 // (plain loads and stores, no atomics: Tokio's lifo_slot, the Go runtime's
-// runnext) and a per-type counter behind a one-entry type cache. The slot
-// holds the packet spawned last until the spawner returns; thieves cannot
-// take it meanwhile (Config.NoLIFOSlot sends every spawn to the deque,
-// ≈ 10 ns more). Config.PacketTiming adds two monotonic clock reads per
-// packet, ≈ 33 ns each here, so it is off by default; tracing adds two
-// events per packet, ≈ 13 ns each (package trace).
+// runnext) and a per-type counter behind a one-entry type cache; it stays
+// below the deque's two locked instructions per push and pop, which
+// NoLIFOSlot pays. The slot holds the packet spawned last until the
+// spawner returns; thieves cannot take it meanwhile. Config.PacketTiming
+// reads the monotonic clock once per packet (≈ 33 ns here, time.Since via
+// the vDSO), so it is off by default; tracing adds two events per packet,
+// ≈ 13 ns each (package trace). A stage transition costs the last worker's
+// park and the decision under the monitor, a few µs (Cycle), because a
+// searching worker stops spinning as soon as no worker runs a packet.
 package scheduler
