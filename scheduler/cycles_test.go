@@ -124,7 +124,7 @@ func (p *sentinelPacket) Run(w *Worker) {
 // of 1-5 workers and every wake policy, checking the stage order on every
 // packet and exactly-once completion after every cycle, under a watchdog.
 func TestRandomCycles(t *testing.T) {
-	cycles := scale(3000, 6)
+	cycles := scale(3000, 3)
 	if stress() {
 		cycles = 30000
 	}

@@ -65,7 +65,7 @@ func (n *treeNode) Run(w *Worker) {
 // under -race) for every wake × steal policy pair and checks that every
 // packet ran exactly once, in its own stage.
 func TestExactlyOnce(t *testing.T) {
-	size := int64(scale(1<<20, 32)) // 1,048,576 packets; 32,768 under -race
+	size := int64(scale(1<<20, 8)) // 1,048,576 packets; 131,072 under -race
 	if stress() {
 		size = 1 << 22
 	}
