@@ -195,8 +195,13 @@ func LoadAvg() string {
 }
 
 // Commit returns the wsched repository's HEAD commit (with "-dirty" when
-// the work tree has uncommitted changes), or "unknown".
+// the work tree has uncommitted changes), or "unknown". WSCHED_BENCH_COMMIT
+// overrides it, for a binary run where the repository is not (a copied
+// work tree, another machine).
 func Commit() string {
+	if c := os.Getenv("WSCHED_BENCH_COMMIT"); c != "" {
+		return c
+	}
 	dir := repoDir()
 	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
