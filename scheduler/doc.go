@@ -50,9 +50,12 @@
 // WakeSearcher (the Go runtime's and Tokio's rule: wake one only if no
 // worker is searching; a searcher that finds work wakes the next). Under
 // every policy, a worker whose deque gains surplus packets (a Spawn that
-// displaces the LIFO slot, a batch from a bucket, a steal of several)
-// wakes one parked worker if nobody is searching, so work spreads without
-// waking a herd; Spawn wakes nobody while others search.
+// displaces the LIFO slot, a batch from a bucket, a steal of several), or
+// a thief that leaves packets behind in its victim's deque, wakes one
+// parked worker if nobody is searching, so work spreads without waking a
+// herd; Spawn wakes nobody while others search. Packets left in a bucket
+// wake only by the policy: WakeOne with BucketBatch 1 wakes one worker for
+// a burst, and the rest wait for it (TestWakeSearcher).
 //
 // # Failures
 //

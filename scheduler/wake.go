@@ -35,8 +35,8 @@ import (
 //	    channel: W takes it and searches.
 //	P6. Otherwise W blocks receiving its token. Parked workers use no CPU.
 //
-// Waker X (Add, BulkAdd, AddDesignated, Spawn with surplus, a searcher that
-// found work, advance):
+// Waker X (Add, BulkAdd, AddDesignated, Spawn with surplus, a thief that
+// gained or left surplus, a searcher that found work, advance):
 //
 //	W1. X publishes the work first: a bucket push, a deque push (atomic
 //	    stores) or a designated send (a channel send).
@@ -188,7 +188,7 @@ func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
 }
 
 // wakeOneIdle wakes one parked worker if the cycle is active and nobody is
-// searching: the surplus rule of Spawn and of batch takes, and the
+// searching: the surplus rule of Spawn, batch takes and steals, and the
 // searcher chain. Caller: worker by, not holding mu.
 func (s *Scheduler) wakeOneIdle(by int) {
 	s.mu.Lock()

@@ -181,22 +181,114 @@ func TestSentinelLoop(t *testing.T) {
 	}
 }
 
-// TestSpawnSurplusWakes: one packet fans out by Spawn on one worker; the
-// parked workers are woken for the surplus and steal.
-func TestSpawnSurplusWakes(t *testing.T) {
-	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
-	var n atomic.Int64
-	s.Add(1, fn(func(w *Worker) {
-		for range 1000 {
-			w.Spawn(fn(func(*Worker) { time.Sleep(10 * time.Microsecond); n.Add(1) }))
+// TestSpawnParallelism: one packet spawns many slow children while the
+// other workers are parked; under every wake × steal pair the surplus rule
+// wakes them, so every worker runs children. (A thief that took one packet
+// and left the victim's surplus behind used to wake nobody: under StealOne
+// with WakeOne or WakeN two of four workers ran everything.)
+func TestSpawnParallelism(t *testing.T) {
+	const workers, children = 4, 200
+	for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+		for _, steal := range []StealPolicy{StealOne(), StealHalf(), StealBatch(4)} {
+			t.Run(fmt.Sprintf("%v/%v", wake, steal), func(t *testing.T) {
+				s := newSched(t, Config{Workers: workers, Stages: []string{"a"}, Wake: wake, Steal: steal})
+				var cur, peak, n atomic.Int64
+				child := fn(func(*Worker) {
+					c := cur.Add(1)
+					for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
+					}
+					time.Sleep(300 * time.Microsecond)
+					cur.Add(-1)
+					n.Add(1)
+				})
+				s.Add(1, fn(func(w *Worker) {
+					for range children { // a few µs: done before anyone wakes
+						w.Spawn(child)
+					}
+				}))
+				if err := runCycle(t, s); err != nil {
+					t.Fatal(err)
+				}
+				st := s.Stats()
+				per := make([]uint64, workers)
+				for i, w := range st.Workers {
+					per[i] = w.Packets
+				}
+				t.Logf("peak concurrency %d, packets per worker %v", peak.Load(), per)
+				if n.Load() != children {
+					t.Fatalf("ran %d children, want %d", n.Load(), children)
+				}
+				for i, k := range per {
+					if k == 0 {
+						t.Fatalf("worker %d ran nothing (per worker %v, peak %d)", i, per, peak.Load())
+					}
+				}
+			})
 		}
-	}))
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
 	}
-	st := s.Stats()
-	if n.Load() != 1000 || st.Workers[0].Packets == 0 || st.Workers[1].Packets == 0 {
-		t.Fatalf("ran %d; per worker %d, %d", n.Load(), st.Workers[0].Packets, st.Workers[1].Packets)
+}
+
+// TestWakeSearcher: the throttled searcher wakes nobody while a worker
+// searches (WakeOne does), and a woken worker that finds work wakes the
+// next, so a burst of packets taken one at a time reaches every parked
+// worker; WakeOne, without that chain, leaves the others parked.
+func TestWakeSearcher(t *testing.T) {
+	t.Run("throttle", func(t *testing.T) {
+		s := newSched(t, Config{Workers: 4, Stages: []string{"a"}, Wake: WakeSearcher})
+		end := holdCycle(t, s)
+		var n atomic.Int64
+		s.nSearching.Add(1) // a searcher, as far as producers can tell
+		w0 := s.Stats().ExternalWakes
+		if err := s.Add(Unconstrained, counter{&n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.BulkAdd(Unconstrained, []Packet{counter{&n}, counter{&n}}); err != nil {
+			t.Fatal(err)
+		}
+		w1 := s.Stats().ExternalWakes
+		if err := s.BulkAdd(Unconstrained, []Packet{counter{&n}}, WithWake(WakeOne)); err != nil {
+			t.Fatal(err)
+		}
+		w2 := s.Stats().ExternalWakes
+		s.nSearching.Add(-1)
+		end()
+		if w1 != w0 || w2 != w1+1 || n.Load() != 4 {
+			t.Fatalf("with a searcher: searcher policy woke %d, WakeOne %d (want 0, 1); ran %d", w1-w0, w2-w1, n.Load())
+		}
+	})
+	for _, c := range []struct {
+		policy WakePolicy
+		want   int // blockers started
+	}{{WakeSearcher, 3}, {WakeOne, 1}} {
+		t.Run(fmt.Sprintf("chain-%v", c.policy), func(t *testing.T) {
+			// BucketBatch 1: each worker takes one packet, no deque surplus.
+			s := newSched(t, Config{Workers: 4, Stages: []string{"a"}, Wake: c.policy, BucketBatch: 1})
+			end := holdCycle(t, s)
+			release := make(chan struct{})
+			started := make(chan int, 3)
+			ps := []Packet{blocker{started, release}, blocker{started, release}, blocker{started, release}}
+			if err := s.BulkAdd(Unconstrained, ps); err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for timeout := time.After(10 * time.Second); got < c.want; got++ {
+				select {
+				case <-started:
+				case <-timeout:
+					t.Fatalf("%v: %d of 3 blockers started in 10s, want %d", c.policy, got, c.want)
+				}
+			}
+			select { // no more than want start (they would within ms)
+			case <-started:
+				got++
+			case <-time.After(50 * time.Millisecond):
+			}
+			close(release)
+			end()
+			if got != c.want {
+				t.Fatalf("%v: %d of 3 blockers started, want %d", c.policy, got, c.want)
+			}
+		})
 	}
 }
 

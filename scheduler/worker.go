@@ -125,8 +125,9 @@ func (w *Worker) Spawn(p Packet) {
 	w.surplus()
 }
 
-// surplus applies the surplus rule after w's deque gained packets: wake one
-// parked worker if nobody is searching (W2, then W3 in wakeOneIdle).
+// surplus applies the surplus rule after w's deque gained packets, or w
+// stole from a deque that still holds some: wake one parked worker if
+// nobody is searching (W2, then W3 in wakeOneIdle). Owner.
 func (w *Worker) surplus() {
 	s := w.s
 	if s.nParked.Load() != 0 && s.nSearching.Load() == 0 {
