@@ -112,11 +112,29 @@ func TestExactlyOnce(t *testing.T) {
 					if st.PacketsRun() != uint64(size) {
 						t.Fatalf("Stats: %d packets, want %d", st.PacketsRun(), size)
 					}
-					var steals uint64
+					var steals, attempts, stolen, sent, received uint64
 					for _, w := range st.Workers {
 						steals += w.Steals
+						attempts += w.StealAttempts
+						stolen += w.Stolen
+						sent += w.WakesSent
+						received += w.WakesReceived
 					}
-					t.Logf("%d packets in %v, %d steals", size, time.Since(start), steals)
+					// Each steal moves 1 (one), or at most Limit (batch).
+					maxPer := uint64(size)
+					switch steal.Kind {
+					case StealKindOne:
+						maxPer = 1
+					case StealKindBatch:
+						maxPer = uint64(steal.Limit)
+					}
+					if steals > attempts || stolen < steals || stolen > maxPer*steals {
+						t.Fatalf("steal counters: %d attempts, %d steals, %d packets stolen (at most %d per steal)", attempts, steals, stolen, maxPer)
+					}
+					if received != sent+st.ExternalWakes {
+						t.Fatalf("wake-ups: %d received, %d sent by workers + %d by others", received, sent, st.ExternalWakes)
+					}
+					t.Logf("%d packets in %v, %d steals moving %d", size, time.Since(start), steals, stolen)
 				})
 			}
 		}
