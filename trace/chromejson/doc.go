@@ -3,9 +3,10 @@
 // opens it too. It draws exactly what trace/perfetto draws (both follow
 // trace/internal/timeline): B/E slices per packet with the stage as "cat",
 // "parked" slices, instants for wakes, counters ("C") for queue depths,
-// metadata ("M") naming the process and threads, and flows from a steal to
-// the stolen packet with "bind_id" (a "0x…" hexadecimal string) plus
-// "flow_out"/"flow_in". A steal that starts a flow is written as a
+// metadata ("M") naming the process and threads, and flows from the victim
+// of a steal (a "stolen" instant on its thread) to the stolen packet on the
+// thief with "bind_id" (a "0x…" hexadecimal string) plus
+// "flow_out"/"flow_in". An instant that starts a flow is written as a
 // zero-length "X" slice, because flows bind to slices. Timestamps are
 // microseconds with exact nanosecond fractions.
 //

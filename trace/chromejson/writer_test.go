@@ -70,8 +70,7 @@ func TestBytesPerSlice(t *testing.T) {
 }
 
 func TestGolden(t *testing.T) {
-	res := synth.Generate(synth.Config{Workers: 2, Cycles: 1, Packets: 3, Seed: 9, Stages: []string{"Prepare", "Closure"}, SpawnProb: 0.5})
-	data, _, _ := writeChecked(t, res.Snapshot)
+	data, _, _ := writeChecked(t, synth.Small())
 	path := filepath.Join("testdata", "small.json")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {

@@ -23,12 +23,18 @@
 //	            next stage's opening, its close or the cycle's end
 //	uuid 16+i   thread track "worker i" (tid = pid+1+i): a slice per packet
 //	            (name = packet type, category = stage), "parked" slices,
-//	            instants "steal" (victim, moved), "wake" (target), "woken"
+//	            instants "steal" (victim, moved), "stolen" (thief, moved:
+//	            a steal from this worker), "wake" (target), "woken"
 //	uuid 16+N…  counter tracks, described on first use: "bucket: STAGE",
 //	            "parked workers", "local deque: worker i" (under the worker)
 //
-// A steal starts a flow (flow_ids) that the stolen packet's slice ends
-// (terminating_flow_ids); flows whose other end was dropped are left out.
+// Each steal draws a flow arrow from the victim's track, at the moment the
+// packet left the victim's deque (the "stolen" instant, flow_ids), to the
+// stolen packet's slice on the thief (terminating_flow_ids). It does not
+// start at the packet's spawn: the scheduler's queued packets carry no id,
+// so which earlier packet spawned it is not recorded. The "stolen" instant
+// is written on the thief's sequence with the victim's track_uuid. Flows
+// whose other end was dropped are left out.
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.
 //

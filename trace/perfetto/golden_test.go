@@ -103,8 +103,7 @@ func dump(data []byte) (string, error) {
 // its dump with testdata/small.pftrace and testdata/small.txt. Run with
 // -update after an intended format change, and review the .txt diff.
 func TestGolden(t *testing.T) {
-	res := synth.Generate(synth.Config{Workers: 2, Cycles: 1, Packets: 3, Seed: 9, Stages: []string{"Prepare", "Closure"}, SpawnProb: 0.5})
-	data, _, _ := writeChecked(t, res.Snapshot)
+	data, _, _ := writeChecked(t, synth.Small())
 	text, err := dump(data)
 	if err != nil {
 		t.Fatal(err)

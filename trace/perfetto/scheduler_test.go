@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,6 +132,7 @@ func TestRealRunsEveryPolicy(t *testing.T) {
 					if _, err := chromejson.Write(&jb, snap, chromejson.Options{}); err != nil {
 						t.Fatal(err)
 					}
+					stealArrows(t, pb.Bytes())
 					js, err := chromejson.Check(jb.Bytes())
 					if err != nil {
 						t.Fatal(err)
@@ -153,4 +156,168 @@ func TestRealRunsEveryPolicy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flowEnd is one end of a flow arrow, as read back from a file.
+type flowEnd struct {
+	worker int // worker track the event is on, -1 if another track
+	ts     uint64
+	typ    int32
+	name   string
+	args   map[string]int64
+	seen   bool
+}
+
+// stealArrows reads every flow of a wsched Perfetto file and checks that
+// each one is a steal arrow drawn as documented: it starts at a "stolen"
+// instant on the victim's track and ends at a packet slice (BEGIN) on the
+// thief's track, no earlier, and the thief's track has a "steal" instant
+// naming that victim at the arrow's start. It returns the arrows as
+// (source, destination) pairs.
+func stealArrows(t *testing.T, data []byte) map[uint64][2]flowEnd {
+	t.Helper()
+	workerOf := map[uint64]int{}
+	type seqNames struct{ names, annots map[uint64]string }
+	seqs := map[uint32]*seqNames{}
+	arrows := map[uint64][2]flowEnd{}
+	steals := map[[2]int64]int64{} // (thief, ts) → victim
+	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+		sn := seqs[p.Seq]
+		if sn == nil || p.Flags&1 != 0 {
+			sn = &seqNames{map[uint64]string{}, map[uint64]string{}}
+			seqs[p.Seq] = sn
+		}
+		for _, e := range p.Interned.Names {
+			sn.names[e.IID] = e.Name
+		}
+		for _, e := range p.Interned.AnnotationNames {
+			sn.annots[e.IID] = e.Name
+		}
+		if p.HasTrack {
+			if rest, ok := strings.CutPrefix(p.Track.Description, perfetto.DescWorker); ok {
+				n, _ := strconv.Atoi(rest)
+				workerOf[p.Track.UUID] = n
+			}
+		}
+		if !p.HasEvent {
+			return nil
+		}
+		e := &p.Event
+		end := flowEnd{worker: -1, ts: p.Timestamp, typ: e.Type, name: sn.names[e.NameIID], args: map[string]int64{}, seen: true}
+		if w, ok := workerOf[e.TrackUUID]; ok {
+			end.worker = w
+		}
+		for _, a := range e.Annotations {
+			end.args[sn.annots[a.NameIID]] = a.Int
+		}
+		if end.name == perfetto.NameSteal {
+			steals[[2]int64{int64(end.worker), int64(end.ts)}] = end.args[perfetto.ArgVictim]
+		}
+		for _, id := range e.FlowIDs {
+			a := arrows[id]
+			if a[0].seen {
+				t.Fatalf("flow %#x starts twice", id)
+			}
+			a[0] = end
+			arrows[id] = a
+		}
+		for _, id := range e.TerminatingFlowIDs {
+			a := arrows[id]
+			if a[1].seen {
+				t.Fatalf("flow %#x ends twice", id)
+			}
+			a[1] = end
+			arrows[id] = a
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, a := range arrows {
+		src, dst := a[0], a[1]
+		thief := int(src.args[perfetto.ArgThief])
+		switch {
+		case !src.seen || !dst.seen:
+			t.Fatalf("flow %#x has one end: %+v", id, a)
+		case src.name != perfetto.NameStolen || src.typ != 3 || src.worker < 0:
+			t.Fatalf("flow %#x starts at %+v, want a %q instant on a worker track", id, src, perfetto.NameStolen)
+		case dst.typ != 1 || dst.worker != thief || thief == src.worker:
+			t.Fatalf("flow %#x from worker %d (thief %d) ends at %+v, want a packet BEGIN on the thief", id, src.worker, thief, dst)
+		case dst.ts < src.ts:
+			t.Fatalf("flow %#x ends at %d before it starts at %d", id, dst.ts, src.ts)
+		}
+		if v, ok := steals[[2]int64{int64(thief), int64(src.ts)}]; !ok || v != int64(src.worker) {
+			t.Fatalf("flow %#x: no steal instant on worker %d at %d with victim %d", id, thief, src.ts, src.worker)
+		}
+	}
+	return arrows
+}
+
+// child is a packet that records which worker spawned it in its name.
+type child struct{ from, depth int }
+
+func (p child) Run(w *scheduler.Worker) {
+	spin{n: 20}.Run(w)
+	if p.depth > 0 {
+		for range 3 {
+			w.Spawn(child{from: w.ID(), depth: p.depth - 1})
+		}
+	}
+}
+
+func (p child) PacketName() string { return "Child@w" + strconv.Itoa(p.from) }
+
+// TestStealArrowsConnectVictimToStolenPacket checks on real runs that each
+// steal arrow starts on the worker the packet was taken from and ends at
+// that very packet on the thief. With StealOne every queued packet sits in
+// the deque of the worker that spawned it, and its name says which, so the
+// destination's name must name the arrow's source worker.
+func TestStealArrowsConnectVictimToStolenPacket(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		rec := trace.NewRecorder(3, trace.Options{MaxBytes: 4 << 20})
+		s, err := scheduler.New(scheduler.Config{Workers: 3, Stages: []string{"Tree"}, Steal: scheduler.StealOne(),
+			NoLIFOSlot: true, LocalFIFO: fifo, Tracer: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At least 3 cycles, more (up to 50) until some steals happened: how
+		// many there are depends on how fast parked workers wake.
+		for cycle := 0; cycle < 50; cycle++ {
+			if cycle >= 3 && steals(s.Stats()) > 0 {
+				break
+			}
+			if err := s.Add(1, child{from: -1, depth: 5}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := perfetto.Write(&buf, rec.Snapshot(), perfetto.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		arrows := stealArrows(t, buf.Bytes())
+		if len(arrows) == 0 {
+			t.Fatalf("fifo=%v: no steal arrows, %d steals", fifo, steals(s.Stats()))
+		}
+		for id, a := range arrows {
+			if want := "Child@w" + strconv.Itoa(a[0].worker); a[1].name != want {
+				t.Fatalf("fifo=%v: flow %#x from worker %d ends at %q, want %q", fifo, id, a[0].worker, a[1].name, want)
+			}
+		}
+		t.Logf("fifo=%v: %d steal arrows, each from the spawner's track to the stolen packet", fifo, len(arrows))
+	}
+}
+
+func steals(st scheduler.Stats) uint64 {
+	var n uint64
+	for _, w := range st.Workers {
+		n += w.Steals
+	}
+	return n
 }

@@ -49,6 +49,7 @@ const (
 	NameCycle   = timeline.NameCycle
 	NamePark    = timeline.NamePark
 	NameSteal   = timeline.NameSteal
+	NameStolen  = timeline.NameStolen
 	NameWake    = timeline.NameWake
 	NameWoken   = timeline.NameWoken
 	NameFull    = timeline.NameFull
@@ -57,6 +58,7 @@ const (
 	ArgCycle    = timeline.ArgCycle
 	ArgStage    = timeline.ArgStage
 	ArgVictim   = timeline.ArgVictim
+	ArgThief    = timeline.ArgThief
 	ArgMoved    = timeline.ArgMoved
 	ArgTarget   = timeline.ArgTarget
 	ArgDropped  = timeline.ArgDropped

@@ -11,6 +11,7 @@ const (
 	NameCycle   = "cycle"
 	NamePark    = "parked"
 	NameSteal   = "steal"
+	NameStolen  = "stolen"
 	NameWake    = "wake"
 	NameWoken   = "woken"
 	NameFull    = "trace buffer full"
@@ -22,6 +23,7 @@ const (
 	ArgCycle     = "cycle"
 	ArgStage     = "stage"
 	ArgVictim    = "victim"
+	ArgThief     = "thief"
 	ArgMoved     = "moved"
 	ArgTarget    = "target"
 	ArgDropped   = "dropped"
@@ -353,13 +355,33 @@ func (w *walker) event(buffer int, e trace.Event) {
 		w.emit()
 		*st = append(*st, open{kind: SlicePark, buffer: buffer})
 	case trace.KindSteal:
+		// The thief's instant, then the arrow's source: an instant "stolen"
+		// on the victim's track at the same time, where the packet left the
+		// victim's deque (its spawn is not recorded: the scheduler's queued
+		// packets carry no id). The arrow ends at the stolen packet's slice
+		// on the thief. The victim's instant is written on the thief's
+		// buffer (sequence): a track event may name any track.
+		flow := w.flowOK(e.Flow())
+		victim := e.Victim()
+		onVictim := victim >= 0 && victim < len(w.workers) && victim != buffer
 		op := w.reset(Instant, t, own, buffer)
 		op.Name = NameSteal
 		op.Args = append(op.Args,
-			Arg{Key: ArgVictim, Kind: ArgInt, Int: int64(e.Victim())},
+			Arg{Key: ArgVictim, Kind: ArgInt, Int: int64(victim)},
 			Arg{Key: ArgMoved, Kind: ArgInt, Int: int64(e.Moved())})
-		op.FlowOut = w.flowOK(e.Flow())
+		if !onVictim {
+			op.FlowOut = flow // no victim track to start from
+		}
 		w.emit()
+		if onVictim && flow != 0 {
+			op := w.reset(Instant, t, Track{Kind: TrackWorker, Index: victim}, buffer)
+			op.Name = NameStolen
+			op.Args = append(op.Args,
+				Arg{Key: ArgThief, Kind: ArgInt, Int: int64(buffer)},
+				Arg{Key: ArgMoved, Kind: ArgInt, Int: int64(e.Moved())})
+			op.FlowOut = flow
+			w.emit()
+		}
 	case trace.KindWakeSent:
 		op := w.reset(Instant, t, own, buffer)
 		op.Name = NameWake
