@@ -76,8 +76,9 @@
 //
 // Stats: per worker (packets, bucket takes, steal attempts and successes,
 // packets stolen, parks, wake-ups sent and received, idle time, drops),
-// per packet name (count; total/min/max time with Config.PacketTiming),
-// per stage (opens, opening offset, makespan). Counters are plain fields
+// per packet name, merged and per worker (count; total/min/max time with
+// Config.PacketTiming; the minimum starts from the first timed run, never
+// from 0 as in MMTk), per stage (opens, opening offset, makespan). Counters are plain fields
 // owned by each worker and published every 4096 packets and at every park;
 // Stats merges them.
 //

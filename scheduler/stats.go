@@ -108,6 +108,7 @@ type WorkerStats struct {
 	Idle          time.Duration // time parked
 	Dropped       uint64        // packets this worker discarded (aborts)
 	Panics        uint64
+	PacketTypes   []PacketStats // this worker's share of Stats.Packets, by name, sorted
 }
 
 // PacketStats are one packet name's counters over all workers. The times
@@ -186,6 +187,14 @@ func (s *Scheduler) Stats() Stats {
 			if ts.count == 0 {
 				continue
 			}
+			mine := PacketStats{Name: ts.name, Count: ts.count}
+			if ts.timed > 0 {
+				mine.Timed = ts.timed
+				mine.Total = time.Duration(ts.total)
+				mine.Min = time.Duration(ts.min)
+				mine.Max = time.Duration(ts.max)
+			}
+			ws.PacketTypes = append(ws.PacketTypes, mine)
 			p := byName[ts.name]
 			if p == nil {
 				p = &PacketStats{Name: ts.name, Min: time.Duration(math.MaxInt64)}
@@ -194,12 +203,13 @@ func (s *Scheduler) Stats() Stats {
 			p.Count += ts.count
 			if ts.timed > 0 {
 				p.Timed += ts.timed
-				p.Total += time.Duration(ts.total)
-				p.Min = min(p.Min, time.Duration(ts.min))
-				p.Max = max(p.Max, time.Duration(ts.max))
+				p.Total += mine.Total
+				p.Min = min(p.Min, mine.Min)
+				p.Max = max(p.Max, mine.Max)
 			}
 		}
 		w.pub.mu.Unlock()
+		sortPackets(ws.PacketTypes)
 	}
 	for _, p := range byName {
 		if p.Timed == 0 {
@@ -207,8 +217,12 @@ func (s *Scheduler) Stats() Stats {
 		}
 		st.Packets = append(st.Packets, *p)
 	}
-	sort.Slice(st.Packets, func(i, j int) bool { return st.Packets[i].Name < st.Packets[j].Name })
+	sortPackets(st.Packets)
 	return st
+}
+
+func sortPackets(ps []PacketStats) {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 }
 
 // PacketsRun is the total number of packets run.

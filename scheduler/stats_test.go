@@ -59,6 +59,35 @@ func TestStats(t *testing.T) {
 	if st.Stages[2].LastOpenAt < st.Stages[1].LastMakespan {
 		t.Fatalf("stage 2 opened at %v, before stage 1 ended (%v)", st.Stages[2].LastOpenAt, st.Stages[1].LastMakespan)
 	}
+	// Per worker: the shares add up to the merged figures, and each
+	// worker's minimum is at least the merged one.
+	for _, p := range st.Packets {
+		var count, timed uint64
+		for i, w := range st.Workers {
+			for _, q := range w.PacketTypes {
+				if q.Name != p.Name {
+					continue
+				}
+				count += q.Count
+				timed += q.Timed
+				if q.Timed > 0 && (q.Min < p.Min || q.Max > p.Max || q.Min > q.Max) {
+					t.Fatalf("worker %d %s: min %v max %v, merged min %v max %v", i, p.Name, q.Min, q.Max, p.Min, p.Max)
+				}
+			}
+		}
+		if count != p.Count || timed != p.Timed {
+			t.Fatalf("%s: workers' shares count %d timed %d, merged %d %d", p.Name, count, timed, p.Count, p.Timed)
+		}
+	}
+	for i, w := range st.Workers {
+		var n uint64
+		for _, q := range w.PacketTypes {
+			n += q.Count
+		}
+		if n != w.Packets || w.Parks == 0 {
+			t.Fatalf("worker %d: %d packets, its types add up to %d; %d parks", i, w.Packets, n, w.Parks)
+		}
+	}
 	// Without timing: counts only, zero times.
 	s2 := newSched(t, Config{Workers: 1, Stages: []string{"a"}})
 	s2.Add(1, sleeper{})
@@ -154,5 +183,37 @@ func TestRuntimeTraceAndLabels(t *testing.T) {
 	}
 	if !bytes.Contains(buf.Bytes(), []byte("wsched.cycle")) {
 		t.Fatalf("runtime trace lacks the cycle task")
+	}
+}
+
+// TestWorkerStats: a worker parked for a while and then woken by an Add
+// records the idle time, the park and the wake-up; the waker's wake-up is
+// counted as external.
+func TestWorkerStats(t *testing.T) {
+	// WakeOne: nobody wakes worker 1 at the start, so it is still in the
+	// sleep it began in New.
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, Wake: WakeOne})
+	end := holdCycle(t, s) // worker 0 blocked, worker 1 parked
+	before := s.Stats()
+	time.Sleep(30 * time.Millisecond)
+	var n atomic.Int64
+	if err := s.Add(Unconstrained, counter{&n}); err != nil {
+		t.Fatal(err)
+	}
+	waitParked(t, s, 1)
+	for n.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	end()
+	after := s.Stats()
+	b, a := before.Workers[1], after.Workers[1]
+	if idle := a.Idle - b.Idle; idle < 30*time.Millisecond {
+		t.Fatalf("worker 1 idle %v over a 30ms park", idle)
+	}
+	if a.WakesReceived-b.WakesReceived < 1 || a.Parks-b.Parks < 1 || after.ExternalWakes-before.ExternalWakes < 1 {
+		t.Fatalf("worker 1 before %+v after %+v; external wakes %d -> %d", b, a, before.ExternalWakes, after.ExternalWakes)
+	}
+	if a.Packets-b.Packets != 1 || after.Workers[0].Packets != 1 {
+		t.Fatalf("packets: worker 0 %d, worker 1 %d more", after.Workers[0].Packets, a.Packets-b.Packets)
 	}
 }

@@ -141,7 +141,9 @@ func (w *Worker) main(sleepFirst bool) {
 	s := w.s
 	defer s.wg.Done()
 	if sleepFirst {
+		start := time.Now() // parked since New: idle, as in park's P6
 		<-w.wake
+		w.hot.idleNs += int64(time.Since(start))
 		w.resumed()
 		w.tb.WakeReceived()
 	}
