@@ -105,7 +105,8 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 }
 
 // WriteFile writes s to path atomically (temporary file in the same
-// directory, synced, renamed). On error path is untouched.
+// directory, synced, renamed, mode 0644). On error path is untouched and
+// the temporary file removed.
 func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -119,6 +120,10 @@ func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err erro
 	}()
 	if st, err = Write(f, s, opts); err != nil {
 		return st, err
+	}
+	// CreateTemp made the file 0600; a trace is an ordinary output file.
+	if err = f.Chmod(0o644); err != nil {
+		return st, fmt.Errorf("chromejson: %w", err)
 	}
 	if err = f.Sync(); err != nil {
 		return st, fmt.Errorf("chromejson: %w", err)

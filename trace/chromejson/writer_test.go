@@ -3,6 +3,7 @@ package chromejson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -103,12 +104,39 @@ func TestWriteFileAndErrors(t *testing.T) {
 	if _, err := Check(data); err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v (%v), want 0644", fi.Mode(), err)
+	}
+	// A failed write leaves the old file alone and no temporary file.
+	if _, err := WriteFile(path, nil, Options{}); err == nil {
+		t.Fatal("nil snapshot accepted")
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
+		t.Fatal("failed WriteFile changed the existing file")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary file left behind: %v", entries)
+	}
 	if _, err := WriteFile(filepath.Join(dir, "no", "t.json"), res.Snapshot, Options{}); err == nil {
 		t.Fatal("WriteFile into a missing directory succeeded")
 	}
 	if _, err := Write(&bytes.Buffer{}, nil, Options{}); err == nil {
 		t.Fatal("nil snapshot accepted")
 	}
+	big := synth.Generate(synth.Config{Workers: 2, Cycles: 5, Packets: 200, Seed: 6})
+	if _, err := Write(&failWriter{n: 100 << 10}, big.Snapshot, Options{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Write error = %v, want disk full", err)
+	}
+}
+
+// failWriter fails once n bytes have been written.
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
 }
 
 func TestAppendString(t *testing.T) {
@@ -153,6 +181,22 @@ func TestCheckRules(t *testing.T) {
 		{"one-ended flow", string(wrap(`,{"ph":"X","dur":0,"name":"a","ts":1,"pid":1,"tid":2,"bind_id":"0x1","flow_out":true}`)), "0 destination"},
 		{"decimal bind id", string(wrap(`,{"ph":"X","dur":0,"name":"a","ts":1,"pid":1,"tid":2,"bind_id":12,"flow_out":true}`)), "not a \"0x...\" string"},
 		{"counter text", string(wrap(`,{"ph":"C","name":"c","ts":1,"pid":1,"args":{"v":"x"}}`)), "not a number"},
+		{"x with negative dur", string(wrap(`,{"ph":"X","dur":-1,"name":"a","ts":1,"pid":1,"tid":2}`)), "bad dur"},
+		{"unknown metadata", string(wrap(`,{"ph":"M","name":"thread_sort_index","pid":1,"tid":2,"args":{"name":"x"}}`)), "unknown metadata"},
+		{"thread_name without tid", string(wrap(`,{"ph":"M","name":"thread_name","pid":1,"args":{"name":"x"}}`)), "thread_name without tid"},
+		{"metadata without name", string(wrap(`,{"ph":"M","name":"thread_name","pid":1,"tid":2}`)), "without pid or string args.name"},
+		{"unnamed process", string(wrap(`,{"ph":"M","name":"thread_name","pid":5,"tid":2,"args":{"name":"t"}},{"ph":"i","name":"a","ts":1,"pid":5,"tid":2}`)),
+			"process 5 has no process_name"},
+		{"missing pid", string(wrap(`,{"ph":"i","name":"a","ts":1,"tid":2}`)), "without pid"},
+		{"missing tid", string(wrap(`,{"ph":"B","name":"a","ts":1,"pid":1}`)), "without tid"},
+		{"unnamed slice", string(wrap(`,{"ph":"B","ts":1,"pid":1,"tid":2},{"ph":"E","ts":2,"pid":1,"tid":2}`)), "without name"},
+		{"counter without name", string(wrap(`,{"ph":"C","ts":1,"pid":1,"args":{"v":1}}`)), "counter without name"},
+		{"counter without args", string(wrap(`,{"ph":"C","name":"c","ts":1,"pid":1}`)), "counter without args"},
+		{"bind id not hex", string(wrap(`,{"ph":"X","dur":0,"name":"a","ts":1,"pid":1,"tid":2,"bind_id":"0xZZ","flow_out":true}`)), "not hexadecimal"},
+		{"bind id without direction", string(wrap(`,{"ph":"X","dur":0,"name":"a","ts":1,"pid":1,"tid":2,"bind_id":"0x1"}`)), "without flow_in or flow_out"},
+		{"flow without source", string(wrap(`,{"ph":"X","dur":0,"name":"a","ts":1,"pid":1,"tid":2,"bind_id":"0x1","flow_in":true}`)), "0 source"},
+		{"end before begin in time", string(wrap(`,{"ph":"B","name":"a","ts":2,"pid":1,"tid":2},{"ph":"E","ts":1,"pid":1,"tid":2}`)), "no open B"},
+		{"event not an object", string(wrap(`,[1,2]`)), "not an event object"},
 		{"x without dur", string(wrap(`,{"ph":"X","name":"a","ts":1,"pid":1,"tid":2}`)), "without dur"},
 	}
 	for _, tc := range cases {

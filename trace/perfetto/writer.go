@@ -205,8 +205,8 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 }
 
 // WriteFile writes s to path atomically: into a temporary file in the same
-// directory, synced, then renamed over path. On error path is untouched and
-// the temporary file removed.
+// directory, synced, then renamed over path, with mode 0644. On error path
+// is untouched and the temporary file removed.
 func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -220,6 +220,10 @@ func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err erro
 	}()
 	if st, err = Write(f, s, opts); err != nil {
 		return st, err
+	}
+	// CreateTemp made the file 0600; a trace is an ordinary output file.
+	if err = f.Chmod(0o644); err != nil {
+		return st, fmt.Errorf("perfetto: %w", err)
 	}
 	if err = f.Sync(); err != nil {
 		return st, fmt.Errorf("perfetto: %w", err)

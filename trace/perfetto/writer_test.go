@@ -175,6 +175,16 @@ func TestWriteFile(t *testing.T) {
 	if _, err := Check(data); err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v (%v), want 0644", fi.Mode(), err)
+	}
+	// A failed write leaves the old file alone and no temporary file.
+	if _, err := WriteFile(path, nil, Options{}); err == nil {
+		t.Fatal("nil snapshot accepted")
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
+		t.Fatal("failed WriteFile changed the existing file")
+	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("temporary file left behind: %v", entries)

@@ -1,0 +1,116 @@
+package perfetto
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/wsched/wsched/trace/perfetto/perfettopb"
+)
+
+// TestFieldNumbersMatchSchema checks every field number the hand-written
+// encoder and decoder use (wire.go) against the generated descriptors of
+// perfettopb/perfetto.proto, by field name, and the wire type each
+// repeated scalar is written with. It needs no protoc, so it runs
+// everywhere; TestGeneratedCodeIsCurrent checks the generated code itself.
+func TestFieldNumbersMatchSchema(t *testing.T) {
+	msgs := map[string]protoreflect.MessageDescriptor{
+		"Trace":               (&perfettopb.Trace{}).ProtoReflect().Descriptor(),
+		"TracePacket":         (&perfettopb.TracePacket{}).ProtoReflect().Descriptor(),
+		"TrackDescriptor":     (&perfettopb.TrackDescriptor{}).ProtoReflect().Descriptor(),
+		"ProcessDescriptor":   (&perfettopb.ProcessDescriptor{}).ProtoReflect().Descriptor(),
+		"ThreadDescriptor":    (&perfettopb.ThreadDescriptor{}).ProtoReflect().Descriptor(),
+		"CounterDescriptor":   (&perfettopb.CounterDescriptor{}).ProtoReflect().Descriptor(),
+		"TrackEvent":          (&perfettopb.TrackEvent{}).ProtoReflect().Descriptor(),
+		"DebugAnnotation":     (&perfettopb.DebugAnnotation{}).ProtoReflect().Descriptor(),
+		"InternedData":        (&perfettopb.InternedData{}).ProtoReflect().Descriptor(),
+		"EventName":           (&perfettopb.EventName{}).ProtoReflect().Descriptor(),
+		"EventCategory":       (&perfettopb.EventCategory{}).ProtoReflect().Descriptor(),
+		"DebugAnnotationName": (&perfettopb.DebugAnnotationName{}).ProtoReflect().Descriptor(),
+	}
+	for _, f := range []struct {
+		msg, field string
+		num        protowire.Number
+	}{
+		{"Trace", "packet", fTracePacket},
+		{"TracePacket", "timestamp", fTimestamp},
+		{"TracePacket", "trusted_packet_sequence_id", fSequenceID},
+		{"TracePacket", "track_event", fTrackEvent},
+		{"TracePacket", "interned_data", fInternedData},
+		{"TracePacket", "sequence_flags", fSequenceFlags},
+		{"TracePacket", "previous_packet_dropped", fPreviousDropped},
+		{"TracePacket", "track_descriptor", fTrackDescriptor},
+		{"TracePacket", "clock_snapshot", fClockSnapshot},
+		{"TracePacket", "timestamp_clock_id", fTimestampClockID},
+		{"TrackDescriptor", "uuid", fTDUUID},
+		{"TrackDescriptor", "name", fTDName},
+		{"TrackDescriptor", "process", fTDProcess},
+		{"TrackDescriptor", "thread", fTDThread},
+		{"TrackDescriptor", "parent_uuid", fTDParentUUID},
+		{"TrackDescriptor", "counter", fTDCounter},
+		{"TrackDescriptor", "description", fTDDescription},
+		{"ProcessDescriptor", "pid", fPDPid},
+		{"ProcessDescriptor", "process_name", fPDName},
+		{"ThreadDescriptor", "pid", fThDPid},
+		{"ThreadDescriptor", "tid", fThDTid},
+		{"ThreadDescriptor", "thread_name", fThDName},
+		{"CounterDescriptor", "unit", fCDUnit},
+		{"CounterDescriptor", "unit_name", fCDUnitName},
+		{"TrackEvent", "category_iids", fTECategoryIIDs},
+		{"TrackEvent", "debug_annotations", fTEAnnotations},
+		{"TrackEvent", "type", fTEType},
+		{"TrackEvent", "name_iid", fTENameIID},
+		{"TrackEvent", "track_uuid", fTETrackUUID},
+		{"TrackEvent", "categories", fTECategories},
+		{"TrackEvent", "name", fTEName},
+		{"TrackEvent", "counter_value", fTECounterValue},
+		{"TrackEvent", "double_counter_value", fTEDoubleCounter},
+		{"TrackEvent", "flow_ids", fTEFlowIDs},
+		{"TrackEvent", "terminating_flow_ids", fTETermFlowIDs},
+		{"DebugAnnotation", "name_iid", fDANameIID},
+		{"DebugAnnotation", "bool_value", fDABool},
+		{"DebugAnnotation", "uint_value", fDAUint},
+		{"DebugAnnotation", "int_value", fDAInt},
+		{"DebugAnnotation", "double_value", fDADouble},
+		{"DebugAnnotation", "string_value", fDAString},
+		{"DebugAnnotation", "name", fDAName},
+		{"InternedData", "event_categories", fIDCategories},
+		{"InternedData", "event_names", fIDNames},
+		{"InternedData", "debug_annotation_names", fIDAnnotNames},
+		{"EventName", "iid", fINIID},
+		{"EventName", "name", fINName},
+		{"EventCategory", "iid", fINIID},
+		{"EventCategory", "name", fINName},
+		{"DebugAnnotationName", "iid", fINIID},
+		{"DebugAnnotationName", "name", fINName},
+	} {
+		fd := msgs[f.msg].Fields().ByName(protoreflect.Name(f.field))
+		if fd == nil {
+			t.Errorf("%s.%s: not in perfetto.proto", f.msg, f.field)
+			continue
+		}
+		if fd.Number() != f.num {
+			t.Errorf("%s.%s: wire.go says %d, perfetto.proto %d", f.msg, f.field, f.num, fd.Number())
+		}
+	}
+	ev := msgs["TrackEvent"].Fields()
+	for _, name := range []protoreflect.Name{"flow_ids", "terminating_flow_ids"} {
+		if fd := ev.ByName(name); fd.Kind() != protoreflect.Fixed64Kind || fd.IsPacked() {
+			t.Errorf("TrackEvent.%s: kind %v packed %v, want unpacked fixed64", name, fd.Kind(), fd.IsPacked())
+		}
+	}
+	if fd := ev.ByName("category_iids"); fd.IsPacked() {
+		t.Error("TrackEvent.category_iids is packed")
+	}
+	for typ, want := range map[int]string{typeSliceBegin: "TYPE_SLICE_BEGIN", typeSliceEnd: "TYPE_SLICE_END", typeInstant: "TYPE_INSTANT", typeCounter: "TYPE_COUNTER"} {
+		if got := perfettopb.TrackEvent_Type(typ).String(); got != want {
+			t.Errorf("type %d is %s in perfetto.proto, want %s", typ, got, want)
+		}
+	}
+	if perfettopb.TracePacket_SEQ_INCREMENTAL_STATE_CLEARED != seqIncrementalStateCleared ||
+		perfettopb.TracePacket_SEQ_NEEDS_INCREMENTAL_STATE != seqNeedsIncrementalState ||
+		perfettopb.CounterDescriptor_UNIT_COUNT != unitCount {
+		t.Error("sequence flag or counter unit values differ from perfetto.proto")
+	}
+}
