@@ -88,6 +88,18 @@ import (
 //     atomic loads keep a busy scheduler's Add and Spawn lock-free.
 //   - Spinning forever, or parking with a timeout (polling): idle CPU.
 //     Workers spin at most Spins rounds, then block (TestIdleCPU).
+//   - Capping searchers at half the busy workers (the Go runtime's and
+//     Tokio's rule). Here a searcher already spins at most Spins rounds,
+//     yields the CPU between rounds (runtime.Gosched) and parks at once
+//     when no worker runs a packet, and under WakeSearcher wakers add at
+//     most one searcher at a time. A capped worker would also have to
+//     skip P4's re-check, or the re-check makes it a searcher anyway, and
+//     the no-lost-wakeup argument would then rest on the uncapped
+//     searchers' re-checks, as Go's does on its spinning Ms. Measured
+//     with the cap at the top of the search (a fork tree of 2^19
+//     packets, 2, 4 and 8 workers on the 2-vCPU machine, 4 interleaved
+//     runs each): 8.5-12.3, 9.5-15.0 and 8.7-16.5 ns/packet with it,
+//     8.5-13.5, 8.9-12.0 and 9.0-11.0 without; no gain to pay for.
 //   - Wake-all on every bulk add (MMTk's bulk_add): the luindex case
 //     (mmtk-core #1200) showed early wakers batching the few packets away
 //     from late ones; it is the WakeAll policy, not the default.
