@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +135,71 @@ func TestIdleWhileQueued(t *testing.T) {
 	}
 	if s := rep.Cycles[0].Stages[0]; s.Critical.Worker != 0 || len(s.Critical.Packets) != 1 || cy.Critical.BusyNs != 60_000 {
 		t.Errorf("critical %+v", cy.Critical)
+	}
+}
+
+// TestStaleCountersExpire: counter samples are sparse, so a bucket's last
+// sample can say 1 after its last packet was taken, and a thief's deque
+// length stays as sampled after its steal. A stage's close empties every
+// open bucket and a park empties the parking worker's deque: after either,
+// the stale value must not count as queued work.
+func TestStaleCountersExpire(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	a, s1, s2 := r.Intern("A"), r.Intern("S1"), r.Intern("S2")
+	c, w0, w1, w2 := r.Control(), r.Worker(0), r.Worker(1), r.Worker(2)
+	w0.Park()
+	w1.Park()
+	w2.Park() // w2 stays parked throughout
+	now = 1000
+	c.CycleBegin(1)
+	c.StageOpen(1, s1)
+	c.Counter(trace.CounterBucketDepth, 1, 2)
+	w0.Unpark()
+	w0.PacketBegin(a, 1, 0)
+	w0.Counter(trace.CounterBucketDepth, 1, 1) // a batch take; the last packet goes unsampled
+	now = 2000
+	w1.Unpark()
+	w1.PacketBegin(a, 1, 0)
+	now = 3000
+	w1.PacketEnd()
+	w1.Park()
+	now = 11_000
+	w0.PacketEnd()
+	w0.Park()
+	now = 12_000
+	c.StageClose(1) // bucket 1 is empty now, whatever its last sample said
+	c.StageOpen(2, s2)
+	c.Counter(trace.CounterBucketDepth, 2, 0)
+	w0.Unpark()
+	w0.PacketBegin(a, 2, 0)
+	now = 12_500
+	w1.Unpark()
+	w1.Steal(0, 3, 7)
+	w1.Counter(trace.CounterLocalLen, 1, 2) // two more in w1's deque
+	w1.PacketBegin(a, 2, 7)
+	for _, t := range []int64{13_000, 13_500} {
+		now = t
+		w1.PacketEnd()
+		w1.PacketBegin(a, 2, 0) // popped from its deque: not sampled
+	}
+	now = 14_000
+	w1.PacketEnd()
+	w1.Park() // its deque is empty now
+	now = 20_000
+	w0.PacketEnd()
+	w0.Park()
+	now = 21_000
+	c.StageClose(2)
+	c.CycleEnd(1)
+	now = 22_000
+	rep, err := Bytes(encode(t, r.Snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.Cycles[0].Stages[1]
+	if st.Name != "S2" || fmt.Sprint(st.IdleQueuedNs) != "[0 0 1500]" {
+		t.Errorf("stage %s: idle while queued %v, want [0 0 1500] (w2 idle while w1's deque held work)", st.Name, st.IdleQueuedNs)
 	}
 }
 

@@ -21,9 +21,15 @@
 //     again without running a packet is counted as futile instead;
 //   - idle while work was queued elsewhere: per worker, the time it ran no
 //     packet while an open stage's bucket or another worker's local deque
-//     held packets, according to the counter tracks (so as fine as the
-//     scheduler's counter samples); gaps of at least 10 µs are counted and
-//     the longest is named;
+//     held packets, according to the counter tracks; gaps of at least 10 µs
+//     are counted and the longest is named. This is as good as the
+//     scheduler's samples, which are sparse: bucket depth at a stage's
+//     opening and after batch takes, a deque's length only after its owner
+//     stole. A value holds until the next sample, except that a park empties
+//     the parking worker's deque and a stage's close empties the open
+//     buckets (both implied by the scheduler's protocol). So a bucket that
+//     emptied unsampled still counts until its stage closes, and the deque
+//     of a worker that was robbed does not count at all;
 //   - critical path: wsched does not record which packet spawned which, so
 //     it is approximated by the worker that finished the stage last and its
 //     longest packets (a packet that was stolen is marked). A cycle's

@@ -15,8 +15,22 @@ type interval struct{ s, e int64 }
 // open stage's bucket + the local deque lengths of the other workers. A
 // bucket counts while its stage is open: from the stage's opening to the end
 // of the cycle (the scheduler keeps it open that long); stage 0
-// (Unconstrained) is always open. The values come from the counter tracks,
-// so Q is as fine-grained as the scheduler's counter samples.
+// (Unconstrained) is always open.
+//
+// The values come from the counter tracks, so Q is as fine-grained as the
+// scheduler's counter samples, which are sparse: a bucket's depth is
+// sampled when its stage opens and after a batch take, a deque's length by
+// its owner after a steal. A value holds until the next sample, so two
+// facts the trace implies are added as samples of 0, lest a stale value
+// count as queued work for the rest of the run:
+//
+//  1. a worker that parks has an empty deque (it parks after its own deque
+//     came up empty, and only the owner fills it): local length 0 at the
+//     start of each of its "parked" slices;
+//  2. a stage closes only when every open bucket is empty (the scheduler's
+//     last-parked decision): bucket depth 0 for stages 0..s at the end of
+//     stage s's slice, unless that end is the end of the trace (a slice
+//     closed by the writer, not by the scheduler).
 type queues struct {
 	queued [][]interval // per worker
 }
@@ -38,17 +52,47 @@ func newQueues(m *model) *queues {
 	q := &queues{queued: make([][]interval, m.workers)}
 	var ch []qchange
 	bucketTracks := map[int][]int{} // stage → counter track indexes
+	localTracks := make([][]int, m.workers)
 	for i, c := range m.counters {
 		switch c.kind {
-		case trace.CounterBucketDepth, trace.CounterLocalLen:
+		case trace.CounterBucketDepth:
+			bucketTracks[c.index] = append(bucketTracks[c.index], i)
+		case trace.CounterLocalLen:
+			if c.index >= 0 && c.index < m.workers {
+				localTracks[c.index] = append(localTracks[c.index], i)
+			}
+		}
+	}
+	// The implied zeros first: at equal times a recorded sample, added
+	// after them, wins (the sort below is stable).
+	for w, parks := range m.parks {
+		for _, tr := range localTracks[w] {
+			for _, p := range parks {
+				ch = append(ch, qchange{t: p.start, track: tr, kind: chValue})
+			}
+		}
+	}
+	for _, s := range m.stages {
+		if s.end >= m.last {
+			continue
+		}
+		for st, trs := range bucketTracks {
+			if st <= s.stage {
+				for _, tr := range trs {
+					ch = append(ch, qchange{t: s.end, track: tr, kind: chValue})
+				}
+			}
+		}
+	}
+	for i, c := range m.counters {
+		switch c.kind {
+		case trace.CounterBucketDepth:
+		case trace.CounterLocalLen:
+			if c.index < 0 || c.index >= m.workers {
+				continue
+			}
 		default:
 			continue
-		}
-		if c.kind == trace.CounterLocalLen && (c.index < 0 || c.index >= m.workers) {
-			continue
-		}
-		if c.kind == trace.CounterBucketDepth {
-			bucketTracks[c.index] = append(bucketTracks[c.index], i)
 		}
 		for _, s := range c.samples {
 			ch = append(ch, qchange{t: s.t, track: i, kind: chValue, value: s.value})
