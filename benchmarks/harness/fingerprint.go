@@ -46,6 +46,9 @@ const (
 	KeyMHz        = "mhz"
 	KeyLoadStart  = "loadavg-start"
 	KeyLoadEnd    = "loadavg-end"
+	// KeyCommand is not part of the fingerprint proper: the command line
+	// that produced the file, read back for summaries.
+	KeyCommand = "command"
 )
 
 // identityKeys must be equal for two results to be comparable.
@@ -53,7 +56,7 @@ var identityKeys = []string{KeyGOOS, KeyGOARCH, KeyCPU, KeyMicrocode, KeyCPUs, K
 
 // fingerprintKeys is every key a fingerprint may hold, in file order.
 var fingerprintKeys = []string{KeyGOOS, KeyGOARCH, KeyCPU, KeyMicrocode, KeyCPUs, KeyMHz, KeyGovernor,
-	KeyKernel, KeyGo, KeyGOMAXPROCS, KeyCommit, KeyLoadStart, KeyLoadEnd}
+	KeyKernel, KeyGo, KeyGOMAXPROCS, KeyCommit, KeyLoadStart, KeyLoadEnd, KeyCommand}
 
 // Get returns the value of key, or "".
 func (f *Fingerprint) Get(key string) string {

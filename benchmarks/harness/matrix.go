@@ -46,6 +46,8 @@ type RunOptions struct {
 	SetProcs bool
 	// Fingerprint is written as file configuration before the results.
 	Fingerprint *Fingerprint
+	// Command, if set, is recorded as the "command" configuration line.
+	Command string
 	// Out receives the raw results in the Go benchmark format as they are
 	// measured (nil: keep them only in memory).
 	Out      io.Writer
@@ -84,6 +86,9 @@ func RunMatrix(cfgs []Config, o RunOptions) ([]*benchfmt.Result, error) {
 			benchfmt.Config{Key: "iterations", Value: []byte(strconv.Itoa(o.Iters)), File: true},
 			benchfmt.Config{Key: "warmup", Value: []byte(strconv.Itoa(o.Warmup)), File: true},
 			benchfmt.Config{Key: "procs", Value: []byte(procsNote(o.SetProcs)), File: true})
+		if o.Command != "" {
+			fileCfg = append(fileCfg, benchfmt.Config{Key: "command", Value: []byte(o.Command), File: true})
+		}
 	}
 	var out []*benchfmt.Result
 	n := len(cfgs)

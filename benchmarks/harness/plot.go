@@ -25,6 +25,15 @@ type logBars struct {
 	vals, lo, hi []float64
 	colors       []color.Color
 	width        vg.Length
+	xs           []float64 // bar centres; nil: 0, 1, 2, …
+	zero         bool      // linear axis from 0
+}
+
+func (b *logBars) x(i int) float64 {
+	if b.xs != nil {
+		return b.xs[i]
+	}
+	return float64(i)
 }
 
 func (b *logBars) Plot(c draw.Canvas, p *plot.Plot) {
@@ -34,7 +43,7 @@ func (b *logBars) Plot(c draw.Canvas, p *plot.Plot) {
 		if !(v > 0) {
 			continue
 		}
-		x := trX(float64(i))
+		x := trX(b.x(i))
 		bar := []vg.Point{
 			{X: x - b.width/2, Y: c.Min.Y}, {X: x + b.width/2, Y: c.Min.Y},
 			{X: x + b.width/2, Y: trY(v)}, {X: x - b.width/2, Y: trY(v)},
@@ -68,7 +77,17 @@ func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	if math.IsInf(ymin, 0) {
 		ymin, ymax = 1, 10
 	}
-	return -0.5, float64(len(b.vals)) - 0.5, ymin / 2, ymax * 1.5
+	xmin, xmax = -0.5, float64(len(b.vals))-0.5
+	if b.xs != nil {
+		xmin, xmax = math.Inf(1), math.Inf(-1)
+		for _, x := range b.xs {
+			xmin, xmax = math.Min(xmin, x-0.5), math.Max(xmax, x+0.5)
+		}
+	}
+	if b.zero {
+		return xmin, xmax, 0, ymax * 1.25
+	}
+	return xmin, xmax, ymin / 2, ymax * 1.5
 }
 
 // PlotBars writes one SVG per group of the set: each target's median
@@ -114,7 +133,7 @@ func PlotBars(s *Set, dir, prefix string) ([]string, error) {
 // PlotSpeedup writes one SVG per workload measured at more than one worker
 // count: each target's speedup over its own one-worker median (or its
 // fewest-worker median), with the ideal line.
-func PlotSpeedup(s *Set, dir string) ([]string, error) {
+func PlotSpeedup(s *Set, dir, prefix string) ([]string, error) {
 	type series struct {
 		label string
 		pts   map[int]float64 // workers → median ns/op
@@ -194,7 +213,7 @@ func PlotSpeedup(s *Set, dir string) ([]string, error) {
 			p.Add(ln, pt)
 			p.Legend.Add(l, ln, pt)
 		}
-		name := filepath.Join(dir, "speedup-"+strings.ToLower(bench)+".svg")
+		name := filepath.Join(dir, prefix+"speedup-"+strings.ToLower(bench)+".svg")
 		if err := p.Save(6*vg.Inch, 4*vg.Inch, name); err != nil {
 			return files, err
 		}
@@ -237,4 +256,69 @@ func (countTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// PlotSweep writes one SVG for a sweep: per workload group, one bar per
+// value, the value's median time relative to the base value's median (1 =
+// as fast as the current default), with its 95% confidence interval
+// scaled the same way.
+func PlotSweep(s *Set, sw Sweep, path string) error {
+	groups := s.Groups()
+	b := &logBars{width: vg.Points(float64(60) / float64(len(sw.Specs))), zero: true}
+	legend := plot.NewLegend()
+	var names []string
+	for gi, g := range groups {
+		names = append(names, fmt.Sprintf("%s w%d", g.Bench, g.Workers))
+		base := -1
+		for i, l := range g.Labels {
+			if l == "wsched/"+sw.Base {
+				base = i
+			}
+		}
+		if base < 0 {
+			continue
+		}
+		bm := Summarize(s.Values(g.Names[base], UnitNsOp)).Center
+		for vi, spec := range sw.Specs {
+			for i, l := range g.Labels {
+				if l != "wsched/"+spec {
+					continue
+				}
+				sum := Summarize(s.Values(g.Names[i], UnitNsOp))
+				off := (float64(vi) - float64(len(sw.Specs)-1)/2) * 0.8 / float64(len(sw.Specs))
+				b.xs = append(b.xs, float64(gi)+off)
+				b.vals = append(b.vals, sum.Center/bm)
+				b.lo = append(b.lo, sum.Lo/bm)
+				b.hi = append(b.hi, sum.Hi/bm)
+				b.colors = append(b.colors, plotutil.Color(vi))
+			}
+		}
+	}
+	for vi, spec := range sw.Specs {
+		c := plotutil.Color(vi)
+		legend.Add(spec, swatch{c})
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("sweep %s: median time relative to %s, 95%% CI", sw.Name, sw.Base)
+	p.Y.Label.Text = "time / time at " + sw.Base
+	p.Legend = legend
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid(), b)
+	one, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(groups)) - 0.5, Y: 1}})
+	if err != nil {
+		return err
+	}
+	one.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	p.Add(one)
+	p.NominalX(names...)
+	w := vg.Length(math.Max(6, 1.3*float64(len(groups))+2)) * vg.Inch
+	return p.Save(w, 4*vg.Inch, path)
+}
+
+// swatch is a legend thumbnail: a filled square.
+type swatch struct{ c color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	c.FillPolygon(s.c, pts)
 }

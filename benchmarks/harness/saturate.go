@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -46,7 +47,7 @@ import (
 type SatPoint struct {
 	Cost     time.Duration
 	Offered  float64 // packets/s scheduled
-	Achieved float64 // packets/s completed: N / (last end − first submit)
+	Achieved float64 // packets/s completed: N / (last end − start of the schedule)
 	P50, P99 time.Duration
 	N        int
 	Lag      time.Duration // how far the generator fell behind its schedule at most
@@ -193,20 +194,23 @@ func satStep(s *scheduler.Scheduler, st scheduler.StageID, cost time.Duration, r
 	if k.armed != nil {
 		return SatPoint{}, k.armed
 	}
+	// Achieved throughput counts from the start of the schedule (packet 0
+	// is due at the epoch), not from the first submission: a generator
+	// that starts late and catches up would otherwise show more than was
+	// offered.
 	lat := make([]float64, n)
-	var first, last int64 = math.MaxInt64, 0
+	var last int64
 	for i := range pk {
 		if pk[i].end == 0 {
 			return SatPoint{}, fmt.Errorf("saturate: packet %d never ran", i)
 		}
 		lat[i] = float64(pk[i].start - pk[i].submit)
-		first = min(first, pk[i].submit)
 		last = max(last, pk[i].end)
 	}
 	sort.Float64s(lat)
 	return SatPoint{
 		Cost: cost, Offered: rate, N: n, Lag: lag, Workers: o.Workers,
-		Achieved: float64(n) / (float64(last-first) / 1e9),
+		Achieved: float64(n) / (float64(last) / 1e9),
 		P50:      time.Duration(quantile(lat, 0.50)),
 		P99:      time.Duration(quantile(lat, 0.99)),
 	}, nil
@@ -346,4 +350,33 @@ func PlotSaturation(pts []SatPoint, path string) error {
 		}
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Clean(path))
+}
+
+// SatPointsFromSet rebuilds saturation points from a raw file's results
+// (names "Saturation/…/cost=Nns/rate=R/workers=W").
+func SatPointsFromSet(s *Set) []SatPoint {
+	var out []SatPoint
+	for _, n := range s.Names {
+		base, kv := nameParts(n)
+		if base != "Saturation" {
+			continue
+		}
+		var p SatPoint
+		cost, _ := strconv.ParseInt(strings.TrimSuffix(kv["cost"], "ns"), 10, 64)
+		p.Cost = time.Duration(cost)
+		p.Offered, _ = strconv.ParseFloat(kv["rate"], 64)
+		p.Workers, _ = strconv.Atoi(kv["workers"])
+		first := func(unit string) float64 {
+			if v := s.Values(n, unit); len(v) > 0 {
+				return v[0]
+			}
+			return 0
+		}
+		p.P50 = time.Duration(first("p50-ns"))
+		p.P99 = time.Duration(first("p99-ns"))
+		p.Achieved = first("achieved-packets/s")
+		p.Lag = time.Duration(first("generator-lag-ns"))
+		out = append(out, p)
+	}
+	return out
 }

@@ -102,3 +102,30 @@ func WriteSweepTable(w io.Writer, s *Set, sw Sweep) (best string) {
 	fmt.Fprintf(w, "lowest geometric mean: %s\n", best)
 	return best
 }
+
+// DetectSweep returns the sweep whose values are exactly the policies of
+// the set's wsched targets (and which has no peers), if any.
+func DetectSweep(s *Set) (Sweep, bool) {
+	specs := map[string]bool{}
+	for _, n := range s.Names {
+		_, kv := nameParts(n)
+		p, ok := kv["policy"]
+		if !ok {
+			return Sweep{}, false
+		}
+		specs[p] = true
+	}
+	for _, sw := range Sweeps {
+		if len(sw.Specs) != len(specs) {
+			continue
+		}
+		all := true
+		for _, sp := range sw.Specs {
+			all = all && specs[sp]
+		}
+		if all {
+			return sw, true
+		}
+	}
+	return Sweep{}, false
+}

@@ -9,6 +9,7 @@
 //	go run ./cmd/bench sweep [flags] NAME...    sweep a scheduler setting (batch, spins, order, wake, steal)
 //	go run ./cmd/bench saturate [flags]         open-loop saturation curves
 //	go run ./cmd/bench selftest [flags]         A/A false-alarm rate and planted-slowdown detection
+//	go run ./cmd/bench report [-out DIR] RAW... rebuild summaries and plots from raw files
 //
 // Run "go run ./cmd/bench SUBCOMMAND -h" for each one's flags. Exit
 // status: 0 success, 1 failure, 2 usage error (with a one-line message).
@@ -61,10 +62,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdSaturate(args, stdout, stderr)
 	case "selftest":
 		err = cmdSelftest(args, stdout, stderr)
+	case "report":
+		err = cmdReport(args, stdout, stderr)
 	case "help":
 		return run([]string{"-h"}, stdout, stderr)
 	default:
-		err = usagef("unknown subcommand %q (want compare, sweep, saturate or selftest; -h for help)", sub)
+		err = usagef("unknown subcommand %q (want compare, sweep, saturate, selftest or report; -h for help)", sub)
 	}
 	var ue usageError
 	switch {

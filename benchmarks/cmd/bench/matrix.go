@@ -240,7 +240,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		sp, err := harness.PlotSpeedup(set, m.out)
+		sp, err := harness.PlotSpeedup(set, m.out, "")
 		if err != nil {
 			return err
 		}
@@ -272,7 +272,7 @@ func measure(cfgs []harness.Config, m *matrixFlags, stderr io.Writer, rawName st
 	prog := harness.NewProgress(stderr, len(cfgs)*m.count, tty)
 	rs, err := harness.RunMatrix(cfgs, harness.RunOptions{
 		Count: m.count, Iters: m.iters, Warmup: m.warmup, SetProcs: m.procs,
-		Fingerprint: fp, Out: f, Progress: prog,
+		Fingerprint: fp, Out: f, Progress: prog, Command: commandLine(),
 	})
 	prog.Done()
 	// The end of the run goes into the file even when it failed, so that a
@@ -288,15 +288,33 @@ func measure(cfgs []harness.Config, m *matrixFlags, stderr io.Writer, rawName st
 	return harness.NewSet(rs), nil
 }
 
-// header writes a summary file's header: what, the command, and the
-// fingerprint read back from the raw file (so it includes loadavg-end).
+// commandLine is how this process was started, as the go run command
+// that does the same.
+func commandLine() string {
+	return strings.TrimSpace("go run ./cmd/bench " + strings.Join(os.Args[1:], " "))
+}
+
+// header writes a summary file's header: what, the command (as recorded in
+// the raw file, else this process's), and the fingerprint read back from
+// the raw file (so it includes loadavg-end).
 func header(w io.Writer, title, dir, rawName string) {
 	fmt.Fprintf(w, "# %s\n\n", title)
-	fmt.Fprintf(w, "command: go run ./cmd/bench %s\n", strings.Join(os.Args[1:], " "))
+	data, err := os.ReadFile(filepath.Join(dir, rawName))
+	cmd := commandLine()
+	if err == nil {
+		if fp, err := harness.ReadFingerprint(bytes.NewReader(data)); err == nil && fp.Get("command") != "" {
+			cmd = fp.Get("command")
+		}
+	}
+	fmt.Fprintf(w, "command: %s\n", cmd)
 	fmt.Fprintf(w, "raw results: %s (Go benchmark format; benchstat reads it)\n\n", rawName)
-	if data, err := os.ReadFile(filepath.Join(dir, rawName)); err == nil {
+	if err == nil {
 		if fp, err := harness.ReadFingerprint(bytes.NewReader(data)); err == nil {
-			fp.WriteTo(w)
+			for _, kv := range fp.Pairs {
+				if kv.Key != harness.KeyCommand {
+					fmt.Fprintf(w, "%s: %s\n", kv.Key, kv.Value)
+				}
+			}
 		}
 		rd := benchfmt.NewReader(bytes.NewReader(data), rawName)
 		for rd.Scan() {

@@ -71,6 +71,7 @@ func cmdSaturate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fp := harness.TakeFingerprint()
+	fp.Set(harness.KeyCommand, commandLine())
 	tty := false
 	if f, ok := stderr.(*os.File); ok {
 		tty = harness.IsTerminal(f)

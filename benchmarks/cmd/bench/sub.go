@@ -39,7 +39,7 @@ const sweepUsage = `usage: bench sweep [flags] NAME...
 Sweeps one wsched setting over its values on every chosen workload (wsched
 only, no peers) and writes DIR/sweep-NAME.txt (raw, with fingerprint),
 DIR/sweep-NAME.summary.txt (per-value verdicts against the current default
-and a table of ratios) and DIR/sweep-NAME-*.svg. NAME is one of:
+and a table of ratios) and DIR/sweep-NAME.svg. NAME is one of:
 `
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
@@ -99,11 +99,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		stdout.Write(sum.Bytes())
 		if m.plots {
-			files, err := harness.PlotBars(set, m.out, "sweep-"+sw.Name+"-")
-			if err != nil {
+			svg := filepath.Join(m.out, "sweep-"+sw.Name+".svg")
+			if err := harness.PlotSweep(set, sw, svg); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "plots: %s\n", strings.Join(files, " "))
+			fmt.Fprintf(stdout, "plot: %s\n", svg)
 		}
 	}
 	return nil
