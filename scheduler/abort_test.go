@@ -280,3 +280,51 @@ func TestCloseDuringRun(t *testing.T) {
 		t.Fatalf("Run = %v, ran %d", err, n.Load())
 	}
 }
+
+// TestAbortAllParked: if every worker were parked in an active cycle (a
+// lost wake-up, which the protocol rules out), cancelling Run or Close
+// would still end the cycle rather than hang. The state is forged.
+func TestAbortAllParked(t *testing.T) {
+	forge := func(s *Scheduler) {
+		waitParked(t, s, s.Workers())
+		s.mu.Lock()
+		s.running = true
+		s.beginCycle() // stage 1 opens; nobody is woken
+		s.mu.Unlock()
+	}
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
+	var n atomic.Int64
+	s.Add(1, counter{&n})
+	forge(s)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	var err error
+	watch(t, 10*time.Second, func() {
+		s.mu.Lock()
+		s.abortCycle(ctx.Err()) // as Run does on ctx.Done
+		s.mu.Unlock()
+		<-s.done
+		s.mu.Lock()
+		err = s.result
+		s.result, s.running = nil, false
+		s.mu.Unlock()
+	})
+	var ce *CycleError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || ce.Dropped != 1 || n.Load() != 0 {
+		t.Fatalf("cancel: %v, ran %d", err, n.Load())
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatalf("next cycle: %v", err)
+	}
+
+	s2, err := New(Config{Workers: 3, Stages: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Add(1, counter{&n})
+	forge(s2)
+	watch(t, 10*time.Second, func() { s2.Close() })
+	if st := s2.Stats(); st.Dropped != 1 || st.Aborted != 1 || n.Load() != 0 {
+		t.Fatalf("Close: %+v, ran %d", st, n.Load())
+	}
+}

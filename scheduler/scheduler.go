@@ -441,6 +441,14 @@ func (s *Scheduler) abortCycle(cause error) {
 	}
 	s.cause = cause
 	s.abort.Store(true) // workers stop between packets
+	if s.parked == s.n {
+		// Every worker is parked in an active cycle: the state the wake
+		// protocol (wake.go) never leaves outside advance. Should it ever
+		// be reached, no worker would park again to finish the abort, so
+		// finish it here: a cancelled Run and Close never hang (and a
+		// test's watchdog can close the scheduler after its dump).
+		s.finishAbort()
+	}
 }
 
 // Close ends the scheduler: a running cycle is aborted (Run returns a
