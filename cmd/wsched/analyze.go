@@ -34,17 +34,26 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	check := fs.Bool("check", false, "also check the file against Perfetto's trace rules; violations fail")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	// Flags may come before or after FILE (wsched analyze t.pftrace -json).
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
 		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) != 1 {
+		fmt.Fprintf(stderr, "wsched analyze: want one FILE, got %d arguments (see -h)\n", len(files))
 		return 2
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "wsched analyze: want one FILE, got %d arguments (see -h)\n", fs.NArg())
-		return 2
-	}
-	path := fs.Arg(0)
+	path := files[0]
 	fail := func(err error) int {
 		// One line: the first line of the error.
 		msg, _, _ := strings.Cut(err.Error(), "\n")

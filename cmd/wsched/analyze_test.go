@@ -79,7 +79,7 @@ func TestAnalyzeCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "cycle 2") || !strings.Contains(out, "lower bound") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	code, out, _ = runCmd("analyze", "-json", path)
+	code, out, _ = runCmd("analyze", path, "-json") // flags after FILE too
 	var rep struct {
 		Workers int `json:"workers"`
 		Cycles  []struct {

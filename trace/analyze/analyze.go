@@ -70,10 +70,7 @@ type Window struct {
 	Gaps           int     `json:"idle_gaps"`
 	LongestGapNs   int64   `json:"longest_idle_gap_ns"`
 	LongestGapWork int     `json:"longest_idle_gap_worker"`
-	// Critical is the critical path, approximated (wsched does not record
-	// which packet spawned which) as the work of the worker that finished
-	// last: its packets, longest first. For a cycle with stages it joins the
-	// stages' critical paths (stages are barriers) and Worker is -1.
+	// Critical is the critical path, approximated (see Critical).
 	Critical Critical `json:"critical_path"`
 	// Heaviest are the packet types with the most total time.
 	Heaviest []TypeStat `json:"heaviest_types"`
@@ -82,10 +79,23 @@ type Window struct {
 // GapThresholdNs is the shortest idle stretch that Window.Gaps counts.
 const GapThresholdNs = 10_000
 
-// Critical is the approximate critical path of a window.
+// Critical is the approximate critical path of a window: the chain of
+// packets that ends with the window's last packet to finish, followed
+// backwards. wsched does not record which packet spawned which, so each
+// step back is the best the trace shows: for a packet that was stolen, the
+// packet its victim was running at the steal (the arrow's start); for any
+// other, the previous packet on the same worker (it held the worker, or
+// spawned the packet into its deque). The chain stops at the window's start.
+// BusyNs is the chain's packet time (a victim's packet counts up to the
+// steal); the rest of its span was waiting (search, wake-ups, steals). For a cycle it joins its stages' chains
+// (stages are barriers) and Worker is -1.
 type Critical struct {
-	Worker  int         `json:"worker"`
-	BusyNs  int64       `json:"busy_ns"`
+	Worker int   `json:"worker"`  // the worker that ran the last packet
+	Length int   `json:"length"`  // packets on the chain
+	BusyNs int64 `json:"busy_ns"` // their summed time
+	SpanNs int64 `json:"span_ns"` // first start to last end
+	Steals int   `json:"steals"`  // steps back through a steal arrow
+	// Packets are the chain's longest packets, longest first (at most 5).
 	Packets []PacketRef `json:"packets"`
 }
 
@@ -163,7 +173,10 @@ func Bytes(data []byte) (*Report, error) {
 		if len(cr.Stages) > 0 {
 			cr.Critical = Critical{Worker: -1}
 			for _, s := range cr.Stages {
+				cr.Critical.Length += s.Critical.Length
 				cr.Critical.BusyNs += s.Critical.BusyNs
+				cr.Critical.SpanNs += s.Critical.SpanNs
+				cr.Critical.Steals += s.Critical.Steals
 				cr.Critical.Packets = append(cr.Critical.Packets, s.Critical.Packets...)
 			}
 			slices.SortStableFunc(cr.Critical.Packets, func(a, b PacketRef) int { return cmp.Compare(b.DurNs, a.DurNs) })
@@ -200,10 +213,10 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 	w.BusyPct = make([]float64, m.workers)
 	w.IdleQueuedNs = make([]int64, m.workers)
 	types := map[int32]*TypeStat{}
-	lastEnd, lastWorker := int64(-1), -1
+	lastEnd, lastWorker, lastIdx := int64(-1), -1, -1
 	for wk, ps := range m.packets {
 		var busy int64
-		for _, p := range ps {
+		for i, p := range ps {
 			// Busy time: any packet, clipped to the window.
 			if s, e := max(p.start, start), min(p.end, end); e > s {
 				busy += e - s
@@ -226,7 +239,7 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 			ts.TotalNs += d
 			ts.MaxNs = max(ts.MaxNs, d)
 			if p.end > lastEnd {
-				lastEnd, lastWorker = p.end, wk
+				lastEnd, lastWorker, lastIdx = p.end, wk, i
 			}
 		}
 		if w.MakespanNs > 0 {
@@ -256,24 +269,54 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 		w.Heaviest = w.Heaviest[:topTypes]
 	}
 	if lastWorker >= 0 {
-		w.Critical = m.critical(lastWorker, start, end, stage)
+		w.Critical = m.critical(lastWorker, lastIdx, start)
 	}
 	m.stealsAndWakes(&w, start, end)
 	q.idle(m, &w, start, end)
 	return w
 }
 
-// critical lists the packets of worker wk in the window, longest first.
-func (m *model) critical(wk int, start, end int64, stage int32) Critical {
+// critical follows the chain back from packet idx of worker wk (see
+// Critical) to the window's start.
+func (m *model) critical(wk, idx int, start int64) Critical {
 	c := Critical{Worker: wk}
 	var refs []PacketRef
-	for _, p := range m.packets[wk] {
-		if p.start < start || p.start > end || (stage != allStages && p.stage != stage) {
-			continue
+	first, last := m.packets[wk][idx].start, m.packets[wk][idx].end
+	// Each step goes to a packet that starts no later; the bound stops a
+	// loop of equal timestamps in a hand-made file.
+	cut := last // the chain needs packet p up to cut
+	for range m.total {
+		p := m.packets[wk][idx]
+		c.Length++
+		c.BusyNs += max(min(p.end, cut)-p.start, 0)
+		first = p.start
+		refs = append(refs, PacketRef{Name: m.strs[p.name], Stage: m.strs[p.stage], StartNs: p.start, DurNs: p.end - p.start, Stolen: p.flow != 0})
+		if src, ok := m.steals[p.flow]; ok && p.flow != 0 && src.victim >= 0 && src.victim < m.workers && src.victim != wk {
+			// The packet running on the victim at the steal (or the last
+			// one before it).
+			vs := m.packets[src.victim]
+			j, found := slices.BinarySearchFunc(vs, src.t, func(q slice, t int64) int { return cmp.Compare(q.start, t) })
+			if found {
+				for j+1 < len(vs) && vs[j+1].start == src.t {
+					j++
+				}
+			} else {
+				j--
+			}
+			if j >= 0 && vs[j].start >= start {
+				wk, idx, cut = src.victim, j, src.t
+				c.Steals++
+				continue
+			}
+			break
 		}
-		c.BusyNs += p.end - p.start
-		refs = append(refs, PacketRef{Name: m.strs[p.name], Stage: m.strs[p.stage], StartNs: p.start, DurNs: p.end - p.start, Stolen: p.flowIn})
+		if idx == 0 || m.packets[wk][idx-1].start < start {
+			break
+		}
+		idx--
+		cut = m.packets[wk][idx].end
 	}
+	c.SpanNs = last - first
 	slices.SortStableFunc(refs, func(a, b PacketRef) int { return cmp.Compare(b.DurNs, a.DurNs) })
 	if len(refs) > topCritical {
 		refs = refs[:topCritical]

@@ -203,6 +203,53 @@ func TestStaleCountersExpire(t *testing.T) {
 	}
 }
 
+// TestCriticalPathFollowsSteals: the chain back from the last packet to
+// finish steps to the previous packet on its worker, and from a stolen
+// packet to the packet its victim was running at the steal.
+func TestCriticalPathFollowsSteals(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	a, b, c, d, st := r.Intern("A"), r.Intern("B"), r.Intern("C"), r.Intern("D"), r.Intern("S")
+	ctl, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
+	now = 500
+	ctl.CycleBegin(1)
+	ctl.StageOpen(1, st)
+	now = 1000
+	w0.PacketBegin(a, 1, 0) // A spawns C and D
+	now = 2000
+	w1.Steal(0, 2, 5) // C runs at once, D goes to w1's deque
+	w1.PacketBegin(c, 1, 5)
+	now = 3000
+	w1.PacketEnd()
+	w1.PacketBegin(d, 1, 0)
+	now = 5000
+	w0.PacketEnd()
+	w0.PacketBegin(b, 1, 0)
+	now = 9000
+	w0.PacketEnd()
+	now = 12_000
+	w1.PacketEnd() // D finishes last
+	ctl.StageClose(1)
+	ctl.CycleEnd(1)
+	rep, err := Bytes(encode(t, r.Snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := rep.Cycles[0].Stages[0].Critical
+	var names []string
+	for _, p := range cp.Packets {
+		names = append(names, p.Name)
+	}
+	// D (9 µs) ← C (1 µs, stolen) ← A up to the steal (1 µs of its 4).
+	if cp.Worker != 1 || cp.Length != 3 || cp.Steals != 1 || cp.BusyNs != 11_000 || cp.SpanNs != 11_000 ||
+		fmt.Sprint(names) != "[D A C]" || !cp.Packets[2].Stolen {
+		t.Errorf("critical path %+v, want D, C (stolen), A: 3 packets ending on w1, 1 steal, busy and span 11 µs", cp)
+	}
+	if cy := rep.Cycles[0].Critical; cy.Worker != -1 || cy.Length != 3 || cy.BusyNs != 11_000 {
+		t.Errorf("cycle critical path %+v", cy)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Seed: 3})
 	good := encode(t, res.Snapshot)

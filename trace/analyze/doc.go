@@ -30,10 +30,15 @@
 //     buckets (both implied by the scheduler's protocol). So a bucket that
 //     emptied unsampled still counts until its stage closes, and the deque
 //     of a worker that was robbed does not count at all;
-//   - critical path: wsched does not record which packet spawned which, so
-//     it is approximated by the worker that finished the stage last and its
-//     longest packets (a packet that was stolen is marked). A cycle's
-//     critical path runs through each stage's, since stages are barriers;
+//   - critical path, approximate: the chain that ends with the window's
+//     last packet to finish, followed back to the window's start. wsched
+//     does not record which packet spawned which, so a step back from a
+//     stolen packet goes to the packet its victim was running at the steal
+//     (the steal arrow's start), and from any other packet to the previous
+//     one on its worker (which held the worker or spawned it). Reported:
+//     its length, its busy time against its span (the rest is waiting:
+//     search, wake-ups, steals), the steals it crosses, its longest
+//     packets. A cycle's chain joins its stages' (stages are barriers);
 //   - heaviest packet types by total time, with count and maximum.
 //
 // # Input

@@ -18,9 +18,9 @@ import (
 
 type slice struct {
 	start, end int64
-	name       int32 // index into model.strs
-	stage      int32 // packet slices: index into model.strs of the category; -1 otherwise
-	flowIn     bool  // the packet was reached by a steal
+	name       int32  // index into model.strs
+	stage      int32  // packet slices: index into model.strs of the category; -1 otherwise
+	flow       uint64 // the steal arrow that ends here; 0 = not stolen
 }
 
 type instant struct {
@@ -36,6 +36,11 @@ const (
 	instWake
 	instWoken
 )
+
+type stealSource struct {
+	victim int
+	t      int64
+}
 
 type sample struct {
 	t     int64
@@ -81,7 +86,7 @@ type openSlice struct {
 	start int64
 	name  int32
 	stage int32
-	flow  bool
+	flow  uint64
 	park  bool
 	cycle uint64
 	stIdx int
@@ -96,12 +101,16 @@ type model struct {
 	parks    [][]slice // per worker
 	instants []instant
 	counters []*counterTrack
-	cycles   []cycleSlice
-	stages   []stageSlice
-	dropped  uint64
-	first    int64
-	last     int64
-	seenAny  bool
+	// steals maps a steal arrow's flow id to where it starts: the victim
+	// and the time of the steal.
+	steals  map[uint64]stealSource
+	cycles  []cycleSlice
+	stages  []stageSlice
+	dropped uint64
+	total   int // packets, all workers
+	first   int64
+	last    int64
+	seenAny bool
 }
 
 func (m *model) str(s string) int32 {
@@ -127,7 +136,7 @@ func load(data []byte) (*model, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty file")
 	}
-	m := &model{strIdx: make(map[string]int32)}
+	m := &model{strIdx: make(map[string]int32), steals: make(map[uint64]stealSource)}
 	tracks := make(map[uint64]*trackInfo)
 	seqs := make(map[uint32]*seqState)
 	isWsched := false
@@ -262,7 +271,9 @@ func load(data []byte) (*model, error) {
 				} else if name == timeline.NamePark {
 					o.park = true
 				}
-				o.flow = len(e.TerminatingFlowIDs) > 0
+				if len(e.TerminatingFlowIDs) > 0 {
+					o.flow = e.TerminatingFlowIDs[0]
+				}
 			case roleControl:
 				c, _ := annot(timeline.ArgCycle)
 				o.cycle = uint64(c)
@@ -287,7 +298,7 @@ func load(data []byte) (*model, error) {
 			}
 			switch ti.role {
 			case roleWorker:
-				s := slice{start: o.start, end: t, name: o.name, stage: o.stage, flowIn: o.flow}
+				s := slice{start: o.start, end: t, name: o.name, stage: o.stage, flow: o.flow}
 				if o.park {
 					m.parks[ti.worker] = append(m.parks[ti.worker], s)
 				} else if o.stage >= 0 {
@@ -310,6 +321,15 @@ func load(data []byte) (*model, error) {
 				v, _ := annot(timeline.ArgVictim)
 				mv, _ := annot(timeline.ArgMoved)
 				m.instants = append(m.instants, instant{t: t, kind: instSteal, arg: v, moved: mv, worker: worker})
+				for _, id := range e.FlowIDs { // an arrow without a victim track
+					m.steals[id] = stealSource{victim: int(v), t: t}
+				}
+			case timeline.NameStolen:
+				for _, id := range e.FlowIDs {
+					if worker >= 0 {
+						m.steals[id] = stealSource{victim: worker, t: t}
+					}
+				}
 			case timeline.NameWake:
 				v, ok := annot(timeline.ArgTarget)
 				if !ok {
@@ -354,6 +374,7 @@ func load(data []byte) (*model, error) {
 	// Our writer emits in time order; sort anyway so that hand-made files
 	// cannot break the sweeps below.
 	for w := range m.packets {
+		m.total += len(m.packets[w])
 		slices.SortFunc(m.packets[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
 		slices.SortFunc(m.parks[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
 	}

@@ -48,7 +48,11 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 	b.WriteString("\n")
 	fmt.Fprintf(b, "%ssteals %d (%d packets moved); wakes %d", in, w.Steals, w.Stolen, w.Wakes)
 	if w.Wakes > 0 {
-		fmt.Fprintf(b, ": latency p50 %s p99 %s max %s, %d futile", dur(w.WakeP50Ns), dur(w.WakeP99Ns), dur(w.WakeMaxNs), w.FutileWakes)
+		b.WriteString(":")
+		if n := w.Wakes - w.FutileWakes - w.UnknownWakes; n > 0 {
+			fmt.Fprintf(b, " latency to the woken worker's first packet p50 %s p99 %s max %s (%d);", dur(w.WakeP50Ns), dur(w.WakeP99Ns), dur(w.WakeMaxNs), n)
+		}
+		fmt.Fprintf(b, " %d futile (the worker parked again without a packet)", w.FutileWakes)
 		if w.UnknownWakes > 0 {
 			fmt.Fprintf(b, ", %d untargeted", w.UnknownWakes)
 		}
@@ -73,13 +77,17 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 		}
 		b.WriteString("\n")
 	}
-	if len(w.Critical.Packets) > 0 {
-		if w.Critical.Worker >= 0 {
-			fmt.Fprintf(b, "%scritical path (w%d finished last, busy %s):", in, w.Critical.Worker, dur(w.Critical.BusyNs))
-		} else {
-			fmt.Fprintf(b, "%scritical path (through each stage's last finisher, busy %s):", in, dur(w.Critical.BusyNs))
+	if c := w.Critical; c.Length > 0 {
+		fmt.Fprintf(b, "%scritical path (approximate): %s", in, plural(c.Length, "packet"))
+		if c.Worker >= 0 {
+			fmt.Fprintf(b, " ending on w%d", c.Worker)
 		}
-		for i, p := range w.Critical.Packets {
+		fmt.Fprintf(b, ", busy %s of its %s span", dur(c.BusyNs), dur(c.SpanNs))
+		if c.Steals > 0 {
+			fmt.Fprintf(b, ", through %s", plural(c.Steals, "steal"))
+		}
+		b.WriteString("; longest:")
+		for i, p := range c.Packets {
 			if i > 0 {
 				b.WriteString(",")
 			}
@@ -90,6 +98,13 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func dur(ns int64) string { return time.Duration(ns).String() }
