@@ -229,3 +229,50 @@ func WriteTargets(w io.Writer, checks []TargetCheck) {
 		fmt.Fprintf(w, "  [%s] %s — %s\n", mark, c.What, c.Note)
 	}
 }
+
+// WriteMarkdown writes a markdown table of the set's groups: per group,
+// the baseline's median time per operation (and per task), then every other
+// target's median as a multiple of the baseline's ("12.3×" = 12.3 times
+// slower than the baseline), marked † where the difference is not proven
+// at 95% confidence; "–" where the target does not express the workload.
+// Also the baseline's allocations per operation.
+func WriteMarkdown(w io.Writer, s *Set, targets []string) {
+	fmt.Fprint(w, "| workload | workers | wsched ns/op (per task) | allocs/op |")
+	for _, t := range targets {
+		fmt.Fprintf(w, " %s |", t)
+	}
+	fmt.Fprint(w, "\n|---|---:|---:|---:|")
+	for range targets {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	for _, g := range s.Groups() {
+		b := g.Baseline("")
+		base := s.Values(g.Names[b], UnitNsOp)
+		bs := Summarize(base)
+		per := ""
+		if v := s.Values(g.Names[b], UnitNsTask); len(v) > 0 {
+			per = fmt.Sprintf(" (%s)", FormatNs(Summarize(v).Center))
+		}
+		allocs := "-"
+		if v := s.Values(g.Names[b], UnitAllocsOp); len(v) > 0 {
+			allocs = formatNum(Summarize(v).Center)
+		}
+		fmt.Fprintf(w, "| %s | %d | %s%s | %s |", g.Bench, g.Workers, FormatNs(bs.Center), per, allocs)
+		for _, t := range targets {
+			cell := "–"
+			for i, l := range g.Labels {
+				if l != t || i == b {
+					continue
+				}
+				v := Judge(base, s.Values(g.Names[i], UnitNsOp))
+				cell = fmt.Sprintf("%.2f×", v.Ratio)
+				if !v.Significant() {
+					cell += " †"
+				}
+			}
+			fmt.Fprintf(w, " %s |", cell)
+		}
+		fmt.Fprintln(w)
+	}
+}

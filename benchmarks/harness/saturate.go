@@ -366,6 +366,9 @@ func SatPointsFromSet(s *Set) []SatPoint {
 		p.Cost = time.Duration(cost)
 		p.Offered, _ = strconv.ParseFloat(kv["rate"], 64)
 		p.Workers, _ = strconv.Atoi(kv["workers"])
+		if it := s.Iters(n); len(it) > 0 {
+			p.N = it[0]
+		}
 		first := func(unit string) float64 {
 			if v := s.Values(n, unit); len(v) > 0 {
 				return v[0]

@@ -31,11 +31,12 @@ type Set struct {
 	Names  []string
 	values map[string]map[string][]float64
 	units  map[string][]string
+	iters  map[string][]int
 }
 
 // NewSet builds a Set from results.
 func NewSet(rs []*benchfmt.Result) *Set {
-	s := &Set{values: map[string]map[string][]float64{}, units: map[string][]string{}}
+	s := &Set{values: map[string]map[string][]float64{}, units: map[string][]string{}, iters: map[string][]int{}}
 	for _, r := range rs {
 		s.add(r)
 	}
@@ -50,6 +51,7 @@ func (s *Set) add(r *benchfmt.Result) {
 		s.values[name] = m
 		s.Names = append(s.Names, name)
 	}
+	s.iters[name] = append(s.iters[name], r.Iters)
 	for _, v := range r.Values {
 		// The reader tidies units (ns/op becomes sec/op); keep the units
 		// as the harness wrote them.
@@ -66,7 +68,7 @@ func (s *Set) add(r *benchfmt.Result) {
 
 // ReadSet reads a file in the Go benchmark format.
 func ReadSet(r io.Reader, fileName string) (*Set, error) {
-	s := &Set{values: map[string]map[string][]float64{}, units: map[string][]string{}}
+	s := &Set{values: map[string]map[string][]float64{}, units: map[string][]string{}, iters: map[string][]int{}}
 	rd := benchfmt.NewReader(r, fileName)
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
@@ -78,6 +80,9 @@ func ReadSet(r io.Reader, fileName string) (*Set, error) {
 	}
 	return s, rd.Err()
 }
+
+// Iters returns the iteration counts of name's results, in order.
+func (s *Set) Iters(name string) []int { return s.iters[name] }
 
 // Values returns the sample of name in unit (nil if none).
 func (s *Set) Values(name, unit string) []float64 { return s.values[name][unit] }

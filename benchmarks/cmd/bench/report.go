@@ -24,6 +24,7 @@ directory.
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory (default: beside each file)")
+	md := fs.Bool("md", false, "print a markdown table of each matrix file to stdout instead of writing summaries")
 	if err := parseFlags(fs, args, stdout, reportUsage); err != nil {
 		return err
 	}
@@ -38,6 +39,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		set, err := harness.ReadSet(bytes.NewReader(data), path)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		if *md {
+			harness.WriteMarkdown(stdout, set, []string{"waitgroup", "errgroup", "chanpool", "ants", "pond", "conc"})
+			continue
 		}
 		dir := *out
 		if dir == "" {
