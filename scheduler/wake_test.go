@@ -166,6 +166,42 @@ func TestPriorityLane(t *testing.T) {
 	}
 }
 
+// TestPriorityLaneWorkers: with 4 workers and every wake policy, a
+// priority packet queued after 200 normal ones in a closed stage is among
+// the first packets to start when the stage opens (one of the first free
+// workers takes it), and runs alone: its worker holds no other packet.
+func TestPriorityLaneWorkers(t *testing.T) {
+	const workers, normal = 4, 200
+	for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+		s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}, Wake: wake})
+		for range 3 {
+			var seq atomic.Int64
+			prioAt := int64(-1)
+			alone := false
+			ps := make([]Packet, normal)
+			for i := range ps {
+				ps[i] = fn(func(*Worker) { seq.Add(1) })
+			}
+			if err := s.BulkAdd(2, ps); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.AddPriority(2, fn(func(w *Worker) {
+				prioAt = seq.Add(1) - 1
+				alone = w.local.IsEmpty() && w.slot.p == nil
+			})); err != nil {
+				t.Fatal(err)
+			}
+			s.Add(1, sleeper{time.Millisecond}) // stage 1: the others park
+			if err := runCycle(t, s); err != nil {
+				t.Fatal(err)
+			}
+			if prioAt < 0 || prioAt >= workers || !alone {
+				t.Fatalf("%v: the priority packet started as packet %d of its stage (want < %d), alone %v", wake, prioAt, workers, alone)
+			}
+		}
+	}
+}
+
 // TestSentinelLoop: a sentinel that re-arms runs once per drain of its
 // stage, and the next stage opens only after the last round.
 func TestSentinelLoop(t *testing.T) {
