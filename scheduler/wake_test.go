@@ -248,7 +248,7 @@ func TestSpawnParallelism(t *testing.T) {
 					c := cur.Add(1)
 					for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
 					}
-					time.Sleep(300 * time.Microsecond)
+					time.Sleep(time.Millisecond) // 50 ms of work per worker: time for the wake chain under load
 					cur.Add(-1)
 					n.Add(1)
 				})
