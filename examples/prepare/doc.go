@@ -44,13 +44,25 @@
 //
 //	go test -run XXX -bench Prepare -benchtime 50x -count 5 ./examples/prepare/
 //
-// on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM, Go 1.26.8,
-// GOMAXPROCS=2, shared with other jobs, default model (scale 1, seed 1):
+// (and go run ./examples/prepare/main), default model (scale 1, seed 1),
+// Go 1.26.8. The Prepare stage's makespan ÷ its lower bound, median over
+// the cycles:
 //
-//	MEASURED_PREPARE
+//	                                       (a)    (b)    (c)    (d)    (e)
+//	AMD EPYC (Zen 3), 2 vCPU KVM, quiet   1.39-  1.38-  1.02-  1.04-  1.40-
+//	                                      1.44   1.43   1.03   1.08   1.43
+//	Intel Xeon VM, taskset to 2 cores     1.38   1.38   1.015  1.04-  1.38-
+//	                                                           1.05   1.39
+//	same VM, 4 workers                    1.04-  1.04-  1.015  1.13-  1.03-
+//	                                      1.09   1.09          1.20   1.08
+//	same VM, 16 workers                   1.04-  1.02   1.01   1.23-  1.02
+//	                                      1.07                 1.25
 //
-// On two workers wake-N wakes the same one worker that wake-all wakes, so
-// (e) can only match (b); the difference between the two needs more
-// workers than there are cores here (go run ./examples/prepare/main
-// -workers 8).
+// On two workers the lower bound is the code-cache packet (about 2.5 ms);
+// (a), (b) and (e) run it after about 1 ms of mutator roots, (c) starts it
+// first, (d) balances its pieces to within one piece. Wake-N wakes the same
+// one parked worker that wake-all wakes, so on two workers (e) is (b). With
+// four or more workers another worker is free to take the heavy packet
+// early and the imbalance shrinks; (d)'s ratio then grows because its
+// lower bound (work ÷ workers, under 1 ms) is of the order of a wake-up.
 package prepare
