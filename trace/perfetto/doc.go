@@ -48,8 +48,9 @@
 //     before or in the packet that first uses it.
 //  3. Repeated scalars are unpacked; flow ids are fixed64.
 //  4. timestamp_clock_id is left unset: timestamps are nanoseconds since the
-//     recorder started, read as the default trace clock. (So a wsched trace
-//     does not line up with a system trace of the same run.)
+//     recorder started (in Overwrite mode, once events were lost: since the
+//     oldest event kept), read as the default trace clock. So a wsched trace
+//     does not line up with a system trace of the same run.
 //  5. Thread tracks carry pid, tid (in int32 range) and thread_name; the
 //     process track carries pid.
 //  6. Slices on a track nest; an END carries only type and track_uuid; at
@@ -77,15 +78,24 @@
 //
 // Measured on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM,
 // Go 1.26.8, GOMAXPROCS=2, on a machine shared with other jobs (load
-// average about 5 during the runs, so wall times are inflated):
+// average 4-6 during the runs, so wall times are inflated):
 //
-//	size     35.7 bytes per packet slice (BEGIN + END, interning included)
-//	         on synthetic runs, 35.9 on a real 2-worker run of 168,250
-//	         packets (6.2 MB); timestamps past 268 ms of recorder time
-//	         take one varint byte more per event (38 bytes per slice up to
-//	         34 s). Chrome JSON of the same slices: about 120 bytes.
-//	Write    200-400 ns per recorded event (go test -run XXX -bench 'Write$'
-//	         -benchtime 20x ./trace/perfetto/), about 110 allocations per
-//	         file whatever its size
-//	Check    about 500 ns per packet (-bench Check)
+//	size     35.9 bytes per packet slice (BEGIN + END packets, framing and
+//	         interning included) on a real scheduler run: 2 workers, 59,523
+//	         ~1 µs packets in 24 ms, 36.2 file bytes per slice with steals,
+//	         wakes and counters (TestBytesPerSliceRealRun, go test -v -run
+//	         BytesPerSlice ./trace/perfetto/). Timestamps are absolute
+//	         varints, so a slice grows by 2 bytes each time they need 7 more
+//	         bits: 36 bytes while the recorder is younger than 268 ms, 38 up
+//	         to 34 s, 40 up to 73 min, 42 beyond (TestBytesPerSliceByRecorderAge);
+//	         a recorder older than 34 s is at or just over the 40-byte
+//	         budget. Per-sequence delta timestamps (an incremental clock
+//	         declared in a ClockSnapshot) would bring a slice to about 30
+//	         bytes at any age, but no Perfetto trace processor was at hand to
+//	         verify that encoding, so it is not used. Chrome JSON of the same
+//	         slices: about 120 bytes.
+//	Write    160-200 ns per recorded event, about 110 allocations per file
+//	         whatever its size (go test -run XXX -bench 'Write|Check'
+//	         -benchtime 20x ./trace/perfetto/)
+//	Check    about 300 ns per packet
 package perfetto

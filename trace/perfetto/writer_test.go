@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -102,6 +103,55 @@ func TestBytesPerSlice(t *testing.T) {
 		st.Slices, bps, float64(st.Bytes)/float64(st.Slices), st.Bytes)
 	if bps > 40 {
 		t.Fatalf("%.1f bytes per packet slice, budget 40", bps)
+	}
+}
+
+// shift moves every event of s later by d ns, as if the recorder had been
+// running for d ns before.
+func shift(s *trace.Snapshot, d int64) {
+	for i := range s.Buffers {
+		b := &s.Buffers[i]
+		for j := range b.Events {
+			b.Events[j].Time += d
+		}
+		if b.DropStart != 0 || b.DropEnd != 0 {
+			b.DropStart += d
+			b.DropEnd += d
+		}
+	}
+	s.End += d
+}
+
+// TestBytesPerSliceByRecorderAge: timestamps are varints of ns since the
+// recorder started, so a slice grows by 2 bytes (BEGIN and END) each time
+// they need 7 more bits: 36 bytes up to 268 ms, 38 up to 34 s, 40 up to
+// 73 min, 42 beyond. In Overwrite mode, once events were lost, times count
+// from the oldest event kept, so a long-running flight recorder stays small.
+func TestBytesPerSliceByRecorderAge(t *testing.T) {
+	cfg := synth.Config{Workers: 4, Cycles: 4, Packets: 500, Seed: 2, NoCounters: true}
+	for _, tc := range []struct {
+		age  int64
+		want float64 // ± 1
+	}{{0, 36}, {1e9, 38}, {40e9, 40}, {2 * 3600e9, 42}} {
+		res := synth.Generate(cfg)
+		shift(res.Snapshot, tc.age)
+		_, st, _ := writeChecked(t, res.Snapshot)
+		t.Logf("recorder age %v: %.1f bytes/slice", time.Duration(tc.age), st.BytesPerSlice())
+		if got := st.BytesPerSlice(); got < tc.want-1 || got > tc.want+1 {
+			t.Errorf("recorder age %v: %.1f bytes/slice, want %.0f ± 1", time.Duration(tc.age), got, tc.want)
+		}
+	}
+	ow := cfg
+	ow.Overwrite, ow.MaxBytes = true, 64<<10
+	res := synth.Generate(ow)
+	if res.Snapshot.Dropped() == 0 {
+		t.Fatal("no events overwritten")
+	}
+	shift(res.Snapshot, 2*3600e9)
+	_, st, _ := writeChecked(t, res.Snapshot)
+	t.Logf("flight recorder after 2 h: %.1f bytes/slice", st.BytesPerSlice())
+	if st.BytesPerSlice() > 38 {
+		t.Errorf("flight recorder after 2 h: %.1f bytes/slice, want <= 38 (times from the oldest event kept)", st.BytesPerSlice())
 	}
 }
 

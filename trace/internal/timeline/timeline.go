@@ -172,6 +172,7 @@ type walker struct {
 	pending    map[int]bool     // buffer → its next op carries Dropped
 	counters   map[Track]string // counter track → name, built once
 	stats      Stats
+	base       int64 // subtracted from every time (see Walk)
 }
 
 const (
@@ -195,6 +196,12 @@ func StageNames(s *trace.Snapshot) map[int]string {
 }
 
 // Walk draws s, calling fn for each Op in time order, and returns stats.
+//
+// Op times are the snapshot's (ns since the recorder started), except when
+// a recorder in Overwrite mode lost its oldest events: then they count from
+// the oldest event kept, so that a flight recorder that has run for an hour
+// does not write hour-sized timestamps (a varint byte more per event for
+// each 7 bits).
 func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
 	w := &walker{
 		s:          s,
@@ -203,6 +210,14 @@ func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
 		flows:      make(map[uint64]uint8),
 		workers:    make([][]open, s.Workers()),
 		counters:   make(map[Track]string),
+	}
+	if s.Overwrite && s.Dropped() > 0 {
+		w.base = s.End
+		for i := range s.Buffers {
+			if ev := s.Buffers[i].Events; len(ev) > 0 {
+				w.base = min(w.base, ev[0].Time)
+			}
+		}
 	}
 	for i := range s.Buffers {
 		for _, e := range s.Buffers[i].Events {
@@ -245,7 +260,7 @@ func (w *walker) stack(t Track) *[]open {
 
 // reset prepares the shared Op.
 func (w *walker) reset(kind OpKind, t int64, tr Track, buffer int) *Op {
-	w.op = Op{Kind: kind, Time: t, Track: tr, Buffer: buffer, Args: w.args[:0]}
+	w.op = Op{Kind: kind, Time: t - w.base, Track: tr, Buffer: buffer, Args: w.args[:0]}
 	return &w.op
 }
 
