@@ -1,9 +1,6 @@
 package scheduler
 
 import (
-	"bytes"
-	"runtime/pprof"
-	rtrace "runtime/trace"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -156,34 +153,6 @@ func TestTraceHooks(t *testing.T) {
 		}
 	}
 	t.Logf("events %v, %d steals with flows", count, len(flowsStarted))
-}
-
-// TestRuntimeTraceAndLabels smoke-tests the opt-in runtime/trace task and
-// regions and the pprof stage labels.
-func TestRuntimeTraceAndLabels(t *testing.T) {
-	var buf bytes.Buffer
-	if err := rtrace.Start(&buf); err != nil {
-		t.Skipf("runtime/trace: %v", err)
-	}
-	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b"}, RuntimeTrace: true, PprofLabels: true})
-	var labels atomic.Int64
-	check := fn(func(w *Worker) {
-		// The label is on the goroutine: a CPU profile would carry it. It
-		// is not readable back directly; check the stage context exists.
-		if v, ok := pprof.Label(s.stageLabel[w.Stage()], "wsched_stage"); ok && v == s.StageName(w.Stage()) {
-			labels.Add(1)
-		}
-	})
-	s.Add(1, check)
-	s.Add(2, check)
-	err := runCycle(t, s)
-	rtrace.Stop()
-	if err != nil || labels.Load() != 2 {
-		t.Fatalf("Run = %v, labels %d", err, labels.Load())
-	}
-	if !bytes.Contains(buf.Bytes(), []byte("wsched.cycle")) {
-		t.Fatalf("runtime trace lacks the cycle task")
-	}
 }
 
 // TestWorkerStats: a worker parked for a while and then woken by an Add
