@@ -27,8 +27,10 @@
 //     buffers or [Snapshot.All] (all events merged in time order).
 //
 // Tracing off is a nil *Recorder: Worker and Control return nil buffers and
-// every hook on a nil *WorkerBuf returns after one predictable branch.
-//
+// every hook on a nil *WorkerBuf returns after one predictable branch. Every
+// hook is small enough to inline (go build -gcflags=-m ./trace/), so off
+// that branch is all a call site pays.
+
 // # Bounded memory
 //
 // Options.MaxBytes (default 32 MiB) caps all buffers together; the control
@@ -41,26 +43,25 @@
 //
 // # Costs
 //
-// Measured with
+// Measured on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM,
+// Go 1.26.8, GOMAXPROCS=2, on a machine shared with other jobs. Per event,
 //
 //	go test -run XXX -bench TraceEvent -count=5 ./trace/
 //
-// on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM, Go 1.26.8,
-// GOMAXPROCS=2, on a machine shared with other jobs (first column: load
-// average below 1; second: load average 2-5 during the run):
+// (first column: load average below 1; second: load average 5-7):
 //
-//	tracing on, per event        12.6-13 ns    12.5-19.9 ns, 0 allocs   (On)
-//	tracing off (nil buffer)     1.4 ns        1.6-4.7 ns, 0 allocs     (Off)
-//	buffer full, event dropped   14-15 ns      19-25 ns, 0 allocs       (Full)
-//	mutex + slice + time.Since   36.6 ns       37-65 ns                 (MutexSliceBaseline)
+//	tracing on, per event        12.6-13 ns    13.0-15.4 ns, 0 allocs   (On)
+//	tracing off (nil buffer)     1.4 ns        1.4-1.8 ns, 0 allocs     (Off)
+//	buffer full, event dropped   14-15 ns      12.7-13.8 ns, 0 allocs   (Full)
+//	mutex + slice + time.Since   36.6 ns       35-40 ns                 (MutexSliceBaseline)
 //
 // Of the 12.6 ns, about 12 are the RDTSC instruction itself; the monotonic
 // clock (time.Since, vDSO) costs about 35 ns on this machine. Snapshot costs
 // O(events) and copies them (24 bytes each).
 //
-// In a scheduler running ~1 µs packets on 2 workers, tracing adds 2-4% (up
-// to 7.5% on a busier machine): BenchmarkTraceOverhead/Interleaved in
-// package scheduler, which alternates traced and untraced cycles:
+// In a scheduler running ~1 µs packets on 2 workers, tracing adds 2.7-3.9%
+// (median over pairs of an untraced and a traced cycle of 1000 packets,
+// five runs at load average 5-6; the ratio of summed times ranged 0.8-5.2%):
 //
-//	go test -run XXX -bench TraceOverhead -benchtime 200x -count 3 ./scheduler/
+//	go test -run XXX -bench TraceOverhead -benchtime 200x -count 5 ./scheduler/
 package trace

@@ -96,10 +96,10 @@ type Event struct {
 	Time int64
 	// val: cycle, flow id or counter value.
 	val uint64
-	// arg: stage, victim, wake target or counter index.
+	// arg: stage, packets moved, wake target or counter index.
 	arg int32
-	// kindArg: Kind in the low 8 bits; name, moved count or counter kind in
-	// the upper 24.
+	// kindArg: Kind in the low 8 bits; name, victim or counter kind in the
+	// upper 24.
 	kindArg uint32
 }
 
@@ -123,11 +123,10 @@ func (e Event) Name() NameID { return NameID(e.kindArg >> 8) }
 func (e Event) Flow() uint64 { return e.val }
 
 // Victim is the worker a KindSteal event stole from.
-func (e Event) Victim() int { return int(e.arg) }
+func (e Event) Victim() int { return int(e.kindArg >> 8) }
 
-// Moved is the number of packets a KindSteal event moved (saturates at
-// 2^24-1).
-func (e Event) Moved() int { return int(e.kindArg >> 8) }
+// Moved is the number of packets a KindSteal event moved.
+func (e Event) Moved() int { return int(e.arg) }
 
 // Target is the worker a KindWakeSent event tried to wake; -1 = unknown.
 func (e Event) Target() int { return int(e.arg) }

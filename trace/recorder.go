@@ -217,8 +217,9 @@ func newWorkerBuf(worker, capEvents int, opts Options) *WorkerBuf {
 	}
 }
 
-// put appends one event. Owner only. Kept small enough to inline into each
-// hook; the full-buffer case is out of line.
+// put appends one event. Owner only. The hooks are small enough to inline
+// into their callers (the nil check, then a call of put); the full-buffer
+// case is out of line.
 func (w *WorkerBuf) put(kindArg uint32, arg int32, val uint64) {
 	var t int64
 	if w.clock == nil {
@@ -313,17 +314,14 @@ func (w *WorkerBuf) PacketEnd() {
 }
 
 // Steal records, on the thief's buffer, a steal from worker victim that
-// moved moved packets (saturating at 2^24-1). flow != 0 starts a flow arrow
-// that the stolen packet's PacketBegin ends.
+// moved moved packets (victim < 2^24, moved < 2^31: a worker index and a
+// deque's worth). flow != 0 starts a flow arrow that the stolen packet's
+// PacketBegin ends.
 func (w *WorkerBuf) Steal(victim int, moved int, flow uint64) {
 	if w == nil {
 		return
 	}
-	m := uint32(maxNameID)
-	if uint(moved) < maxNameID {
-		m = uint32(moved)
-	}
-	w.put(makeKindArg(KindSteal, m), int32(victim), flow)
+	w.put(makeKindArg(KindSteal, uint32(victim)), int32(moved), flow)
 }
 
 // Park records that the calling worker parks (blocks waiting for work).
