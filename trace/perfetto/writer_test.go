@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,6 +156,54 @@ func TestBytesPerSliceByRecorderAge(t *testing.T) {
 	}
 }
 
+// checkDropMarks checks that previous_packet_dropped marks exactly the
+// sequences of the buffers that lost events (worker i writes sequence
+// seqWorker0+i, the control buffer seqControl), and that the process track
+// carries the summary with the total.
+func checkDropMarks(t *testing.T, s *trace.Snapshot, data []byte) {
+	t.Helper()
+	want := map[uint32]bool{}
+	for _, b := range s.Buffers {
+		if b.Dropped > 0 {
+			seq := uint32(seqControl)
+			if b.Worker >= 0 {
+				seq = uint32(seqWorker0 + b.Worker)
+			}
+			want[seq] = true
+		}
+	}
+	got := map[uint32]bool{}
+	var summary uint64
+	annots := map[uint64]string{}
+	err := Decode(data, func(p *Packet) error {
+		if p.PrevDropped {
+			got[p.Seq] = true
+		}
+		for _, e := range p.Interned.AnnotationNames {
+			if p.Seq == seqControl {
+				annots[e.IID] = e.Name
+			}
+		}
+		if p.HasEvent && p.Event.TrackUUID == uuidProcess {
+			for _, a := range p.Event.Annotations {
+				if annots[a.NameIID] == ArgDropped {
+					summary = a.Uint
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("previous_packet_dropped on sequences %v, want %v", got, want)
+	}
+	if summary != s.Dropped() {
+		t.Errorf("drop summary says %d, snapshot %d", summary, s.Dropped())
+	}
+}
+
 func TestWriteDropsStop(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 3, MaxBytes: 16 << 10})
 	s := res.Snapshot
@@ -171,6 +220,7 @@ func TestWriteDropsStop(t *testing.T) {
 	if !bytes.Contains(data, []byte(NameDropped)) || !bytes.Contains(data, []byte(NameFull)) {
 		t.Error("drop summary or marker missing")
 	}
+	checkDropMarks(t, s, data)
 }
 
 func TestWriteDropsOverwrite(t *testing.T) {
@@ -183,6 +233,7 @@ func TestWriteDropsOverwrite(t *testing.T) {
 	if cs.PrevDropped == 0 || !bytes.Contains(data, []byte(NameWrapped)) || !bytes.Contains(data, []byte("overwrite")) {
 		t.Error("overwrite drops not marked")
 	}
+	checkDropMarks(t, s, data)
 }
 
 // TestWriteMisorderedHooks feeds hooks out of order (END first, unclosed
