@@ -216,7 +216,11 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 	lastEnd, lastWorker, lastIdx := int64(-1), -1, -1
 	for wk, ps := range m.packets {
 		var busy int64
-		for i, p := range ps {
+		for i := m.firstEndingAfter(wk, start); i < len(ps); i++ {
+			p := ps[i]
+			if p.start > end {
+				break // sorted by start
+			}
 			// Busy time: any packet, clipped to the window.
 			if s, e := max(p.start, start), min(p.end, end); e > s {
 				busy += e - s

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -247,6 +248,42 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 	}
 	if cy := rep.Cycles[0].Critical; cy.Worker != -1 || cy.Length != 3 || cy.BusyNs != 11_000 {
 		t.Errorf("cycle critical path %+v", cy)
+	}
+}
+
+// TestMemoryLinearInFile: a trace with many stages, each with its own
+// bucket counter, must not make the analysis quadratic (every stage's close
+// empties the buckets of all earlier stages).
+func TestMemoryLinearInFile(t *testing.T) {
+	const stages = 3000
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
+	a := r.Intern("A")
+	c, w0 := r.Control(), r.Worker(0)
+	c.CycleBegin(1)
+	for st := 1; st <= stages; st++ {
+		c.StageOpen(st, r.Intern(fmt.Sprint("S", st)))
+		c.Counter(trace.CounterBucketDepth, st, 1)
+		w0.PacketBegin(a, st, 0)
+		w0.PacketEnd()
+		c.StageClose(st)
+	}
+	c.CycleEnd(1)
+	data := encode(t, r.Snapshot())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep, err := Bytes(data)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cycles[0].Stages) != stages {
+		t.Fatalf("%d stages", len(rep.Cycles[0].Stages))
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d bytes of trace, %d allocated (%.0fx)", len(data), alloc, float64(alloc)/float64(len(data)))
+	if alloc > 200*uint64(len(data)) {
+		t.Errorf("analysis allocated %d bytes for a %d-byte file", alloc, len(data))
 	}
 }
 

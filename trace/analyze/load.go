@@ -94,10 +94,13 @@ type openSlice struct {
 }
 
 type model struct {
-	workers  int
-	strs     []string
-	strIdx   map[string]int32
-	packets  [][]slice // per worker
+	workers int
+	strs    []string
+	strIdx  map[string]int32
+	packets [][]slice // per worker, by start
+	// maxEnd[w][i] is the latest end among packets[w][:i+1]: a window
+	// finds its first packet by binary search (firstEndingAfter).
+	maxEnd   [][]int64
 	parks    [][]slice // per worker
 	instants []instant
 	counters []*counterTrack
@@ -139,6 +142,11 @@ func load(data []byte) (*model, error) {
 	m := &model{strIdx: make(map[string]int32), steals: make(map[uint64]stealSource)}
 	tracks := make(map[uint64]*trackInfo)
 	seqs := make(map[uint32]*seqState)
+	type counterKey struct {
+		kind  trace.CounterKind
+		index int
+	}
+	counterIdx := make(map[counterKey]int)
 	isWsched := false
 	fail := func(p *perfetto.Packet, format string, args ...any) error {
 		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, args...))
@@ -202,8 +210,16 @@ func load(data []byte) (*model, error) {
 						kind = k
 					}
 				}
-				ti.role, ti.counter = roleCounter, len(m.counters)
-				m.counters = append(m.counters, &counterTrack{kind: kind, index: index})
+				// Tracks that describe the same counter (only in a
+				// hand-made file) share its samples.
+				key := counterKey{kind, index}
+				c, ok := counterIdx[key]
+				if !ok {
+					c = len(m.counters)
+					counterIdx[key] = c
+					m.counters = append(m.counters, &counterTrack{kind: kind, index: index})
+				}
+				ti.role, ti.counter = roleCounter, c
 			}
 			if _, dup := tracks[d.UUID]; dup {
 				return fail(p, "track %d described twice", d.UUID)
@@ -377,6 +393,13 @@ func load(data []byte) (*model, error) {
 		m.total += len(m.packets[w])
 		slices.SortFunc(m.packets[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
 		slices.SortFunc(m.parks[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
+		me := make([]int64, len(m.packets[w]))
+		var last int64
+		for i, p := range m.packets[w] {
+			last = max(last, p.end)
+			me[i] = last
+		}
+		m.maxEnd = append(m.maxEnd, me)
 	}
 	slices.SortStableFunc(m.instants, func(a, b instant) int { return int(sign(a.t - b.t)) })
 	slices.SortFunc(m.cycles, func(a, b cycleSlice) int { return int(sign(a.start - b.start)) })
@@ -395,4 +418,11 @@ func sign(x int64) int64 {
 		return 1
 	}
 	return 0
+}
+
+// firstEndingAfter returns the index of worker wk's first packet that ends
+// after t; every packet before it ends by t.
+func (m *model) firstEndingAfter(wk int, t int64) int {
+	i, _ := slices.BinarySearch(m.maxEnd[wk], t+1)
+	return i
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 
 	"github.com/wsched/wsched/trace"
@@ -37,80 +38,68 @@ type queues struct {
 
 type qchange struct {
 	t     int64
-	track int   // index into m.counters
-	kind  uint8 // chValue, chOpen, chClose
+	kind  uint8 // chValue ... chClose; at equal times the higher kind first
+	arg   int   // counter (chValue), stage (chOpen, chClose, chResetBuckets), worker (chResetLocal)
 	value int64
 }
 
+// Change kinds, in the order they apply at equal times: a bucket's stage
+// closes, then opens, then the implied zeros, then the recorded samples
+// (which win over an implied zero at the same time).
 const (
 	chValue = iota
+	chResetLocal
+	chResetBuckets
 	chOpen
 	chClose
 )
 
+// newQueues sweeps the counter samples and the stage and park slices in time
+// order. Memory is linear in them: one change per sample, per park and two
+// or three per stage slice, whatever the number of counter tracks.
 func newQueues(m *model) *queues {
 	q := &queues{queued: make([][]interval, m.workers)}
+	bucketOf := map[int]int{}         // stage → its bucket counter
+	localOf := make([]int, m.workers) // worker → its deque counter, -1 = none
+	for w := range localOf {
+		localOf[w] = -1
+	}
 	var ch []qchange
-	bucketTracks := map[int][]int{} // stage → counter track indexes
-	localTracks := make([][]int, m.workers)
 	for i, c := range m.counters {
 		switch c.kind {
 		case trace.CounterBucketDepth:
-			bucketTracks[c.index] = append(bucketTracks[c.index], i)
-		case trace.CounterLocalLen:
-			if c.index >= 0 && c.index < m.workers {
-				localTracks[c.index] = append(localTracks[c.index], i)
-			}
-		}
-	}
-	// The implied zeros first: at equal times a recorded sample, added
-	// after them, wins (the sort below is stable).
-	for w, parks := range m.parks {
-		for _, tr := range localTracks[w] {
-			for _, p := range parks {
-				ch = append(ch, qchange{t: p.start, track: tr, kind: chValue})
-			}
-		}
-	}
-	for _, s := range m.stages {
-		if s.end >= m.last {
-			continue
-		}
-		for st, trs := range bucketTracks {
-			if st <= s.stage {
-				for _, tr := range trs {
-					ch = append(ch, qchange{t: s.end, track: tr, kind: chValue})
-				}
-			}
-		}
-	}
-	for i, c := range m.counters {
-		switch c.kind {
-		case trace.CounterBucketDepth:
+			bucketOf[c.index] = i
 		case trace.CounterLocalLen:
 			if c.index < 0 || c.index >= m.workers {
 				continue
 			}
+			localOf[c.index] = i
 		default:
 			continue
 		}
 		for _, s := range c.samples {
-			ch = append(ch, qchange{t: s.t, track: i, kind: chValue, value: s.value})
+			ch = append(ch, qchange{t: s.t, kind: chValue, arg: i, value: s.value})
+		}
+	}
+	for w, parks := range m.parks {
+		if localOf[w] >= 0 {
+			for _, p := range parks {
+				ch = append(ch, qchange{t: p.start, kind: chResetLocal, arg: w})
+			}
 		}
 	}
 	for _, s := range m.stages {
+		// A bucket counts from its stage's opening to the end of the cycle.
 		end := m.last
-		for _, c := range m.cycles {
-			if s.start >= c.start && s.start <= c.end {
-				end = c.end
-				break
-			}
+		i, _ := slices.BinarySearchFunc(m.cycles, s.start, func(c cycleSlice, t int64) int { return cmp.Compare(c.start, t+1) })
+		if i > 0 && s.start <= m.cycles[i-1].end {
+			end = m.cycles[i-1].end
 		}
-		for _, tr := range bucketTracks[s.stage] {
-			ch = append(ch, qchange{t: s.start, track: tr, kind: chOpen}, qchange{t: end, track: tr, kind: chClose})
+		ch = append(ch, qchange{t: s.start, kind: chOpen, arg: s.stage}, qchange{t: end, kind: chClose, arg: s.stage})
+		if s.end < m.last {
+			ch = append(ch, qchange{t: s.end, kind: chResetBuckets, arg: s.stage})
 		}
 	}
-	// At equal times apply closes, then opens, then values.
 	slices.SortStableFunc(ch, func(a, b qchange) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
@@ -118,41 +107,68 @@ func newQueues(m *model) *queues {
 		return cmp.Compare(b.kind, a.kind)
 	})
 
-	type state struct {
-		value int64
-		open  bool
-	}
-	st := make([]state, len(m.counters))
-	for i, c := range m.counters {
-		st[i].open = c.kind == trace.CounterLocalLen || c.index == 0
-	}
-	eff := func(i int) int64 {
-		if st[i].open && st[i].value > 0 {
-			return st[i].value
+	value := make([]int64, len(m.counters))
+	opens := map[int]int{} // stage → stage slices open (stage 0 is always open)
+	isOpen := func(stage int) bool { return stage == 0 || opens[stage] > 0 }
+	eff := func(c int) int64 {
+		ct := m.counters[c]
+		if value[c] > 0 && (ct.kind == trace.CounterLocalLen || isOpen(ct.index)) {
+			return value[c]
 		}
 		return 0
 	}
 	var total int64                 // Σ effective values
-	own := make([]int64, m.workers) // each worker's own local deque length
+	own := make([]int64, m.workers) // each worker's own deque length
+	var nonzero stageHeap           // stages whose bucket may hold packets
+	set := func(c int, v int64) {
+		before := eff(c)
+		value[c] = v
+		after := eff(c)
+		total += after - before
+		switch ct := m.counters[c]; ct.kind {
+		case trace.CounterLocalLen:
+			own[ct.index] = after
+		case trace.CounterBucketDepth:
+			if v > 0 {
+				heap.Push(&nonzero, ct.index)
+			}
+		}
+	}
 	since := make([]int64, m.workers)
 	isQueued := make([]bool, m.workers)
 	for k := 0; k < len(ch); {
 		t := ch[k].t
 		for ; k < len(ch) && ch[k].t == t; k++ {
 			c := ch[k]
-			before := eff(c.track)
 			switch c.kind {
 			case chValue:
-				st[c.track].value = c.value
-			case chOpen:
-				st[c.track].open = true
-			case chClose:
-				st[c.track].open = false
-			}
-			after := eff(c.track)
-			total += after - before
-			if ct := m.counters[c.track]; ct.kind == trace.CounterLocalLen {
-				own[ct.index] = after
+				set(c.arg, c.value)
+			case chResetLocal:
+				set(localOf[c.arg], 0)
+			case chResetBuckets:
+				// Every bucket of stages 0..arg is empty: pop them off the
+				// heap (each entry was pushed by a sample, so this is
+				// amortised over the samples).
+				for len(nonzero) > 0 && nonzero[0] <= c.arg {
+					st := heap.Pop(&nonzero).(int)
+					if b, ok := bucketOf[st]; ok && value[b] != 0 {
+						set(b, 0)
+					}
+				}
+			case chOpen, chClose:
+				b, ok := bucketOf[c.arg]
+				var before int64
+				if ok {
+					before = eff(b)
+				}
+				if c.kind == chOpen {
+					opens[c.arg]++
+				} else if opens[c.arg] > 0 {
+					opens[c.arg]--
+				}
+				if ok {
+					total += eff(b) - before
+				}
 			}
 		}
 		for w := range q.queued {
@@ -176,16 +192,28 @@ func newQueues(m *model) *queues {
 	return q
 }
 
+// stageHeap is a min-heap of stage indexes (container/heap).
+type stageHeap []int
+
+func (h stageHeap) Len() int           { return len(h) }
+func (h stageHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h stageHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *stageHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *stageHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 // idle fills the idle-while-queued figures of w for [start, end].
 func (q *queues) idle(m *model, w *Window, start, end int64) {
 	for wk := range m.workers {
 		// Idle intervals: the window minus wk's packet slices.
 		var idle []interval
 		at := start
-		for _, p := range m.packets[wk] {
-			if p.end <= start {
-				continue
-			}
+		ps := m.packets[wk]
+		for _, p := range ps[m.firstEndingAfter(wk, start):] {
 			if p.start >= end {
 				break
 			}
