@@ -98,8 +98,9 @@ import (
 //     searchers' re-checks, as Go's does on its spinning Ms. Measured
 //     with the cap at the top of the search (a fork tree of 2^19
 //     packets, 2, 4 and 8 workers on the 2-vCPU machine, 4 interleaved
-//     runs each): 8.5-12.3, 9.5-15.0 and 8.7-16.5 ns/packet with it,
-//     8.5-13.5, 8.9-12.0 and 9.0-11.0 without; no gain to pay for.
+//     runs each, load 3-5 from other jobs): 8.5-12.3, 9.5-15.0 and
+//     8.7-16.5 ns/packet with it, 8.5-13.5, 8.9-12.0 and 9.0-11.0
+//     without; no gain above the noise to pay for.
 //   - Wake-all on every bulk add (MMTk's bulk_add): the luindex case
 //     (mmtk-core #1200) showed early wakers batching the few packets away
 //     from late ones; it is the WakeAll policy, not the default.
