@@ -87,14 +87,17 @@ const GapThresholdNs = 10_000
 // other, the previous packet on the same worker (it held the worker, or
 // spawned the packet into its deque). The chain stops at the window's start.
 // BusyNs is the chain's packet time (a victim's packet counts up to the
-// steal); the rest of its span was waiting (search, wake-ups, steals). For a cycle it joins its stages' chains
-// (stages are barriers) and Worker is -1.
+// steal); the rest of its span was waiting (search, wake-ups, steals), and
+// DelayNs is how long after the window opened its first packet started.
+// For a cycle it joins its stages' chains (stages are barriers) and Worker
+// is -1.
 type Critical struct {
-	Worker int   `json:"worker"`  // the worker that ran the last packet
-	Length int   `json:"length"`  // packets on the chain
-	BusyNs int64 `json:"busy_ns"` // their summed time
-	SpanNs int64 `json:"span_ns"` // first start to last end
-	Steals int   `json:"steals"`  // steps back through a steal arrow
+	Worker  int   `json:"worker"`         // the worker that ran the last packet
+	Length  int   `json:"length"`         // packets on the chain
+	BusyNs  int64 `json:"busy_ns"`        // their summed time
+	SpanNs  int64 `json:"span_ns"`        // first start to last end
+	DelayNs int64 `json:"start_delay_ns"` // window start to first start
+	Steals  int   `json:"steals"`         // steps back through a steal arrow
 	// Packets are the chain's longest packets, longest first (at most 5).
 	Packets []PacketRef `json:"packets"`
 }
@@ -176,6 +179,7 @@ func Bytes(data []byte) (*Report, error) {
 				cr.Critical.Length += s.Critical.Length
 				cr.Critical.BusyNs += s.Critical.BusyNs
 				cr.Critical.SpanNs += s.Critical.SpanNs
+				cr.Critical.DelayNs += s.Critical.DelayNs
 				cr.Critical.Steals += s.Critical.Steals
 				cr.Critical.Packets = append(cr.Critical.Packets, s.Critical.Packets...)
 			}
@@ -321,6 +325,7 @@ func (m *model) critical(wk, idx int, start int64) Critical {
 		cut = m.packets[wk][idx].end
 	}
 	c.SpanNs = last - first
+	c.DelayNs = first - start
 	slices.SortStableFunc(refs, func(a, b PacketRef) int { return cmp.Compare(b.DurNs, a.DurNs) })
 	if len(refs) > topCritical {
 		refs = refs[:topCritical]

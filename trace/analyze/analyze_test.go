@@ -242,7 +242,7 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	// D (9 µs) ← C (1 µs, stolen) ← A up to the steal (1 µs of its 4).
-	if cp.Worker != 1 || cp.Length != 3 || cp.Steals != 1 || cp.BusyNs != 11_000 || cp.SpanNs != 11_000 ||
+	if cp.Worker != 1 || cp.Length != 3 || cp.Steals != 1 || cp.BusyNs != 11_000 || cp.SpanNs != 11_000 || cp.DelayNs != 500 ||
 		fmt.Sprint(names) != "[D A C]" || !cp.Packets[2].Stolen {
 		t.Errorf("critical path %+v, want D, C (stolen), A: 3 packets ending on w1, 1 steal, busy and span 11 µs", cp)
 	}

@@ -18,7 +18,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes r for people.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "wsched trace: %d workers, %d cycles, %d packets, span %s", r.Workers, len(r.Cycles), r.Packets, dur(r.SpanNs))
+	fmt.Fprintf(&b, "wsched trace: %s, %s, %s, span %s", plural(r.Workers, "worker"), plural(len(r.Cycles), "cycle"), plural(r.Packets, "packet"), dur(r.SpanNs))
 	if r.Dropped > 0 {
 		fmt.Fprintf(&b, ", %d EVENTS DROPPED (figures are partial)", r.Dropped)
 	}
@@ -83,6 +83,9 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 			fmt.Fprintf(b, " ending on w%d", c.Worker)
 		}
 		fmt.Fprintf(b, ", busy %s of its %s span", dur(c.BusyNs), dur(c.SpanNs))
+		if c.DelayNs > 0 {
+			fmt.Fprintf(b, ", started %s into the window", dur(c.DelayNs))
+		}
 		if c.Steals > 0 {
 			fmt.Fprintf(b, ", through %s", plural(c.Steals, "steal"))
 		}
