@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -197,13 +198,42 @@ func LoadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// Commit returns the wsched repository's HEAD commit (with "-dirty" when
-// the work tree has uncommitted changes), or "unknown". WSCHED_BENCH_COMMIT
-// overrides it, for a binary run where the repository is not (a copied
-// work tree, another machine).
+// BuildCommit is the commit the binary was built from, when the build set
+// it: go build -ldflags "-X github.com/wsched/wsched/benchmarks/harness.BuildCommit=$(git rev-parse --short=12 HEAD)".
+var BuildCommit string
+
+// Commit returns the commit of the code being measured: WSCHED_BENCH_COMMIT
+// if set, else BuildCommit, else the build's VCS stamp, else the wsched
+// repository's HEAD now (with "-dirty" when the work tree has uncommitted
+// changes; under go run that is the code being run), else "unknown". A
+// prebuilt binary run while the repository moves on should carry
+// BuildCommit, or its results name the wrong commit.
 func Commit() string {
 	if c := os.Getenv("WSCHED_BENCH_COMMIT"); c != "" {
 		return c
+	}
+	if BuildCommit != "" {
+		return BuildCommit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if dirty {
+				rev += "-dirty"
+			}
+			return rev
+		}
 	}
 	dir := repoDir()
 	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()

@@ -173,7 +173,7 @@ func PlotSpeedup(s *Set, dir, prefix string) ([]string, error) {
 			continue
 		}
 		p := plot.New()
-		p.Title.Text = bench + ": speedup over the fewest workers (median ns/op)"
+		p.Title.Text = bench + ": speedup (median ns/op)"
 		p.X.Label.Text = "workers"
 		p.Y.Label.Text = "speedup"
 		p.Legend.Top = true

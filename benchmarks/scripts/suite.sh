@@ -12,7 +12,7 @@
 # with MAXW=16 (batch left out there: it parses $GOROOT/src, which a bare
 # machine lacks).
 #
-#   go build -o bench-out/bin/bench ./cmd/bench
+#   go build -o bench-out/bin/bench -ldflags "-X github.com/wsched/wsched/benchmarks/harness.BuildCommit=$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- .. || echo -dirty)" ./cmd/bench
 #   BENCH=bench-out/bin/bench OUT=bench-out/suite MAXW=2 scripts/suite.sh
 set -u
 B=${BENCH:-bench-out/bin/bench}
