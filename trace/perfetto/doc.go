@@ -86,10 +86,11 @@
 //	         wakes and counters (TestBytesPerSliceRealRun, go test -v -run
 //	         BytesPerSlice ./trace/perfetto/). Timestamps are absolute
 //	         varints, so a slice grows by 2 bytes each time they need 7 more
-//	         bits: 36 bytes while the recorder is younger than 268 ms, 38 up
-//	         to 34 s, 40 up to 73 min, 42 beyond (TestBytesPerSliceByRecorderAge);
-//	         a recorder older than 34 s is at or just over the 40-byte
-//	         budget. Per-sequence delta timestamps (an incremental clock
+//	         bits: at most 36 bytes while the recorder is younger than
+//	         268 ms, 38 up to 34 s, 40 up to 73 min, 42 beyond
+//	         (TestBytesPerSliceByRecorderAge); a recorder older than 34 s is
+//	         at or just over the 40-byte budget (in Overwrite mode, once
+//	         events were lost, only the kept window's length counts). Per-sequence delta timestamps (an incremental clock
 //	         declared in a ClockSnapshot) would bring a slice to about 30
 //	         bytes at any age, but no Perfetto trace processor was at hand to
 //	         verify that encoding, so it is not used. Chrome JSON of the same
