@@ -20,8 +20,10 @@
 // # Roles
 //
 //   - The owner (the scheduler) calls [NewRecorder], hands Worker(i) to
-//     worker i's goroutine and Control() to the goroutine that calls Run.
-//   - Each buffer's goroutine calls its hooks; nobody else touches it.
+//     worker i's goroutine and Control() to the code that runs cycles.
+//   - Each buffer is written by one goroutine at a time: worker i's buffer
+//     by worker i; the control buffer by whichever goroutine holds the
+//     lock that serialises its calls (the scheduler's mutex).
 //   - Anyone may call Intern, Now and Dropped at any time.
 //   - An exporter calls Snapshot once no hook is running, then iterates the
 //     buffers or [Snapshot.All] (all events merged in time order).
@@ -30,7 +32,7 @@
 // every hook on a nil *WorkerBuf returns after one predictable branch. Every
 // hook is small enough to inline (go build -gcflags=-m ./trace/), so off
 // that branch is all a call site pays.
-
+//
 // # Bounded memory
 //
 // Options.MaxBytes (default 32 MiB) caps all buffers together; the control
