@@ -109,6 +109,7 @@ type Deque[T any] struct {
 	own      *buffer[T] // nil after Release
 	ownBot   uint64     // == bottom, plus items pushed but not yet published
 	topCache uint64     // a lower bound of top, refreshed on the slow paths
+	peak     int64      // most items seen by the owner in this epoch (see endEpoch)
 	fifo     bool       // immutable after New; read by thieves without sync
 }
 
@@ -178,6 +179,7 @@ func (d *Deque[T]) slowPut() *buffer[T] {
 	d.topCache = t
 	n := len(d.own.slots)
 	if d.ownBot-t >= uint64(n) {
+		d.notePeak(int64(n))
 		n *= 2
 	}
 	return d.resize(n, t)
@@ -210,6 +212,9 @@ func (d *Deque[T]) Pop() (T, bool) {
 	if b == d.topCache {
 		// top never passes bottom and topCache <= top: empty, and no
 		// fence was needed to learn it.
+		if len(buf.slots) > minCap {
+			d.endEpoch()
+		}
 		return zero, false
 	}
 	if d.fifo || b-d.topCache == 1 {
@@ -222,6 +227,9 @@ func (d *Deque[T]) Pop() (T, bool) {
 			t := d.top.Load()
 			if t == b {
 				d.topCache = t
+				if len(buf.slots) > minCap {
+					d.endEpoch()
+				}
 				return zero, false
 			}
 			if d.top.CompareAndSwap(t, t+1) {
@@ -231,7 +239,7 @@ func (d *Deque[T]) Pop() (T, bool) {
 				s.val = zero
 				s.free = t + uint64(len(buf.slots))
 				if len(buf.slots) > minCap {
-					d.maybeShrink(int64(b - t - 1))
+					d.notePeak(int64(b - t - 1))
 				}
 				return v, true
 			}
@@ -251,6 +259,9 @@ func (d *Deque[T]) Pop() (T, bool) {
 		// Empty: thieves took everything. Restore bottom = top.
 		d.bottom.Store(t)
 		d.ownBot = t
+		if len(buf.slots) > minCap {
+			d.endEpoch()
+		}
 		return zero, false
 	}
 	s := &buf.slots[b&buf.mask]
@@ -260,7 +271,7 @@ func (d *Deque[T]) Pop() (T, bool) {
 		s.val = zero
 		d.ownBot = b
 		if len(buf.slots) > minCap {
-			d.maybeShrink(size)
+			d.notePeak(size)
 		}
 		return v, true
 	}
@@ -279,16 +290,34 @@ func (d *Deque[T]) Pop() (T, bool) {
 	return v, true
 }
 
-// maybeShrink halves the buffer when it is less than a quarter full, as
-// crossbeam does, so that a burst does not pin its memory. Owner only.
-func (d *Deque[T]) maybeShrink(size int64) {
+// notePeak records that the owner saw size items left after a Pop.
+// Owner only.
+func (d *Deque[T]) notePeak(size int64) {
+	if size > d.peak {
+		d.peak = size
+	}
+}
+
+// endEpoch runs when the owner finds its deque empty, the end of an
+// epoch of use. If the epoch never needed more than a quarter of the
+// buffer, the buffer shrinks to fit the epoch's peak (at least minCap);
+// otherwise it stays, so that a worker that fills and drains the same
+// burst over and over does not reallocate it every time (halving on every
+// Pop under a quarter full, as crossbeam does, regrew and reshrank a
+// 16k-packet burst eight times per operation). A burst of a million
+// therefore holds its buffer until the end of the next epoch that does
+// not need it, never longer. Owner only; the deque is empty.
+func (d *Deque[T]) endEpoch() {
 	n := len(d.own.slots)
-	if n > minCap && size < int64(n/4) {
+	target := n
+	for target > minCap && d.peak < int64(target/4) {
+		target /= 2
+	}
+	d.peak = 0
+	if target < n {
 		t := d.top.Load()
 		d.topCache = t
-		if int64(d.ownBot-t) < int64(n/4) {
-			d.resize(n/2, t)
-		}
+		d.resize(target, t)
 	}
 }
 

@@ -28,9 +28,15 @@
 //
 // The deque is Chase and Lev's (SPAA 2005) with the C11 orderings of Lê et
 // al. (PPoPP 2013): free-running indices top ≤ bottom, a power-of-two ring
-// buffer that grows by doubling and shrinks by halving when a quarter
-// full (so a burst of a million packets does not pin its memory), and a
-// CAS on top to settle each race between consumers.
+// buffer that grows by doubling, and a CAS on top to settle each race
+// between consumers. The buffer shrinks by epochs: each time the owner
+// finds its deque empty, a buffer that the ending epoch used less than a
+// quarter of shrinks to fit it (at least 64 slots). A burst of a million
+// packets holds its buffer until the end of the next epoch that does not
+// need it, never longer, and a worker that fills and drains the same burst
+// over and over keeps its buffer instead of regrowing it each time
+// (crossbeam halves on every pop under a quarter full, which regrew and
+// reshrank a 16k-packet burst eight times per round).
 //
 // One change makes it clean under the race detector for values of any
 // size (an interface is two words): a consumer claims an index with its

@@ -143,8 +143,23 @@ func TestShrinkOwnerOnly(t *testing.T) {
 						t.Fatalf("Pop %d = %d, %v; want %d", i, v, ok, want)
 					}
 				}
+				// The epoch that held the burst ends with the buffer
+				// kept (a worker that repeats a burst must not
+				// reallocate it); the next epoch that does not need it
+				// gives it back: one push and pop.
+				if _, ok := d.Pop(); ok {
+					t.Fatal("Pop after the burst found an item")
+				} // the epoch that held the burst ends here
+				if got := d.Cap(); got != grown {
+					t.Errorf("Cap %d right after the owner popped the burst; want the buffer (%d) kept for one epoch", got, grown)
+				}
+				d.Push(1)
+				if v, ok := d.Pop(); !ok || v != 1 {
+					t.Fatalf("Pop after the burst = %d, %v", v, ok)
+				}
+				d.Pop() // finds it empty: the epoch ends
 				if got := d.Cap(); got > shrunk {
-					t.Errorf("Cap %d (grown to %d) after the owner popped the whole burst; want <= %d", got, grown, shrunk)
+					t.Errorf("Cap %d (grown to %d) after the burst and one more epoch; want <= %d", got, grown, shrunk)
 				}
 			})
 		}
