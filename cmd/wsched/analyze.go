@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -60,7 +61,7 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wsched analyze: %s\n", msg)
 		return 1
 	}
-	data, err := os.ReadFile(path)
+	data, err := readTrace(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -83,4 +84,47 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// maxStreamBytes bounds what analyze reads from a pipe or device, whose
+// size is not known in advance (wsched analyze /dev/zero must not exhaust
+// memory). 1 GiB is some 30 million packet slices, far beyond what a
+// recorder's default 32 MiB holds (about 25 MB of trace).
+const maxStreamBytes = 1 << 30
+
+// readTrace reads the file at path whole: a regular file as it is (memory
+// is then bounded by its size), anything else up to maxStreamBytes.
+func readTrace(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().IsRegular() {
+		return os.ReadFile(path)
+	}
+	// A Perfetto trace starts with a packet record's tag, 0x0A: if the
+	// stream does not, the first bytes are enough for the decoder's error.
+	head := make([]byte, 1)
+	if n, err := io.ReadFull(f, head); n == 0 {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if head[0] != 0x0a {
+		return head, nil
+	}
+	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(f, maxStreamBytes)))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxStreamBytes {
+		return nil, fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", path, maxStreamBytes>>20)
+	}
+	return data, nil
 }

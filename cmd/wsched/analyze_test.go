@@ -98,6 +98,14 @@ func TestAnalyzeCommand(t *testing.T) {
 		"empty.pftrace":     nil,
 		"trace.json":        []byte(`{"traceEvents":[]}`),
 	}
+	// A stream (a pipe, a device) is read only as far as it looks like a
+	// trace: /dev/zero fails at its first byte instead of filling memory.
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		code, _, errs := runCmd("analyze", "/dev/zero")
+		if code != 1 || !strings.Contains(errs, "malformed trace at byte 0") {
+			t.Errorf("/dev/zero: exit %d, stderr %q", code, errs)
+		}
+	}
 	for name, b := range bad {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
