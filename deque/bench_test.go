@@ -171,6 +171,43 @@ func BenchmarkInjectorPushSteal(b *testing.B) {
 	}
 }
 
+// BenchmarkInjectorPushBatch: a bulk add of 1024 items (one PushBatch)
+// then their batched removal (StealBatchAndPop of 32 into a deque, which
+// is drained), per item; BenchmarkInjectorPushEach is the same with one
+// Push per item, the baseline PushBatch must beat.
+func BenchmarkInjectorPushBatch(b *testing.B) { benchInjectorBulk(b, true) }
+
+func BenchmarkInjectorPushEach(b *testing.B) { benchInjectorBulk(b, false) }
+
+func benchInjectorBulk(b *testing.B, batch bool) {
+	const n = 1024
+	b.ReportAllocs()
+	q := deque.NewInjector[int]()
+	dst := deque.New[int]()
+	vs := make([]int, n)
+	for b.Loop() {
+		if batch {
+			q.PushBatch(vs)
+		} else {
+			for _, v := range vs {
+				q.Push(v)
+			}
+		}
+		for {
+			_, _, st := q.StealBatchAndPop(dst, 32)
+			if st != deque.Success {
+				break
+			}
+			for {
+				if _, ok := dst.Pop(); !ok {
+					break
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")
+}
+
 // BenchmarkInjectorPushStealParallel: every P pushes and steals at once.
 func BenchmarkInjectorPushStealParallel(b *testing.B) {
 	b.ReportAllocs()

@@ -102,9 +102,14 @@
 //
 // The injector is a linked list of 128-slot blocks and two free-running
 // tickets. A producer draws a ticket with one atomic add, walks to (or
-// links) its block and writes the value, then sets the slot's written
-// flag (store-release). A consumer loads the flag of the head slot
-// (load-acquire), claims it by CAS on head, then reads it. Slots are
+// links) its block and writes the value, then sets the slot's bit in the
+// block's written bitmap (an atomic OR, a release). PushBatch draws a run
+// of tickets with one add and publishes each run of up to 64 slots with
+// one OR, so a bulk add costs a plain store per item (measured: 19 against
+// 29 ns per item for a 1024-item add and its batched removal,
+// BenchmarkInjectorPushBatch vs BenchmarkInjectorPushEach). A consumer
+// loads the bit of the head slot (load-acquire), claims it by CAS on head,
+// then reads it. Slots are
 // written once and never reused, so there is no ABA problem: the garbage
 // collector frees consumed blocks. A consumer that meets a drawn ticket
 // whose value is not yet written returns Retry instead of waiting. It is

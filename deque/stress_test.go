@@ -252,7 +252,7 @@ func TestInjectorExactlyOnceMany(t *testing.T) {
 }
 
 // injectorExactlyOnce: p producers push n items in all (producer j pushes
-// j, j+p, j+2p, ...); k consumers take with Steal (consumer 0) or
+// j, j+p, j+2p, ..., one by one if j is even, in PushBatch runs if odd); k consumers take with Steal (consumer 0) or
 // StealBatchAndPop into a deque of their own (the others, LIFO and FIFO),
 // which they pop and their peers steal from. The queue is FIFO, so the
 // items one consumer takes straight from the injector must come out in
@@ -274,8 +274,23 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 	var statuses [2][3]atomic.Int64
 	for j := range p {
 		g.Go(func() {
-			for v := j; v < n && !g.stopped(); v += p {
-				q.Push(v)
+			if j%2 == 0 {
+				for v := j; v < n && !g.stopped(); v += p {
+					q.Push(v)
+				}
+				return
+			}
+			// Odd producers push runs of 1..300 items with PushBatch
+			// (runs cross the 64-slot words and the blocks).
+			rng := rand.New(rand.NewPCG(start, uint64(j)+100))
+			batch := make([]int, 0, 300)
+			for v := j; v < n && !g.stopped(); {
+				batch = batch[:0]
+				for m := 1 + rng.IntN(300); m > 0 && v < n; m-- {
+					batch = append(batch, v)
+					v += p
+				}
+				q.PushBatch(batch)
 			}
 		})
 	}
