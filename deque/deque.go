@@ -109,7 +109,8 @@ type Deque[T any] struct {
 	own      *buffer[T] // nil after Release
 	ownBot   uint64     // == bottom, plus items pushed but not yet published
 	topCache uint64     // a lower bound of top, refreshed on the slow paths
-	peak     int64      // most items seen by the owner in this epoch (see endEpoch)
+	peak     int64      // most items seen by the owner in this window (see endEpoch)
+	pops     int        // Pop calls in this window, counted while the buffer is above minCap
 	fifo     bool       // immutable after New; read by thieves without sync
 }
 
@@ -239,7 +240,11 @@ func (d *Deque[T]) Pop() (T, bool) {
 				s.val = zero
 				s.free = t + uint64(len(buf.slots))
 				if len(buf.slots) > minCap {
-					d.notePeak(int64(b - t - 1))
+					if t+1 == b {
+						d.endEpoch() // that was the last item
+					} else {
+						d.notePeak(int64(b - t - 1))
+					}
 				}
 				return v, true
 			}
@@ -287,33 +292,44 @@ func (d *Deque[T]) Pop() (T, bool) {
 	s.val = zero
 	// Taken from the top end: hand the slot to the next lap, privately.
 	s.free = b + uint64(len(buf.slots))
+	if len(buf.slots) > minCap {
+		d.endEpoch() // that was the last item
+	}
 	return v, true
 }
 
 // notePeak records that the owner saw size items left after a Pop.
 // Owner only.
 func (d *Deque[T]) notePeak(size int64) {
+	d.pops++
 	if size > d.peak {
 		d.peak = size
 	}
 }
 
-// endEpoch runs when the owner finds its deque empty, the end of an
-// epoch of use. If the epoch never needed more than a quarter of the
-// buffer, the buffer shrinks to fit the epoch's peak (at least minCap);
-// otherwise it stays, so that a worker that fills and drains the same
-// burst over and over does not reallocate it every time (halving on every
-// Pop under a quarter full, as crossbeam does, regrew and reshrank a
-// 16k-packet burst eight times per operation). A burst of a million
-// therefore holds its buffer until the end of the next epoch that does
-// not need it, never longer. Owner only; the deque is empty.
+// endEpoch runs when the owner finds its deque empty or takes its last
+// item, the end of an epoch of use. Once the owner has made at least Cap() Pop calls since the
+// last decision (the window), a buffer that the window never needed more
+// than a quarter of shrinks to fit the window's peak (at least minCap);
+// otherwise it stays. The window makes shrinking amortised O(1): a regrow
+// costs O(Cap()) and can follow at most one shrink per Cap() pops, so a
+// worker that fills and drains the same burst over and over keeps its
+// buffer instead of reallocating it every time (halving on every Pop under
+// a quarter full, as crossbeam does, regrew and reshrank a 16k-packet
+// burst eight times per round). A burst of a million therefore holds its
+// buffer until the owner has made a million more Pops without needing it,
+// never longer. Owner only; the deque is empty.
 func (d *Deque[T]) endEpoch() {
+	d.pops++
 	n := len(d.own.slots)
+	if d.pops < n {
+		return
+	}
 	target := n
 	for target > minCap && d.peak < int64(target/4) {
 		target /= 2
 	}
-	d.peak = 0
+	d.peak, d.pops = 0, 0
 	if target < n {
 		t := d.top.Load()
 		d.topCache = t
