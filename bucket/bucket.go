@@ -128,9 +128,19 @@ func (b *Bucket[T]) bulk(q *deque.Injector[T], n int, at func(i int) T) (int, er
 	if !b.enter() {
 		return 0, ErrDisabled
 	}
-	for i := range n {
-		q.Push(at(i))
+	// Stage the packets 64 at a time on the stack and publish each run
+	// with one Injector.PushBatch: one atomic add and one atomic OR per
+	// 64 packets instead of two locked instructions per packet.
+	var chunk [64]T
+	for i := 0; i < n; {
+		k := min(n-i, len(chunk))
+		for j := range k {
+			chunk[j] = at(i + j)
+		}
+		q.PushBatch(chunk[:k])
+		i += k
 	}
+	clear(chunk[:]) // drop the references the stack copy holds
 	b.leave()
 	return b.arrived(n), nil
 }

@@ -12,12 +12,17 @@ import (
 
 // Defaults for the zero fields of Config. Each is justified where it stands.
 const (
-	// DefaultWake is the wake policy of a zero Config.Wake. The throttled
-	// searcher (Go runtime, Tokio) wakes at most one worker per burst of
-	// work and lets each woken worker that finds work wake the next, so a
-	// burst of N packets costs N wake-ups only if N workers are needed.
-	// Subject to the policy sweep in benchmarks/.
-	DefaultWake = WakeSearcher
+	// DefaultWake is the wake policy of a zero Config.Wake: wake as many
+	// parked workers as packets arrived (MMTk #1589's proposal, Rayon's
+	// rule). Chosen by the sweep in benchmarks/results/DEFAULTS.md: with 16
+	// workers on an idle 16-vCPU host, the throttled searcher was 1.56×
+	// slower than WakeN on a bulk add of 4,096 2-µs packets, 10.7% on
+	// gcmark, 9.6% on fan-out and 5.0% on prepare (all proven at 95%),
+	// because it wakes workers one after another; wake-all gains as much
+	// but makes a wide spawner 2× slower (every sleeper fights over one
+	// deque). WakeN was proven slower than the searcher nowhere; with 2
+	// workers no policy differs (there is one worker to wake).
+	DefaultWake = WakeN
 
 	// DefaultBucketBatch is the bucket batch limit: a worker takes up to 32
 	// packets from a bucket at once, one to run and the rest into its local

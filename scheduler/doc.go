@@ -48,7 +48,9 @@
 // follow Config.Wake, overridable per call with WithWake: WakeOne,
 // WakeAll (MMTk's bulk_add), WakeN (min(packets, parked); MMTk #1589) and
 // WakeSearcher (the Go runtime's and Tokio's rule: wake one only if no
-// worker is searching; a searcher that finds work wakes the next). Under
+// worker is searching; a searcher that finds work wakes the next). The
+// default is WakeN, chosen by the sweep in benchmarks/results/DEFAULTS.md
+// (see DefaultWake for the figures). Under
 // every policy, a worker whose deque gains surplus packets (a Spawn that
 // displaces the LIFO slot, a batch from a bucket, a steal of several), or
 // a thief that leaves packets behind in its victim's deque, wakes one
