@@ -118,6 +118,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			if status == deque.Success {
 				w.hot.bucketTakes++
 				w.hot.bucketPackets++
+				w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
 				w.foundWork()
 				return t, true, contended
 			}
@@ -136,8 +137,13 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()
-			if moved > 0 {
+			if w.tb != nil {
+				// Queue depths for `wsched analyze`: what is left in
+				// the bucket, and what we hold for others to steal.
 				w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
+				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
+			}
+			if moved > 0 {
 				w.surplus()
 			}
 			return t, true, contended
@@ -180,6 +186,9 @@ func (w *Worker) steal() (t task, ok, contended bool) {
 				w.flow = uint64(w.id+1)<<40 | w.flowSeq
 				w.tb.Steal(v.id, moved+1, w.flow)
 				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
+				// The victim's deque after the steal (a snapshot: the
+				// victim may be pushing or popping meanwhile).
+				w.tb.Counter(trace.CounterLocalLen, v.id, int64(v.local.Len()))
 			}
 			w.foundWork()
 			// Surplus: our deque gained packets, or the victim still has
