@@ -3,10 +3,11 @@ package scheduler
 import (
 	"context"
 	"os"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wsched/wsched/internal/watchdog"
 
 	"go.uber.org/goleak"
 )
@@ -24,26 +25,6 @@ func scale(n, div int) int {
 		return max(n/div, 1)
 	}
 	return n
-}
-
-// watch runs f and fails the test with every goroutine's stack if f has
-// not returned within d, instead of hanging. f runs on another goroutine,
-// so it must report failures with t.Error, not t.Fatal.
-func watch(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		buf := make([]byte, 8<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Logf("goroutines:\n%s", buf)
-		t.Fatalf("watchdog: no progress after %v (stacks above)", d)
-	}
 }
 
 // newSched returns a scheduler that the test closes at its end.
@@ -101,3 +82,6 @@ func (b blocker) Run(w *Worker) {
 }
 
 var bg = context.Background()
+
+// watch: see watchdog.Watch.
+var watch = watchdog.Watch

@@ -6,39 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/wsched/wsched/internal/watchdog"
+
 	"github.com/wsched/wsched/scheduler"
 )
-
-// within runs f on another goroutine and returns its results, or, if f has
-// not returned after d, fails the test with every goroutine's stack.
-func within[T any](t testing.TB, d time.Duration, f func() (T, error)) T {
-	t.Helper()
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		return r.v
-	case <-time.After(d):
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("still running after %v; goroutines:\n%s", d, buf)
-		panic("unreachable")
-	}
-}
 
 // testRoot is a slice of GOROOT/src small enough for -race: go/... (about
 // 220 files, 2.6 MB).
@@ -69,7 +43,7 @@ func TestMatchesSequential(t *testing.T) {
 		}
 	}
 	t.Run("errgroup", func(t *testing.T) {
-		check(t, within(t, time.Minute, func() (Result, error) { return Errgroup(context.Background(), root, 2) }))
+		check(t, watchdog.Within(t, time.Minute, func() (Result, error) { return Errgroup(context.Background(), root, 2) }))
 	})
 	for _, cfg := range []scheduler.Config{
 		{Workers: 1},
@@ -84,7 +58,7 @@ func TestMatchesSequential(t *testing.T) {
 			}
 			defer j.Close()
 			for range 2 { // a Job runs again from scratch
-				got := within(t, time.Minute, func() (Result, error) { return j.Run(context.Background()) })
+				got := watchdog.Within(t, time.Minute, func() (Result, error) { return j.Run(context.Background()) })
 				check(t, got)
 				if len(got.Stages) != len(Stages) {
 					t.Errorf("stages %v, want one per stage of %v", got.Stages, Stages)
@@ -134,7 +108,7 @@ func TestSyntaxErrorsCounted(t *testing.T) {
 		"errgroup":   func() (Result, error) { return Errgroup(context.Background(), root, 2) },
 		"wsched":     func() (Result, error) { return Run(context.Background(), root, scheduler.Config{Workers: 2}) },
 	} {
-		r := within(t, time.Minute, run)
+		r := watchdog.Within(t, time.Minute, run)
 		want := []Package{
 			{Dir: "a", Name: "a", Counts: Counts{Files: 1, Funcs: 1, Methods: 1, Types: 1, Vars: 3, Consts: 1, Imports: 1}},
 			{Dir: "a", Name: "a_test", Counts: Counts{Files: 1, Funcs: 1}},

@@ -3,40 +3,13 @@ package gcmark
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/wsched/wsched/internal/watchdog"
+
 	"github.com/wsched/wsched/scheduler"
 )
-
-// within runs f on another goroutine and returns its results, or, if f has
-// not returned after d, fails the test with every goroutine's stack: a hung
-// scheduler fails the test instead of hanging it.
-func within[T any](t testing.TB, d time.Duration, f func() (T, error)) T {
-	t.Helper()
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		return r.v
-	case <-time.After(d):
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("still running after %v; goroutines:\n%s", d, buf)
-		panic("unreachable")
-	}
-}
 
 func TestHeapDeterministic(t *testing.T) {
 	a := NewHeap(DefaultHeapConfig(0.01, 7))
@@ -98,7 +71,7 @@ func TestMarkMatchesBFS(t *testing.T) {
 				}
 				defer m.Close()
 				for cycle := range 2 {
-					r := within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
+					r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
 					got := m.Marks()
 					if d := FirstDifference(got, want); d >= 0 {
 						t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
@@ -120,7 +93,7 @@ func TestStageFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
+	r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
 	if len(r.Stages) != len(Stages) {
 		t.Fatalf("got %d stages, want %d: %v", len(r.Stages), len(Stages), r.Stages)
 	}

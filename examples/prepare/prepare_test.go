@@ -3,37 +3,11 @@ package prepare
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
-)
 
-// within runs f on another goroutine and returns its results, or, if f has
-// not returned after d, fails the test with every goroutine's stack.
-func within[T any](t testing.TB, d time.Duration, f func() (T, error)) T {
-	t.Helper()
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		return r.v
-	case <-time.After(d):
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("still running after %v; goroutines:\n%s", d, buf)
-		panic("unreachable")
-	}
-}
+	"github.com/wsched/wsched/internal/watchdog"
+)
 
 func TestConfigurations(t *testing.T) {
 	cs := Configurations()
@@ -61,7 +35,7 @@ func TestFiguresConsistent(t *testing.T) {
 	for _, workers := range []int{1, 2, 4} {
 		for _, c := range Configurations() {
 			t.Run(fmt.Sprintf("%s/workers=%d", c.Name, workers), func(t *testing.T) {
-				res := within(t, time.Minute, func() (Result, error) {
+				res := watchdog.Within(t, time.Minute, func() (Result, error) {
 					return Run(context.Background(), c, Options{Workers: workers, Model: model}, 3)
 				})
 				if len(res.Cycles) != 3 || res.Workers != workers {
