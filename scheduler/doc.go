@@ -86,7 +86,13 @@
 //
 // Config.Tracer (package trace) records packet begin/end, steals with flow
 // IDs, park/unpark, wake-ups, stage and cycle boundaries and queue-depth
-// counters; off, each hook costs one branch. Stage and cycle events and
+// counters; off, each hook costs one branch. While tracing, every queued
+// packet carries a clock stamp and whose it is: the spawning worker's
+// (Spawn) or the control buffer's (Add*, BulkAdd*, a sentinel when it is
+// queued; Add* cannot tell whether a packet calls it). A steal records the
+// stolen packet's stamp, so the exported flow arrow runs from the packet's
+// spawn or add to its slice on the thief. Designated packets are never
+// stolen and carry none. Stage and cycle events and
 // wake-ups sent by non-worker goroutines go to the recorder's control
 // buffer, written under the scheduler's monitor (so by one goroutine at a
 // time). Config.RuntimeTrace adds a runtime/trace task per cycle and a

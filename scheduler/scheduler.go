@@ -219,7 +219,7 @@ func (s *Scheduler) Add(st StageID, p Packet) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	n, err := b.Add(task{p: p, stage: st})
+	n, err := b.Add(s.queued(p, st))
 	if err != nil {
 		return ErrClosed
 	}
@@ -244,7 +244,7 @@ func (s *Scheduler) AddPriority(st StageID, p Packet) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	n, err := b.AddPriority(task{p: p, stage: st})
+	n, err := b.AddPriority(s.queued(p, st))
 	if err != nil {
 		return ErrClosed
 	}
@@ -252,6 +252,24 @@ func (s *Scheduler) AddPriority(st StageID, p Packet) error {
 		s.wakeForAdd(1, s.singleWake(), -1)
 	}
 	return nil
+}
+
+// queued returns the task for p in stage st. While tracing it is stamped
+// with the control buffer's clock: Add* cannot tell which goroutine calls
+// it (a running packet or another goroutine), so a packet it queues is
+// drawn as born on the control track. Any goroutine.
+func (s *Scheduler) queued(p Packet, st StageID) task {
+	if s.ctl != nil {
+		return s.stamped(p, st)
+	}
+	return task{p: p, stage: int32(st)}
+}
+
+// stamped is queued while tracing (out of line: queued stays inlinable).
+//
+//go:noinline
+func (s *Scheduler) stamped(p Packet, st StageID) task {
+	return task{p: p, born: s.ctl.Stamp(), stage: int32(st), from: fromControl}
 }
 
 // singleWake is the policy of a one-packet Add: one worker, throttled when
@@ -292,7 +310,8 @@ func (s *Scheduler) bulkAdd(st StageID, ps []Packet, prio bool, opts []AddOption
 	if len(ps) == 0 {
 		return nil
 	}
-	at := func(i int) task { return task{p: ps[i], stage: st} }
+	t := s.queued(nil, st) // one stamp for the whole slice
+	at := func(i int) task { u := t; u.p = ps[i]; return u }
 	var n int
 	if prio {
 		n, err = b.BulkAddPriorityFunc(len(ps), at)
@@ -372,7 +391,7 @@ func (s *Scheduler) SetSentinel(st StageID, p Packet) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if !b.SetSentinel(task{p: p, stage: st}) {
+	if !b.SetSentinel(task{p: p, stage: int32(st)}) { // stamped when queued (advance)
 		return ErrSentinelSet
 	}
 	return nil

@@ -71,6 +71,7 @@ func (s *Scheduler) advance(self *Worker) bool {
 		if k == 0 && !selfDesignated && others == 0 {
 			for st := 1; st <= cur; st++ {
 				if t, ok := s.buckets[st].TakeSentinel(); ok {
+					t = s.queued(t.p, StageID(st)) // its enqueue, for a steal's arrow
 					if _, err := s.buckets[st].Add(t); err == nil {
 						k = 1
 					}

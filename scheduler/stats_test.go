@@ -152,7 +152,32 @@ func TestTraceHooks(t *testing.T) {
 			t.Fatalf("flow %x ends without a steal", f)
 		}
 	}
-	t.Logf("events %v, %d steals with flows", count, len(flowsStarted))
+	// Every steal is stamped: its origin follows it, born no later, on a
+	// worker (the stolen packet was spawned there) or the control buffer
+	// (added by Scheduler.Add from outside or from a packet).
+	fromWorker := 0
+	for i := range snap.Buffers {
+		ev := snap.Buffers[i].Events
+		for j, e := range ev {
+			if e.Kind() != trace.KindSteal {
+				continue
+			}
+			if j+1 == len(ev) || ev[j+1].Kind() != trace.KindStealOrigin {
+				t.Fatalf("steal %v without its origin", e)
+			}
+			o := ev[j+1]
+			if o.Born() > e.Time || o.From() < -1 || o.From() >= 2 {
+				t.Fatalf("steal %v: origin %v", e, o)
+			}
+			if o.From() >= 0 {
+				fromWorker++
+			}
+		}
+	}
+	if fromWorker == 0 {
+		t.Fatal("no stolen packet was born on a worker (the spawners' 64 sleepers)")
+	}
+	t.Logf("events %v, %d steals with flows, %d of them of packets spawned on a worker", count, len(flowsStarted), fromWorker)
 }
 
 // TestWorkerStats: a worker parked for a while and then woken by an Add

@@ -35,6 +35,7 @@ type Worker struct {
 	tb         *trace.WorkerBuf
 	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
 	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
+	from       int32         // task.from of the packets this worker spawns (tracing)
 	inPacket   bool          // a traced packet began and has not ended
 	clock      time.Duration // PacketTiming: end of the last packet of this burst
 	clockOK    bool          // clock is valid (false at the start of a burst)
@@ -75,6 +76,7 @@ func newWorker(s *Scheduler, id int) *Worker {
 		instrument: s.instrument,
 		rng:        uint64(id)*0x9E3779B97F4A7C15 + 1,
 		tb:         s.cfg.Tracer.Worker(id),
+		from:       fromWorker0 + int32(id),
 		labelStage: -1,
 		lastIdx:    -1,
 		designated: make(chan Packet, designatedCap),
@@ -97,7 +99,7 @@ func (w *Worker) Scheduler() *Scheduler { return w.s }
 
 // Stage returns the stage of the running packet (Unconstrained for
 // designated packets).
-func (w *Worker) Stage() StageID { return w.cur.stage }
+func (w *Worker) Stage() StageID { return StageID(w.cur.stage) }
 
 // Spawn queues p on this worker, in the running packet's stage. Only the
 // packet running on w may call it. It costs a few nanoseconds and wakes
@@ -114,6 +116,9 @@ func (w *Worker) Spawn(p Packet) {
 		panic("scheduler: Spawn(nil)")
 	}
 	t := task{p: p, stage: w.cur.stage}
+	if w.tb != nil {
+		t.born, t.from = w.tb.Stamp(), w.from
+	}
 	if w.useSlot {
 		if w.slot.p == nil {
 			w.slot = t
@@ -190,7 +195,7 @@ func (w *Worker) burst(t task) {
 		}
 		if w.nDesignated.Load() != 0 {
 			if p, got := w.takeDesignated(); got {
-				t = task{p: p, stage: Unconstrained}
+				t = task{p: p, stage: int32(Unconstrained)}
 				continue
 			}
 		}
@@ -225,9 +230,9 @@ func (w *Worker) exec(t task) {
 func (w *Worker) execInstrumented(t task) {
 	s := w.s
 	idx := w.statIndex(t.p)
-	if s.cfg.PprofLabels && t.stage != w.labelStage {
+	if s.cfg.PprofLabels && StageID(t.stage) != w.labelStage {
 		pprof.SetGoroutineLabels(s.stageLabel[t.stage])
-		w.labelStage = t.stage
+		w.labelStage = StageID(t.stage)
 	}
 	if w.tb != nil {
 		w.tb.PacketBegin(w.types[idx].nameID, int(t.stage), w.flow)
@@ -315,7 +320,7 @@ func (w *Worker) packetPanicked(v any, stack []byte) {
 	}
 	pe := &PanicError{
 		Packet: safeName(&s.reg, w.cur.p),
-		Stage:  w.cur.stage,
+		Stage:  StageID(w.cur.stage),
 		Worker: w.id,
 		Value:  v,
 		Stack:  stack,

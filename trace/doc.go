@@ -24,9 +24,27 @@
 //   - Each buffer is written by one goroutine at a time: worker i's buffer
 //     by worker i; the control buffer by whichever goroutine holds the
 //     lock that serialises its calls (the scheduler's mutex).
-//   - Anyone may call Intern, Now and Dropped at any time.
+//   - Anyone may call Intern, Now and Dropped at any time, and Stamp on
+//     any buffer (it only reads that buffer's clock).
 //   - An exporter calls Snapshot once no hook is running, then iterates the
 //     buffers or [Snapshot.All] (all events merged in time order).
+//
+// # Steal arrows
+//
+// Exporters draw each steal as a flow arrow from where the stolen packet
+// was queued to its slice on the thief. The recorder keeps no event per
+// queued packet for that: the owner stamps each packet it queues with
+// [WorkerBuf.Stamp] (a clock reading, nothing recorded) on the queuing
+// worker's buffer, or on the control buffer for a packet queued from
+// outside the workers, and keeps the stamp with the packet. A thief then
+// calls [WorkerBuf.StealStamped] with the stolen packet's stamp and the
+// index of the buffer that stamped it, which records the steal and a
+// [KindStealOrigin] event with both; the stolen packet's PacketBegin
+// carries the same flow id. The arrow then starts at an instant "queued"
+// at the stamp's time on that worker's track (the control track for -1).
+// A plain [WorkerBuf.Steal], or a stamped one whose origin was lost to a
+// full buffer or lies before an Overwrite recorder's oldest event, draws
+// the arrow from the victim's track at the steal instead.
 //
 // Tracing off is a nil *Recorder: Worker and Control return nil buffers and
 // every hook on a nil *WorkerBuf returns after one predictable branch. Every

@@ -33,6 +33,7 @@ const (
 	KindWakeSent                     // Target() (-1 = unknown)
 	KindWakeReceived                 // no arguments
 	KindCounter                      // Counter(), Index(), Value()
+	KindStealOrigin                  // Born(), From(): follows a KindSteal (WorkerBuf.StealStamped)
 	kindCount
 )
 
@@ -49,6 +50,7 @@ var kindNames = [...]string{
 	KindWakeSent:     "wake_sent",
 	KindWakeReceived: "wake_received",
 	KindCounter:      "counter",
+	KindStealOrigin:  "steal_origin",
 }
 
 func (k Kind) String() string {
@@ -94,9 +96,10 @@ func (c CounterKind) String() string {
 type Event struct {
 	// Time is nanoseconds since the recorder started (in a Snapshot).
 	Time int64
-	// val: cycle, flow id or counter value.
+	// val: cycle, flow id, counter value or birth time (raw ticks in a
+	// buffer, nanoseconds in a Snapshot).
 	val uint64
-	// arg: stage, packets moved, wake target or counter index.
+	// arg: stage, packets moved, wake target, counter index or birth buffer.
 	arg int32
 	// kindArg: Kind in the low 8 bits; name, victim or counter kind in the
 	// upper 24.
@@ -140,6 +143,17 @@ func (e Event) Index() int { return int(e.arg) }
 // Value is the sampled value of a KindCounter event.
 func (e Event) Value() int64 { return int64(e.val) }
 
+// Born is, for a KindStealOrigin event, when the packet taken by the
+// KindSteal recorded just before it on the same buffer was queued (spawned
+// or added): nanoseconds since the recorder started in a Snapshot, never
+// later than the steal.
+func (e Event) Born() int64 { return int64(e.val) }
+
+// From is, for a KindStealOrigin event, the buffer whose clock stamped
+// Born: the worker that spawned the stolen packet, or -1 for the control
+// buffer (the packet was added from outside any worker).
+func (e Event) From() int { return int(e.arg) }
+
 func (e Event) String() string {
 	k := e.Kind()
 	switch k {
@@ -157,6 +171,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("%d %s target=%d", e.Time, k, e.Target())
 	case KindCounter:
 		return fmt.Sprintf("%d %s %s[%d]=%d", e.Time, k, e.Counter(), e.Index(), e.Value())
+	case KindStealOrigin:
+		return fmt.Sprintf("%d %s born=%d from=%d", e.Time, k, e.Born(), e.From())
 	}
 	return fmt.Sprintf("%d %s", e.Time, k)
 }

@@ -189,7 +189,7 @@ type cacheLinePad [64]byte
 // Caller: the goroutine the buffer was handed to, or goroutines that
 // serialise their calls with a lock of their own. Hooks take no lock,
 // touch no shared atomic and allocate nothing: they read the clock and store
-// one 24-byte Event.
+// one 24-byte Event (StealStamped: two).
 type WorkerBuf struct {
 	_ cacheLinePad
 	// Owner-only fields (no synchronisation; Snapshot runs only when the
@@ -233,6 +233,37 @@ func (w *WorkerBuf) put(kindArg uint32, arg int32, val uint64) {
 		return
 	}
 	w.full(Event{Time: t, val: val, arg: arg, kindArg: kindArg})
+}
+
+// putSteal appends a KindSteal event and its KindStealOrigin with one
+// clock reading. Owner only. An event that finds the buffer full goes to
+// full, so in stop mode the steal may be kept and its origin dropped.
+func (w *WorkerBuf) putSteal(victim uint32, moved int32, flow uint64, from int32, born int64) {
+	t := w.now()
+	steal := Event{Time: t, val: flow, arg: moved, kindArg: makeKindArg(KindSteal, victim)}
+	origin := Event{Time: t, val: uint64(born), arg: from, kindArg: uint32(KindStealOrigin)}
+	if i := w.pos; uint(i+1) < uint(len(w.buf)) {
+		w.buf[i], w.buf[i+1] = steal, origin
+		w.pos = i + 2
+		return
+	}
+	for _, e := range [2]Event{steal, origin} {
+		if i := w.pos; uint(i) < uint(len(w.buf)) {
+			w.buf[i] = e
+			w.pos = i + 1
+		} else {
+			w.full(e)
+		}
+	}
+}
+
+// now reads the buffer's clock: raw ticks, or Options.Clock's value.
+// Not inlined (Stamp's body is the nil check and this call).
+func (w *WorkerBuf) now() int64 {
+	if w.clock == nil {
+		return cputicks()
+	}
+	return w.clock()
 }
 
 // full handles an append to a full buffer. Owner only.
@@ -316,12 +347,38 @@ func (w *WorkerBuf) PacketEnd() {
 // Steal records, on the thief's buffer, a steal from worker victim that
 // moved moved packets (victim < 2^24, moved < 2^31: a worker index and a
 // deque's worth). flow != 0 starts a flow arrow that the stolen packet's
-// PacketBegin ends.
+// PacketBegin ends; as nothing says where that packet was queued, the
+// arrow starts at the victim at the time of the steal (see StealStamped).
 func (w *WorkerBuf) Steal(victim int, moved int, flow uint64) {
 	if w == nil {
 		return
 	}
 	w.put(makeKindArg(KindSteal, uint32(victim)), int32(moved), flow)
+}
+
+// StealStamped is Steal for a stolen packet whose queuing was stamped: born
+// is the value [WorkerBuf.Stamp] returned when the packet was spawned or
+// added, on the buffer of worker from (-1: the control buffer, for a
+// packet added from outside any worker). Exporters then draw the steal's
+// flow arrow from that moment on that buffer's track (the control track
+// for -1) to the stolen packet's slice. It records two events, KindSteal
+// and KindStealOrigin, with one clock reading.
+func (w *WorkerBuf) StealStamped(victim, moved int, flow uint64, born int64, from int) {
+	if w == nil {
+		return
+	}
+	w.putSteal(uint32(victim), int32(moved), flow, int32(from), born)
+}
+
+// Stamp reads the buffer's clock without recording anything, for a later
+// StealStamped's born argument: a scheduler stamps each packet it queues
+// while tracing. Unlike the hooks, any goroutine may call it on any buffer
+// (it reads only the clock). A nil buffer returns 0.
+func (w *WorkerBuf) Stamp() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.now()
 }
 
 // Park records that the calling worker parks (blocks waiting for work).

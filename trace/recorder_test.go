@@ -28,6 +28,10 @@ func TestNilSafe(t *testing.T) {
 	w.PacketBegin(1, 0, 0)
 	w.PacketEnd()
 	w.Steal(0, 1, 1)
+	w.StealStamped(0, 1, 1, w.Stamp(), -1)
+	if w.Stamp() != 0 {
+		t.Fatal("nil buffer's Stamp is not 0")
+	}
 	w.Park()
 	w.Unpark()
 	w.WakeSent(1)
@@ -179,6 +183,7 @@ func TestHooksDoNotAllocate(t *testing.T) {
 	n := testing.AllocsPerRun(1000, func() {
 		w.PacketBegin(1, 2, 3)
 		w.Steal(1, 2, 3)
+		w.StealStamped(1, 2, 3, w.Stamp(), 0)
 		w.Counter(CounterParked, 0, 1)
 		w.PacketEnd()
 	})
@@ -253,5 +258,61 @@ func TestStrings(t *testing.T) {
 	e := Event{Time: 5, kindArg: makeKindArg(KindCounter, uint32(CounterBucketDepth)), arg: 2, val: 9}
 	if e.String() != "5 counter bucket_depth[2]=9" {
 		t.Fatalf("Event.String = %q", e.String())
+	}
+}
+
+// TestStealStamped: a stamped steal records a KindSteal and its
+// KindStealOrigin at one time; the snapshot converts the birth stamp to
+// nanoseconds like a time, clamped to [0, the steal].
+func TestStealStamped(t *testing.T) {
+	var now int64
+	r := NewRecorder(2, Options{Clock: func() int64 { return now }})
+	w0, w1, c := r.Worker(0), r.Worker(1), r.Control()
+	now = 100
+	born0 := w0.Stamp() // spawned on worker 0
+	bornC := c.Stamp()  // added from outside
+	now = 150
+	w1.StealStamped(0, 3, 7, born0, 0)
+	w1.StealStamped(0, 1, 8, bornC, -1)
+	w1.StealStamped(0, 1, 9, 400, 0) // a stamp later than the steal (clock skew)
+	s := r.Snapshot()
+	ev := s.Buffers[1].Events
+	if len(ev) != 6 || len(s.Buffers[0].Events) != 0 || len(s.Control().Events) != 0 {
+		t.Fatalf("events %v; Stamp must record nothing", ev)
+	}
+	want := []struct {
+		flow uint64
+		born int64
+		from int
+	}{{7, 100, 0}, {8, 100, -1}, {9, 150, 0}}
+	for i, w := range want {
+		st, o := ev[2*i], ev[2*i+1]
+		if st.Kind() != KindSteal || st.Flow() != w.flow || st.Victim() != 0 || st.Time != 150 {
+			t.Errorf("steal %d: %v", i, st)
+		}
+		if o.Kind() != KindStealOrigin || o.Born() != w.born || o.From() != w.from || o.Time != 150 {
+			t.Errorf("origin %d: %v, want born %d from %d", i, o, w.born, w.from)
+		}
+	}
+	if got := ev[1].String(); got != "150 steal_origin born=100 from=0" {
+		t.Errorf("String: %q", got)
+	}
+}
+
+// TestStealStampedFull: with one slot left in stop mode the steal is kept
+// and its origin dropped and counted.
+func TestStealStampedFull(t *testing.T) {
+	r := NewRecorder(1, Options{MaxBytes: 16 * 64 * eventSize / 15, Clock: fakeClock(1)})
+	w := r.Worker(0)
+	capacity := len(w.buf)
+	for range capacity - 1 {
+		w.PacketEnd()
+	}
+	w.StealStamped(0, 1, 5, 1, 0)
+	w.StealStamped(0, 1, 6, 1, 0)
+	s := r.Snapshot()
+	ev := s.Buffers[0].Events
+	if len(ev) != capacity || ev[capacity-1].Kind() != KindSteal || ev[capacity-1].Flow() != 5 || s.Buffers[0].Dropped != 3 {
+		t.Fatalf("last event %v, dropped %d; want the steal kept, 3 dropped", ev[capacity-1], s.Buffers[0].Dropped)
 	}
 }

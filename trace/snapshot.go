@@ -112,6 +112,11 @@ func (w *WorkerBuf) snapshot(cal calibration) Buffer {
 		for _, e := range p {
 			e.Time = max(cal.ns(e.Time), last, 0)
 			last = e.Time
+			if e.Kind() == KindStealOrigin {
+				// A birth stamp read on another core: clamp it into
+				// [0, the steal's time].
+				e.val = uint64(min(max(cal.ns(int64(e.val)), 0), e.Time))
+			}
 			b.Events = append(b.Events, e)
 		}
 	}

@@ -206,8 +206,16 @@ func TestStaleCountersExpire(t *testing.T) {
 
 // TestCriticalPathFollowsSteals: the chain back from the last packet to
 // finish steps to the previous packet on its worker, and from a stolen
-// packet to the packet its victim was running at the steal.
+// packet along its arrow: to the packet that spawned it, up to the spawn
+// (a stamped steal), or to the packet its victim was running at the steal
+// (an unstamped one).
 func TestCriticalPathFollowsSteals(t *testing.T) {
+	for _, stamped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stamped=%v", stamped), func(t *testing.T) { criticalPathFollowsSteals(t, stamped) })
+	}
+}
+
+func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 	var now int64
 	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, b, c, d, st := r.Intern("A"), r.Intern("B"), r.Intern("C"), r.Intern("D"), r.Intern("S")
@@ -216,9 +224,15 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 	ctl.CycleBegin(1)
 	ctl.StageOpen(1, st)
 	now = 1000
-	w0.PacketBegin(a, 1, 0) // A spawns C and D
+	w0.PacketBegin(a, 1, 0) // A spawns C and D at 1.5 µs
+	now = 1500
+	born := w0.Stamp()
 	now = 2000
-	w1.Steal(0, 2, 5) // C runs at once, D goes to w1's deque
+	if stamped { // C runs at once, D goes to w1's deque
+		w1.StealStamped(0, 2, 5, born, 0)
+	} else {
+		w1.Steal(0, 2, 5)
+	}
 	w1.PacketBegin(c, 1, 5)
 	now = 3000
 	w1.PacketEnd()
@@ -241,12 +255,17 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 	for _, p := range cp.Packets {
 		names = append(names, p.Name)
 	}
-	// D (9 µs) ← C (1 µs, stolen) ← A up to the steal (1 µs of its 4).
-	if cp.Worker != 1 || cp.Length != 3 || cp.Steals != 1 || cp.BusyNs != 11_000 || cp.SpanNs != 11_000 || cp.DelayNs != 500 ||
-		fmt.Sprint(names) != "[D A C]" || !cp.Packets[2].Stolen {
-		t.Errorf("critical path %+v, want D, C (stolen), A: 3 packets ending on w1, 1 steal, busy and span 11 µs", cp)
+	// D (9 µs) ← C (1 µs, stolen) ← A up to the steal (1 µs of its 4),
+	// or up to C's spawn (0.5 µs) when the steal was stamped.
+	busy := int64(11_000)
+	if stamped {
+		busy = 10_500
 	}
-	if cy := rep.Cycles[0].Critical; cy.Worker != -1 || cy.Length != 3 || cy.BusyNs != 11_000 {
+	if cp.Worker != 1 || cp.Length != 3 || cp.Steals != 1 || cp.BusyNs != busy || cp.SpanNs != 11_000 || cp.DelayNs != 500 ||
+		fmt.Sprint(names) != "[D A C]" || !cp.Packets[2].Stolen {
+		t.Errorf("critical path %+v, want D, C (stolen), A: 3 packets ending on w1, 1 steal, busy %d, span 11 µs", cp, busy)
+	}
+	if cy := rep.Cycles[0].Critical; cy.Worker != -1 || cy.Length != 3 || cy.BusyNs != busy {
 		t.Errorf("cycle critical path %+v", cy)
 	}
 }

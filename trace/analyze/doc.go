@@ -31,11 +31,14 @@
 //     emptied unsampled still counts until its stage closes, and the deque
 //     of a worker that was robbed does not count at all;
 //   - critical path, approximate: the chain that ends with the window's
-//     last packet to finish, followed back to the window's start. wsched
-//     does not record which packet spawned which, so a step back from a
-//     stolen packet goes to the packet its victim was running at the steal
-//     (the steal arrow's start), and from any other packet to the previous
-//     one on its worker (which held the worker or spawned it). Reported:
+//     last packet to finish, followed back to the window's start. A step
+//     back from a stolen packet follows its steal arrow to the packet that
+//     was running where and when the stolen one was queued: the packet
+//     that spawned it (an arrow from the control track, an add from
+//     outside the workers, is not followed; traces from before the arrows
+//     started at the spawn step to the packet the victim was running at
+//     the steal). From any other packet the step goes to the previous one
+//     on its worker (which held the worker or spawned it). Reported:
 //     its length, its busy time against its span (the rest is waiting:
 //     search, wake-ups, steals), the steals it crosses, its longest
 //     packets. A cycle's chain joins its stages' (stages are barriers);

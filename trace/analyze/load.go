@@ -104,8 +104,9 @@ type model struct {
 	parks    [][]slice // per worker
 	instants []instant
 	counters []*counterTrack
-	// steals maps a steal arrow's flow id to where it starts: the victim
-	// and the time of the steal.
+	// steals maps a steal arrow's flow id to where it starts: the worker
+	// that spawned the packet and when (or, for an unstamped steal, the
+	// victim and the time of the steal).
 	steals  map[uint64]stealSource
 	cycles  []cycleSlice
 	stages  []stageSlice
@@ -340,7 +341,11 @@ func load(data []byte) (*model, error) {
 				for _, id := range e.FlowIDs { // an arrow without a victim track
 					m.steals[id] = stealSource{victim: int(v), t: t}
 				}
-			case timeline.NameStolen:
+			case timeline.NameQueued, timeline.NameStolen:
+				// A stamped steal's arrow starts where its packet was
+				// queued (the spawner's track, or the control track for
+				// an add from outside: no worker to step back to); an
+				// unstamped one's ("stolen") on the victim at the steal.
 				for _, id := range e.FlowIDs {
 					if worker >= 0 {
 						m.steals[id] = stealSource{victim: worker, t: t}

@@ -3,8 +3,9 @@
 // opens it too. It draws exactly what trace/perfetto draws (both follow
 // trace/internal/timeline): B/E slices per packet with the stage as "cat",
 // "parked" slices, instants for wakes, counters ("C") for queue depths,
-// metadata ("M") naming the process and threads, and flows from the victim
-// of a steal (a "stolen" instant on its thread) to the stolen packet on the
+// metadata ("M") naming the process and threads, and a flow per steal from
+// where the stolen packet was queued (a "queued" instant on the spawning
+// worker's thread, or the control thread) to the stolen packet on the
 // thief with "bind_id" (a "0x…" hexadecimal string) plus
 // "flow_out"/"flow_in". An instant that starts a flow is written as a
 // zero-length "X" slice, because flows bind to slices. Timestamps are

@@ -18,23 +18,29 @@
 // control buffer, 2+i for worker i. Tracks:
 //
 //	uuid 1      process track (pid, "wsched"), description "wsched trace v1 workers=N"
-//	uuid 2      thread track "control" (tid = pid): one slice per cycle
+//	uuid 2      thread track "control" (tid = pid): one slice per cycle,
+//	            "queued" instants of packets added from outside the workers
 //	uuid 3      track "stages": one slice per stage, from its opening to the
 //	            next stage's opening, its close or the cycle's end
 //	uuid 16+i   thread track "worker i" (tid = pid+1+i): a slice per packet
 //	            (name = packet type, category = stage), "parked" slices,
-//	            instants "steal" (victim, moved), "stolen" (thief, moved:
-//	            a steal from this worker), "wake" (target), "woken"
+//	            instants "steal" (victim, moved), "queued" (thief, victim:
+//	            a packet queued here, later stolen), "wake" (target),
+//	            "woken"
 //	uuid 16+N…  counter tracks, described on first use: "bucket: STAGE",
 //	            "parked workers", "local deque: worker i" (under the worker)
 //
-// Each steal draws a flow arrow from the victim's track, at the moment the
-// packet left the victim's deque (the "stolen" instant, flow_ids), to the
-// stolen packet's slice on the thief (terminating_flow_ids). It does not
-// start at the packet's spawn: the scheduler's queued packets carry no id,
-// so which earlier packet spawned it is not recorded. The "stolen" instant
-// is written on the thief's sequence with the victim's track_uuid. Flows
-// whose other end was dropped are left out.
+// Each steal draws one flow arrow, from where the stolen packet was queued
+// to its slice on the thief (terminating_flow_ids): a "queued" instant
+// (flow_ids) at the time it was spawned, on the spawning worker's track,
+// or, for a packet added from outside the workers (Scheduler.Add and
+// friends, which cannot tell who calls them), on the control track. The
+// instant is written on the thief's sequence, which recorded the steal,
+// with the other track's track_uuid. A steal recorded without its origin
+// (trace.WorkerBuf.Steal; an origin lost to a full buffer or older than an
+// Overwrite recorder's window) draws the arrow from a "stolen" instant
+// (thief, moved) on the victim's track at the steal instead. Flows whose
+// other end was dropped are left out.
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.
 //

@@ -160,7 +160,7 @@ func TestRealRunsEveryPolicy(t *testing.T) {
 
 // flowEnd is one end of a flow arrow, as read back from a file.
 type flowEnd struct {
-	worker int // worker track the event is on, -1 if another track
+	worker int // worker track the event is on, -1 the control track, -2 another track
 	ts     uint64
 	typ    int32
 	name   string
@@ -169,18 +169,21 @@ type flowEnd struct {
 }
 
 // stealArrows reads every flow of a wsched Perfetto file and checks that
-// each one is a steal arrow drawn as documented: it starts at a "stolen"
-// instant on the victim's track and ends at a packet slice (BEGIN) on the
-// thief's track, no earlier, and the thief's track has a "steal" instant
-// naming that victim at the arrow's start. It returns the arrows as
-// (source, destination) pairs.
+// each one is a steal arrow drawn as documented: it starts at a "queued"
+// instant where the stolen packet was queued (on a worker's track, for a
+// spawn, or on the control track, for an add from outside the workers),
+// naming its thief and victim; it ends at a packet slice (BEGIN) on the
+// thief's track, no earlier; and the thief's track has a "steal" instant
+// naming that victim between the two, so the packet was queued at or
+// before the steal. It returns the arrows as (source, destination) pairs.
 func stealArrows(t *testing.T, data []byte) map[uint64][2]flowEnd {
 	t.Helper()
 	workerOf := map[uint64]int{}
 	type seqNames struct{ names, annots map[uint64]string }
 	seqs := map[uint32]*seqNames{}
 	arrows := map[uint64][2]flowEnd{}
-	steals := map[[2]int64]int64{} // (thief, ts) → victim
+	type steal struct{ ts, victim int64 }
+	steals := map[int][]steal{} // thief → its steal instants
 	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
 		sn := seqs[p.Seq]
 		if sn == nil || p.Flags&1 != 0 {
@@ -197,13 +200,15 @@ func stealArrows(t *testing.T, data []byte) map[uint64][2]flowEnd {
 			if rest, ok := strings.CutPrefix(p.Track.Description, perfetto.DescWorker); ok {
 				n, _ := strconv.Atoi(rest)
 				workerOf[p.Track.UUID] = n
+			} else if p.Track.Description == perfetto.DescControl {
+				workerOf[p.Track.UUID] = -1
 			}
 		}
 		if !p.HasEvent {
 			return nil
 		}
 		e := &p.Event
-		end := flowEnd{worker: -1, ts: p.Timestamp, typ: e.Type, name: sn.names[e.NameIID], args: map[string]int64{}, seen: true}
+		end := flowEnd{worker: -2, ts: p.Timestamp, typ: e.Type, name: sn.names[e.NameIID], args: map[string]int64{}, seen: true}
 		if w, ok := workerOf[e.TrackUUID]; ok {
 			end.worker = w
 		}
@@ -211,7 +216,7 @@ func stealArrows(t *testing.T, data []byte) map[uint64][2]flowEnd {
 			end.args[sn.annots[a.NameIID]] = a.Int
 		}
 		if end.name == perfetto.NameSteal {
-			steals[[2]int64{int64(end.worker), int64(end.ts)}] = end.args[perfetto.ArgVictim]
+			steals[end.worker] = append(steals[end.worker], steal{int64(end.ts), end.args[perfetto.ArgVictim]})
 		}
 		for _, id := range e.FlowIDs {
 			a := arrows[id]
@@ -236,19 +241,27 @@ func stealArrows(t *testing.T, data []byte) map[uint64][2]flowEnd {
 	}
 	for id, a := range arrows {
 		src, dst := a[0], a[1]
-		thief := int(src.args[perfetto.ArgThief])
+		thief, victim := int(src.args[perfetto.ArgThief]), src.args[perfetto.ArgVictim]
 		switch {
 		case !src.seen || !dst.seen:
 			t.Fatalf("flow %#x has one end: %+v", id, a)
-		case src.name != perfetto.NameStolen || src.typ != 3 || src.worker < 0:
-			t.Fatalf("flow %#x starts at %+v, want a %q instant on a worker track", id, src, perfetto.NameStolen)
-		case dst.typ != 1 || dst.worker != thief || thief == src.worker:
-			t.Fatalf("flow %#x from worker %d (thief %d) ends at %+v, want a packet BEGIN on the thief", id, src.worker, thief, dst)
+		case src.name != perfetto.NameQueued || src.typ != 3 || src.worker < -1:
+			t.Fatalf("flow %#x starts at %+v, want a %q instant on a worker or the control track", id, src, perfetto.NameQueued)
+		case dst.typ != 1 || dst.worker != thief || thief < 0:
+			t.Fatalf("flow %#x from track of worker %d (thief %d) ends at %+v, want a packet BEGIN on the thief", id, src.worker, thief, dst)
 		case dst.ts < src.ts:
 			t.Fatalf("flow %#x ends at %d before it starts at %d", id, dst.ts, src.ts)
 		}
-		if v, ok := steals[[2]int64{int64(thief), int64(src.ts)}]; !ok || v != int64(src.worker) {
-			t.Fatalf("flow %#x: no steal instant on worker %d at %d with victim %d", id, thief, src.ts, src.worker)
+		found := false
+		for _, st := range steals[thief] {
+			if st.victim == victim && st.ts >= int64(src.ts) && st.ts <= int64(dst.ts) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("flow %#x queued at %d on worker %d: no steal instant on thief %d from victim %d at or after it and before %d",
+				id, src.ts, src.worker, thief, victim, dst.ts)
 		}
 	}
 	return arrows
@@ -268,16 +281,24 @@ func (p child) Run(w *scheduler.Worker) {
 
 func (p child) PacketName() string { return "Child@w" + strconv.Itoa(p.from) }
 
-// TestStealArrowsConnectVictimToStolenPacket checks on real runs that each
-// steal arrow starts on the worker the packet was taken from and ends at
-// that very packet on the thief. With StealOne every queued packet sits in
-// the deque of the worker that spawned it, and its name says which, so the
-// destination's name must name the arrow's source worker.
-func TestStealArrowsConnectVictimToStolenPacket(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
+// TestStealArrowsConnectSpawnToStolenPacket checks on real runs that each
+// steal arrow starts where the stolen packet was queued: on the track of
+// the worker that spawned it, or on the control track for the root, which
+// Scheduler.Add queued from outside; and ends at that very packet on the
+// thief. Each packet's name says which worker spawned it (-1: Add), so the
+// destination's name must name the arrow's source track, whichever deque
+// the packet was stolen from: under StealHalf a batch moves packets into
+// the thief's deque, from where a third worker may steal them.
+func TestStealArrowsConnectSpawnToStolenPacket(t *testing.T) {
+	type run struct {
+		steal      scheduler.StealPolicy
+		fifo, slot bool
+	}
+	for _, r := range []run{{scheduler.StealOne(), false, false}, {scheduler.StealOne(), true, false}, {scheduler.StealHalf(), false, true}} {
+		fifo := r.fifo
 		rec := trace.NewRecorder(3, trace.Options{MaxBytes: 4 << 20})
-		s, err := scheduler.New(scheduler.Config{Workers: 3, Stages: []string{"Tree"}, Steal: scheduler.StealOne(),
-			NoLIFOSlot: true, LocalFIFO: fifo, Tracer: rec})
+		s, err := scheduler.New(scheduler.Config{Workers: 3, Stages: []string{"Tree"}, Steal: r.steal,
+			NoLIFOSlot: !r.slot, LocalFIFO: fifo, Tracer: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,10 +328,10 @@ func TestStealArrowsConnectVictimToStolenPacket(t *testing.T) {
 		}
 		for id, a := range arrows {
 			if want := "Child@w" + strconv.Itoa(a[0].worker); a[1].name != want {
-				t.Fatalf("fifo=%v: flow %#x from worker %d ends at %q, want %q", fifo, id, a[0].worker, a[1].name, want)
+				t.Fatalf("%+v: flow %#x from worker %d ends at %q, want %q", r, id, a[0].worker, a[1].name, want)
 			}
 		}
-		t.Logf("fifo=%v: %d steal arrows, each from the spawner's track to the stolen packet", fifo, len(arrows))
+		t.Logf("%v fifo=%v slot=%v: %d steal arrows, each from the spawner's track to the stolen packet", r.steal, fifo, r.slot, len(arrows))
 	}
 }
 

@@ -50,6 +50,7 @@ const (
 	NamePark    = timeline.NamePark
 	NameSteal   = timeline.NameSteal
 	NameStolen  = timeline.NameStolen
+	NameQueued  = timeline.NameQueued
 	NameWake    = timeline.NameWake
 	NameWoken   = timeline.NameWoken
 	NameFull    = timeline.NameFull

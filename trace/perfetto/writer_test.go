@@ -332,3 +332,99 @@ func TestWriteTimeOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStealArrowSources: a stamped steal's arrow starts at a "queued"
+// instant at the birth time, on the spawning worker's track or, for a
+// packet added from outside the workers, on the control track, written in
+// time order on the thief's sequence; the steal instant then carries no
+// flow. An unstamped steal (origin below -1) keeps the arrow from a
+// "stolen" instant on the victim at the steal.
+func TestStealArrowSources(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	w0, w1, c := r.Worker(0), r.Worker(1), r.Control()
+	a := r.Intern("A")
+	at := func(t int64) { now = t }
+	at(50)
+	w1.PacketBegin(a, 1, 0)
+	at(100)
+	fromCtl := c.Stamp() // an Add from outside
+	at(200)
+	fromW1 := w1.Stamp() // a Spawn on worker 1
+	at(600)
+	w0.StealStamped(1, 1, 1<<40|1, fromCtl, -1)
+	w0.PacketBegin(a, 1, 1<<40|1)
+	at(700)
+	w0.PacketEnd()
+	w0.StealStamped(1, 2, 1<<40|2, fromW1, 1)
+	w0.PacketBegin(a, 1, 1<<40|2)
+	at(800)
+	w0.PacketEnd()
+	w0.StealStamped(1, 1, 1<<40|3, 0, -2) // unstamped
+	w0.PacketBegin(a, 1, 1<<40|3)
+	at(900)
+	w0.PacketEnd()
+	w1.PacketEnd()
+	data, _, cs := writeChecked(t, r.Snapshot())
+	if cs.Flows != 3 {
+		t.Fatalf("%d flows, want 3", cs.Flows)
+	}
+	text, err := dump(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		` ts=100 seq=2 flags=2 intern(n=1 c=0 a=2) INSTANT track=2 "queued" thief=0 victim=1 flow_out=1099511627777`,
+		` ts=200 seq=2 flags=2 INSTANT track=17 "queued" thief=0 victim=1 flow_out=1099511627778`,
+		` ts=600 seq=2 flags=2 intern(n=1 c=0 a=1) INSTANT track=16 "steal" victim=1 moved=1` + "\n",
+		` ts=700 seq=2 flags=2 INSTANT track=16 "steal" victim=1 moved=2` + "\n",
+		` ts=800 seq=2 flags=2 INSTANT track=16 "steal" victim=1 moved=1` + "\n",
+		` ts=800 seq=2 flags=2 intern(n=1 c=0 a=0) INSTANT track=17 "stolen" thief=0 moved=1 flow_out=1099511627779`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no line %q in\n%s", want, text)
+		}
+	}
+	var last uint64
+	if err := Decode(data, func(p *Packet) error {
+		if p.Timestamp < last {
+			t.Fatalf("packet %d at %d after %d", p.Index, p.Timestamp, last)
+		}
+		last = p.Timestamp
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStealArrowBirthBeforeWindow: in Overwrite mode, a birth older than
+// the oldest event kept is not drawn; the arrow starts at the steal.
+func TestStealArrowBirthBeforeWindow(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 4096, Overwrite: true, Clock: func() int64 { return now }})
+	w0, w1 := r.Worker(0), r.Worker(1)
+	a := r.Intern("A")
+	now = 10
+	born := w0.Stamp()
+	for i := range 500 { // wraps worker 0's buffer several times
+		now = int64(100 + 10*i)
+		w0.PacketBegin(a, 1, 0)
+		w0.PacketEnd()
+	}
+	w1.StealStamped(0, 1, 2<<40|1, born, 0)
+	w1.PacketBegin(a, 1, 2<<40|1)
+	now += 10
+	w1.PacketEnd()
+	s := r.Snapshot()
+	if s.Buffers[0].Dropped == 0 {
+		t.Fatal("worker 0 did not wrap")
+	}
+	data, _, cs := writeChecked(t, s)
+	text, err := dump(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Flows != 1 || strings.Contains(text, `"queued"`) || !strings.Contains(text, `"stolen" thief=1 moved=1 flow_out=`) {
+		t.Fatalf("flows %d; want one arrow from a \"stolen\" instant and no \"queued\" one:\n%s", cs.Flows, text)
+	}
+}

@@ -4,9 +4,10 @@ import "github.com/wsched/wsched/trace"
 
 // Small records, by hand and with a fake clock, a two-worker, one-cycle run
 // that uses every hook and every counter kind once or more: parks and wakes
-// by the control goroutine and by a worker, a steal with its flow, END and
-// BEGIN at the same time, an Unconstrained packet, two stages. Golden tests
-// write it; its events are listed below in recording order.
+// by the control goroutine and by a worker, a stamped steal (its flow
+// starts where the stolen packet was spawned), END and BEGIN at the same
+// time, an Unconstrained packet, two stages. Golden tests write it; its
+// events are listed below in recording order.
 func Small() *trace.Snapshot {
 	var now int64
 	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
@@ -30,16 +31,19 @@ func Small() *trace.Snapshot {
 	w0.Counter(trace.CounterBucketDepth, 1, 0)
 	w0.PacketBegin(scan, 1, 0)
 	at(3500)
-	w0.Counter(trace.CounterLocalLen, 0, 2) // spawned two
+	born := w0.Stamp()                      // worker 0 spawns two packets (stamped 3500)...
+	w0.Counter(trace.CounterLocalLen, 0, 2) // ...and queues them
 	w0.WakeSent(1)
 	w0.Counter(trace.CounterParked, 0, 0)
 	at(4000)
 	w1.Unpark()
 	w1.WakeReceived()
 	at(4200)
-	w1.Steal(0, 1, 1<<40|1) // flow: thief 0+1 in the top bits, as the scheduler does
+	// ...one of which worker 1 steals: flow id with thief 1+1 in the top
+	// bits, as the scheduler does; the arrow starts at its spawn on w0.
+	w1.StealStamped(0, 1, 2<<40|1, born, 0)
 	w1.Counter(trace.CounterLocalLen, 1, 0)
-	w1.PacketBegin(mark, 1, 1<<40|1)
+	w1.PacketBegin(mark, 1, 2<<40|1)
 	at(5000)
 	w0.PacketEnd()
 	w0.PacketBegin(mark, 1, 0) // END and BEGIN at the same time

@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 
 	"github.com/wsched/wsched/trace"
@@ -8,9 +10,13 @@ import (
 
 // Slice and instant names the exporters write and trace/analyze reads.
 const (
-	NameCycle   = "cycle"
-	NamePark    = "parked"
-	NameSteal   = "steal"
+	NameCycle  = "cycle"
+	NamePark   = "parked"
+	NameSteal  = "steal"
+	NameQueued = "queued" // a steal arrow's source: where the stolen packet was queued
+	// NameStolen is the source of a steal arrow whose packet's origin was
+	// not recorded (an unstamped steal): an instant on the victim's track
+	// at the steal.
 	NameStolen  = "stolen"
 	NameWake    = "wake"
 	NameWoken   = "woken"
@@ -173,6 +179,20 @@ type walker struct {
 	counters   map[Track]string // counter track → name, built once
 	stats      Stats
 	base       int64 // subtracted from every time (see Walk)
+	// births are the sources of stamped steals' arrows, by time; next is
+	// the first not yet drawn. born holds their flow ids.
+	births []birth
+	next   int
+	born   map[uint64]bool
+}
+
+// birth is where a stolen packet was queued: the source of its steal's
+// flow arrow.
+type birth struct {
+	t             int64 // snapshot time
+	from          int   // worker that spawned it, -1 = added from outside (control track)
+	thief, victim int
+	flow          uint64
 }
 
 const (
@@ -219,12 +239,26 @@ func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
 			}
 		}
 	}
+	w.born = make(map[uint64]bool)
 	for i := range s.Buffers {
-		for _, e := range s.Buffers[i].Events {
+		ev := s.Buffers[i].Events
+		for j, e := range ev {
 			switch e.Kind() {
 			case trace.KindSteal:
-				if e.Flow() != 0 {
-					w.flows[e.Flow()] |= flowSource
+				if e.Flow() == 0 {
+					break
+				}
+				w.flows[e.Flow()] |= flowSource
+				// A stamped steal: its origin follows it. A birth before
+				// the kept window (Overwrite) is not drawn; the arrow
+				// then starts at the steal, as for an unstamped one.
+				if j+1 < len(ev) && ev[j+1].Kind() == trace.KindStealOrigin {
+					o := ev[j+1]
+					if o.From() >= -1 && o.From() < len(w.workers) && o.Born() >= w.base && !w.born[e.Flow()] {
+						w.births = append(w.births, birth{t: o.Born(), from: o.From(),
+							thief: s.Buffers[i].Worker, victim: e.Victim(), flow: e.Flow()})
+						w.born[e.Flow()] = true
+					}
 				}
 			case trace.KindPacketBegin:
 				if e.Flow() != 0 {
@@ -233,6 +267,7 @@ func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
 			}
 		}
 	}
+	slices.SortStableFunc(w.births, func(a, b birth) int { return cmp.Compare(a.t, b.t) })
 	w.run()
 	return w.stats
 }
@@ -292,22 +327,39 @@ func (w *walker) run() {
 			marks = append(marks, stopMark{b.Worker, b})
 		}
 	}
-	for buffer, e := range w.s.All() {
-		for j := 0; j < len(marks); {
-			if marks[j].b.DropStart <= e.Time {
-				w.stopMark(marks[j].buffer, marks[j].b)
-				marks = append(marks[:j], marks[j+1:]...)
+	// catchUp draws, in time order, the stop marks and arrow sources
+	// (births) due at or before t.
+	catchUp := func(t int64) {
+		for {
+			m := -1
+			for j := range marks {
+				if d := marks[j].b.DropStart; d <= t && (m < 0 || d < marks[m].b.DropStart) {
+					m = j
+				}
+			}
+			if w.next < len(w.births) && w.births[w.next].t <= t &&
+				(m < 0 || w.births[w.next].t < marks[m].b.DropStart) {
+				w.birth(w.births[w.next], wrapped)
+				w.next++
 				continue
 			}
-			j++
+			if m < 0 {
+				return
+			}
+			w.stopMark(marks[m].buffer, marks[m].b)
+			marks = append(marks[:m], marks[m+1:]...)
 		}
+	}
+	for buffer, e := range w.s.All() {
+		catchUp(e.Time)
 		if b, ok := wrapped[buffer]; ok {
 			delete(wrapped, buffer)
 			w.wrapMark(buffer, b, e.Time)
 		}
 		w.event(buffer, e)
 	}
-	for _, m := range marks {
+	catchUp(w.s.End)
+	for _, m := range marks { // a drop time past End: not expected
 		w.stopMark(m.buffer, m.b)
 	}
 	w.trailer()
@@ -318,6 +370,33 @@ func (w *walker) flowOK(f uint64) uint64 {
 		return f
 	}
 	return 0
+}
+
+// birth draws the source of a stamped steal's arrow: an instant "queued"
+// on the track of the worker that spawned the stolen packet (the control
+// track for a packet added from outside the workers), at the time it was
+// queued. It is written on the thief's buffer (sequence), which recorded
+// it: a track event may name any track.
+func (w *walker) birth(b birth, wrapped map[int]*trace.Buffer) {
+	flow := w.flowOK(b.flow)
+	if flow == 0 {
+		return
+	}
+	if wb, ok := wrapped[b.thief]; ok { // the thief's first op: mark the wrap before it
+		delete(wrapped, b.thief)
+		w.wrapMark(b.thief, wb, b.t)
+	}
+	tr := Track{Kind: TrackControl}
+	if b.from >= 0 {
+		tr = Track{Kind: TrackWorker, Index: b.from}
+	}
+	op := w.reset(Instant, b.t, tr, b.thief)
+	op.Name = NameQueued
+	op.Args = append(op.Args,
+		Arg{Key: ArgThief, Kind: ArgInt, Int: int64(b.thief)},
+		Arg{Key: ArgVictim, Kind: ArgInt, Int: int64(b.victim)})
+	op.FlowOut = flow
+	w.emit()
 }
 
 // event draws one recorder event.
@@ -370,13 +449,17 @@ func (w *walker) event(buffer int, e trace.Event) {
 		w.emit()
 		*st = append(*st, open{kind: SlicePark, buffer: buffer})
 	case trace.KindSteal:
-		// The thief's instant, then the arrow's source: an instant "stolen"
-		// on the victim's track at the same time, where the packet left the
-		// victim's deque (its spawn is not recorded: the scheduler's queued
-		// packets carry no id). The arrow ends at the stolen packet's slice
-		// on the thief. The victim's instant is written on the thief's
-		// buffer (sequence): a track event may name any track.
+		// The thief's instant "steal". A stamped steal's arrow was started
+		// by its birth (drawn earlier); an unstamped one's starts here: at
+		// an instant "stolen" on the victim's track at the same time, where
+		// the packet left the victim's deque (on the thief's buffer, like
+		// a birth), or at the thief's instant if there is no victim track.
+		// Either way the arrow ends at the stolen packet's slice on the
+		// thief.
 		flow := w.flowOK(e.Flow())
+		if e.Flow() != 0 && w.born[e.Flow()] {
+			flow = 0 // drawn from its birth
+		}
 		victim := e.Victim()
 		onVictim := victim >= 0 && victim < len(w.workers) && victim != buffer
 		op := w.reset(Instant, t, own, buffer)
