@@ -238,6 +238,9 @@ func (cfg Config) validate() (Config, error) {
 	if len(cfg.Stages) == 0 {
 		return cfg, configError("no Stages: need at least one")
 	}
+	if len(cfg.Stages) > maxStages {
+		return cfg, configError("%d Stages: at most %d", len(cfg.Stages), maxStages)
+	}
 	seen := make(map[string]int, len(cfg.Stages))
 	for i, name := range cfg.Stages {
 		switch {
@@ -290,10 +293,5 @@ func (cfg Config) validate() (Config, error) {
 	}
 	return cfg, nil
 }
-
-// maxWorkers bounds Config.Workers: far beyond any machine this runs on, low
-// enough that a typo (Workers: 1e9) fails instead of starting a billion
-// goroutines.
-const maxWorkers = 1 << 16
 
 const unconstrainedName = "Unconstrained"

@@ -96,7 +96,7 @@ func (w *Worker) foundWork() {
 func (w *Worker) findLocal() (task, bool) {
 	if w.nDesignated.Load() != 0 {
 		if p, ok := w.takeDesignated(); ok {
-			return task{p: p, stage: int32(Unconstrained)}, true
+			return mkTask(p, Unconstrained), true
 		}
 	}
 	if w.slot.p != nil {
@@ -187,7 +187,7 @@ func (w *Worker) steal() (t task, ok, contended bool) {
 				// One arrow per steal, for the packet we run now: from
 				// where it was queued (its spawn on some worker, or its
 				// add from outside) to its slice on this worker.
-				w.tb.StealStamped(v.id, moved+1, w.flow, t.born, t.origin())
+				w.tb.StealStamped(v.id, moved+1, w.flow, t.born(), t.origin())
 				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
 				// The victim's deque after the steal (a snapshot: the
 				// victim may be pushing or popping meanwhile).

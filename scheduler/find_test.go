@@ -30,11 +30,11 @@ func TestStealPolicies(t *testing.T) {
 			victim, thief := s.workers[0], s.workers[1]
 			var n atomic.Int64
 			for range c.n {
-				victim.local.Push(task{p: counter{&n}, stage: 1})
+				victim.local.Push(mkTask(counter{&n}, 1))
 			}
 			tk, ok, _ := thief.steal()
 			moved := thief.local.Len()
-			if !ok || tk.p == nil || tk.stage != 1 || moved+1 != c.want || victim.local.Len() != c.n-c.want {
+			if !ok || tk.p == nil || tk.stage() != 1 || moved+1 != c.want || victim.local.Len() != c.n-c.want {
 				t.Errorf("fifo %v, %v from %d: ok %v, took %d (1 + %d moved), victim left %d; want %d",
 					fifo, c.steal, c.n, ok, moved+1, moved, victim.local.Len(), c.want)
 			}

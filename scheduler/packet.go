@@ -30,37 +30,61 @@ const Unconstrained StageID = 0
 
 // task is what the queues hold: a packet and the stage it belongs to.
 // Packets spawned by a packet inherit its stage. While tracing, a task
-// also carries where and when it was queued (born, from), so that a steal
-// can draw its flow arrow from there. That makes it 32 bytes instead of
-// 24, tracing or not. Measured (2 vCPU KVM, interleaved A/B, 10 runs
-// each): BenchmarkSpawnTrivial and ForkJoinTree show no difference outside
-// the noise (±15-30% on that machine); BulkAddFanout's add path costs
-// about 5 ns more per packet (17-21 → 22-27 ns, +23-30%; +11-15% per
-// packet end to end), as its Injector blocks hold a third more bytes (25 →
-// 38 B/op); a 32-byte task with a padding word instead of these fields
-// costs the same, so it is the size, not the stamping.
+// also carries where and when it was queued, so that a steal can draw its
+// flow arrow from there (trace.WorkerBuf.StealStamped).
+//
+// All of that is packed into one word beside the packet, so a task stays
+// 24 bytes, tracing or not: meta = stage | from<<12 | born<<24, born
+// being the low 40 bits of the tracer's clock (trace.StampBits; 2^40 CPU
+// ticks are several minutes, and the tracer rebuilds the full time from
+// the steal's own clock reading). A 32-byte task with separate fields cost
+// BulkAddFanout about 5 ns more per packet (+23-30% on its add path, +11%
+// end to end, 2 vCPU KVM, interleaved A/B) with tracing off, as its
+// Injector blocks hold a third more bytes.
 type task struct {
-	p Packet
-	// born is the tracer's clock (trace.WorkerBuf.Stamp) when the packet
-	// was spawned or added; 0 when tracing is off.
-	born  int64
-	stage int32 // StageID (< len(buckets), far below 2^31)
-	// from says whose clock stamped born: fromControl (an add from outside
-	// the workers: Scheduler.Add*, a sentinel) or fromWorker0+i (Spawn on
-	// worker i); 0 when tracing is off or the packet was never queued.
-	from int32
+	p    Packet
+	meta uint64
 }
 
-// task.from values; the trace buffer is from-fromWorker0 (-1 = control).
+// The fields of task.meta. from is fromNone when tracing is off or the
+// packet was never queued, fromControl for an add from outside the
+// workers (Scheduler.Add*, a sentinel), fromWorker0+i for Spawn on
+// worker i; the trace buffer is from-fromWorker0 (-1 = control).
 const (
+	stageBits = 12
+	fromBits  = 12
+	bornShift = stageBits + fromBits
+
 	fromNone    = 0
 	fromControl = 1
 	fromWorker0 = 2
+
+	// maxStages bounds Config.Stages (StageIDs 1..maxStages).
+	maxStages = 1<<stageBits - 1
+	// maxWorkers bounds Config.Workers: fromWorker0+i must fit in
+	// fromBits. Far beyond any machine this runs on, and low enough that
+	// a typo (Workers: 1e9) fails instead of starting a billion goroutines.
+	maxWorkers = 1<<fromBits - fromWorker0
 )
 
+// mkTask returns the unstamped task of p in stage st.
+func mkTask(p Packet, st StageID) task { return task{p: p, meta: uint64(st)} }
+
+// stage is the task's stage.
+func (t *task) stage() StageID { return StageID(t.meta & (1<<stageBits - 1)) }
+
+// stamp records that t was queued at born (a trace.WorkerBuf.Stamp value)
+// by from.
+func (t *task) stamp(born int64, from int32) {
+	t.meta = t.meta&(1<<stageBits-1) | uint64(from)<<stageBits | uint64(born)<<bornShift
+}
+
+// born is the low 64-bornShift bits of the stamp (trace.StampBits).
+func (t *task) born() int64 { return int64(t.meta >> bornShift) }
+
 // origin is the trace buffer (a worker, -1 = control) whose clock stamped
-// t.born, or -2 (below any buffer: no origin) if t was not stamped.
-func (t *task) origin() int { return int(t.from) - fromWorker0 }
+// t, or -2 (below any buffer: no origin) if t was not stamped.
+func (t *task) origin() int { return int(t.meta>>stageBits&(1<<fromBits-1)) - fromWorker0 }
 
 // typeInfo is what the registry knows about one packet type. Immutable.
 type typeInfo struct {

@@ -262,14 +262,16 @@ func (s *Scheduler) queued(p Packet, st StageID) task {
 	if s.ctl != nil {
 		return s.stamped(p, st)
 	}
-	return task{p: p, stage: int32(st)}
+	return mkTask(p, st)
 }
 
 // stamped is queued while tracing (out of line: queued stays inlinable).
 //
 //go:noinline
 func (s *Scheduler) stamped(p Packet, st StageID) task {
-	return task{p: p, born: s.ctl.Stamp(), stage: int32(st), from: fromControl}
+	t := mkTask(p, st)
+	t.stamp(s.ctl.Stamp(), fromControl)
+	return t
 }
 
 // singleWake is the policy of a one-packet Add: one worker, throttled when
@@ -391,7 +393,7 @@ func (s *Scheduler) SetSentinel(st StageID, p Packet) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if !b.SetSentinel(task{p: p, stage: int32(st)}) { // stamped when queued (advance)
+	if !b.SetSentinel(mkTask(p, st)) { // stamped when queued (advance)
 		return ErrSentinelSet
 	}
 	return nil

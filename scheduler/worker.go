@@ -35,7 +35,7 @@ type Worker struct {
 	tb         *trace.WorkerBuf
 	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
 	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
-	from       int32         // task.from of the packets this worker spawns (tracing)
+	from       int32         // the origin (fromWorker0+id) stamped on packets this worker spawns (tracing)
 	inPacket   bool          // a traced packet began and has not ended
 	clock      time.Duration // PacketTiming: end of the last packet of this burst
 	clockOK    bool          // clock is valid (false at the start of a burst)
@@ -99,7 +99,7 @@ func (w *Worker) Scheduler() *Scheduler { return w.s }
 
 // Stage returns the stage of the running packet (Unconstrained for
 // designated packets).
-func (w *Worker) Stage() StageID { return StageID(w.cur.stage) }
+func (w *Worker) Stage() StageID { return w.cur.stage() }
 
 // Spawn queues p on this worker, in the running packet's stage. Only the
 // packet running on w may call it. It costs a few nanoseconds and wakes
@@ -115,9 +115,9 @@ func (w *Worker) Spawn(p Packet) {
 	if p == nil {
 		panic("scheduler: Spawn(nil)")
 	}
-	t := task{p: p, stage: w.cur.stage}
+	t := mkTask(p, w.cur.stage())
 	if w.tb != nil {
-		t.born, t.from = w.tb.Stamp(), w.from
+		t.stamp(w.tb.Stamp(), w.from)
 	}
 	if w.useSlot {
 		if w.slot.p == nil {
@@ -195,7 +195,7 @@ func (w *Worker) burst(t task) {
 		}
 		if w.nDesignated.Load() != 0 {
 			if p, got := w.takeDesignated(); got {
-				t = task{p: p, stage: int32(Unconstrained)}
+				t = mkTask(p, Unconstrained)
 				continue
 			}
 		}
@@ -230,12 +230,12 @@ func (w *Worker) exec(t task) {
 func (w *Worker) execInstrumented(t task) {
 	s := w.s
 	idx := w.statIndex(t.p)
-	if s.cfg.PprofLabels && StageID(t.stage) != w.labelStage {
-		pprof.SetGoroutineLabels(s.stageLabel[t.stage])
-		w.labelStage = StageID(t.stage)
+	if s.cfg.PprofLabels && t.stage() != w.labelStage {
+		pprof.SetGoroutineLabels(s.stageLabel[t.stage()])
+		w.labelStage = t.stage()
 	}
 	if w.tb != nil {
-		w.tb.PacketBegin(w.types[idx].nameID, int(t.stage), w.flow)
+		w.tb.PacketBegin(w.types[idx].nameID, int(t.stage()), w.flow)
 		w.flow = 0
 		w.inPacket = true
 	}
@@ -320,7 +320,7 @@ func (w *Worker) packetPanicked(v any, stack []byte) {
 	}
 	pe := &PanicError{
 		Packet: safeName(&s.reg, w.cur.p),
-		Stage:  StageID(w.cur.stage),
+		Stage:  w.cur.stage(),
 		Worker: w.id,
 		Value:  v,
 		Stack:  stack,

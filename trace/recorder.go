@@ -240,6 +240,16 @@ func (w *WorkerBuf) put(kindArg uint32, arg int32, val uint64) {
 // full, so in stop mode the steal may be kept and its origin dropped.
 func (w *WorkerBuf) putSteal(victim uint32, moved int32, flow uint64, from int32, born int64) {
 	t := w.now()
+	// born may carry only the low StampBits bits of the stamp: rebuild
+	// the time nearest t with those bits. A wait of up to 2^(StampBits-1)
+	// ticks comes back exact; a stamp a little after t (another core's
+	// clock running ahead) comes back after t, and Snapshot clamps it.
+	const mask = 1<<StampBits - 1
+	d := (t - born) & mask
+	if d > mask/2 {
+		d -= mask + 1 // negative: the stamp is after t
+	}
+	born = t - d
 	steal := Event{Time: t, val: flow, arg: moved, kindArg: makeKindArg(KindSteal, victim)}
 	origin := Event{Time: t, val: uint64(born), arg: from, kindArg: uint32(KindStealOrigin)}
 	if i := w.pos; uint(i+1) < uint(len(w.buf)) {
@@ -356,9 +366,16 @@ func (w *WorkerBuf) Steal(victim int, moved int, flow uint64) {
 	w.put(makeKindArg(KindSteal, uint32(victim)), int32(moved), flow)
 }
 
+// StampBits is how many low bits of a [WorkerBuf.Stamp] value
+// StealStamped needs: a scheduler may keep only those (wsched packs them
+// beside a queued packet's stage). 2^39 ticks of the CPU's cycle counter
+// are a few minutes (3.7 at 2.45 GHz); a packet stolen later than that
+// after its queuing gets an arrow that starts at the wrong time.
+const StampBits = 40
+
 // StealStamped is Steal for a stolen packet whose queuing was stamped: born
 // is the value [WorkerBuf.Stamp] returned when the packet was spawned or
-// added, on the buffer of worker from (-1: the control buffer, for a
+// added (or its low StampBits bits), on the buffer of worker from (-1: the control buffer, for a
 // packet added from outside any worker). Exporters then draw the steal's
 // flow arrow from that moment on that buffer's track (the control track
 // for -1) to the stolen packet's slice. It records two events, KindSteal

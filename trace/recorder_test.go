@@ -299,6 +299,33 @@ func TestStealStamped(t *testing.T) {
 	}
 }
 
+// TestStealStampedLowBits: a scheduler may keep only the low StampBits bits
+// of a stamp; the recorder rebuilds the full time from the steal's clock.
+func TestStealStampedLowBits(t *testing.T) {
+	var now int64
+	r := NewRecorder(1, Options{Clock: func() int64 { return now }})
+	w := r.Worker(0)
+	const mask = 1<<StampBits - 1
+	now = 5<<StampBits + 1000 // the clock is past several wraps of the low bits
+	born := w.Stamp()
+	now += 123456
+	w.StealStamped(0, 1, 1, born&mask, 0)
+	now = 7<<StampBits + 10 // stolen just after a wrap of the low bits
+	born2 := now - 50
+	w.StealStamped(0, 1, 2, born2&mask, 0)
+	ev := r.Snapshot().Buffers[0].Events
+	if len(ev) != 4 {
+		t.Fatalf("events %v", ev)
+	}
+	// Snapshot times count from the recorder's first reading (0 here).
+	if got := ev[1].Born(); got != born {
+		t.Errorf("born rebuilt as %d, want %d", got, born)
+	}
+	if got := ev[3].Born(); got != born2 {
+		t.Errorf("born across a wrap rebuilt as %d, want %d", got, born2)
+	}
+}
+
 // TestStealStampedFull: with one slot left in stop mode the steal is kept
 // and its origin dropped and counted.
 func TestStealStampedFull(t *testing.T) {
