@@ -7,12 +7,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/atomicfile"
 	"github.com/wsched/wsched/trace/internal/timeline"
 )
 
@@ -209,30 +209,15 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 // directory, synced, then renamed over path, with mode 0644. On error path
 // is untouched and the temporary file removed.
 func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return Stats{}, fmt.Errorf("perfetto: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if st, err = Write(f, s, opts); err != nil {
-		return st, err
-	}
-	// CreateTemp made the file 0600; a trace is an ordinary output file.
-	if err = f.Chmod(0o644); err != nil {
-		return st, fmt.Errorf("perfetto: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return st, fmt.Errorf("perfetto: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return st, fmt.Errorf("perfetto: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
+	var werr error // Write's own error, already prefixed
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		st, werr = Write(w, s, opts)
+		return werr
+	})
+	switch {
+	case werr != nil:
+		return st, werr
+	case err != nil:
 		return st, fmt.Errorf("perfetto: %w", err)
 	}
 	return st, nil
