@@ -191,6 +191,14 @@ type Config struct {
 	// BucketBatch is the most packets a worker takes from a bucket at once;
 	// 0 means DefaultBucketBatch.
 	BucketBatch int
+	// BucketBatchFixed makes every bucket take BucketBatch packets when
+	// the bucket holds that many, as MMTk does. By default a take is also
+	// capped at the worker's fair share of the bucket, ⌈depth ÷ Workers⌉,
+	// so that the first worker to reach a small stage does not hoard it in
+	// its local deque while the others wake (MMTk's local-cache hoarding,
+	// mmtk-core #1507: gcmark's 32-packet Release stage ran 3.6× its lower
+	// bound at 16 workers when one take grabbed all 32).
+	BucketBatchFixed bool
 	// Spins is the number of search rounds before a worker parks; 0 means
 	// DefaultSpins.
 	Spins int

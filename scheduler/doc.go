@@ -19,7 +19,8 @@
 // designated packets. It looks for work in this order (find.go):
 // designated → slot and deque → the open buckets in stage order, priority
 // lane first (one packet, never batched), then the normal lane (a batch of
-// up to Config.BucketBatch) → other workers' deques (Config.Steal: one,
+// up to Config.BucketBatch, capped at the worker's fair share of the bucket
+// unless Config.BucketBatchFixed) → other workers' deques (Config.Steal: one,
 // half, or half up to a limit, from a random victim) → Config.Spins
 // rounds of the same with runtime.Gosched between them → park. Parked
 // workers block on a channel and use no CPU; wake.go states the park/wake

@@ -13,7 +13,9 @@ import (
 //  2. its LIFO slot, then its deque;
 //  3. the open buckets in stage order (Unconstrained first): the priority
 //     lane, one packet only, never batched; then the normal lane, up to
-//     BucketBatch packets, one to run and the rest into its deque;
+//     BucketBatch packets and (unless BucketBatchFixed) no more than the
+//     worker's fair share ⌈depth ÷ workers⌉, one to run and the rest into
+//     its deque;
 //  4. the other workers' deques, starting at a random victim, by the steal
 //     policy;
 //  5. steps 1-4 again, Spins rounds in all, with runtime.Gosched between
@@ -131,7 +133,12 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		if b.IsEmpty() {
 			continue
 		}
-		t, moved, status := b.TakeBatch(w.local, s.cfg.BucketBatch)
+		limit := s.cfg.BucketBatch
+		if !s.cfg.BucketBatchFixed {
+			// The fair share: ⌈depth ÷ workers⌉ (two atomic loads).
+			limit = max(1, min(limit, (b.Len()+s.n-1)/s.n))
+		}
+		t, moved, status := b.TakeBatch(w.local, limit)
 		switch status {
 		case deque.Success:
 			w.hot.bucketTakes++

@@ -57,3 +57,40 @@ func TestStealPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketFairShare: a bucket take is capped at the worker's fair share
+// of the bucket, ⌈depth ÷ workers⌉ (at most BucketBatch), unless
+// BucketBatchFixed asks for MMTk's whole batches. White-box, as above: the
+// test goroutine acts as worker 0 on a scheduler that has never run.
+func TestBucketFairShare(t *testing.T) {
+	cases := []struct {
+		fixed      bool
+		workers, n int
+		want       int
+	}{
+		{false, 4, 32, 8},
+		{false, 2, 32, 16},
+		{false, 2, 67, 32}, // ⌈67/2⌉ = 34, capped at BucketBatch
+		{false, 4, 3, 1},
+		{false, 1, 100, 32},
+		{true, 4, 32, 32},
+		{true, 4, 3, 3},
+	}
+	for _, c := range cases {
+		s := newSched(t, Config{Workers: c.workers, Stages: []string{"a"}, BucketBatchFixed: c.fixed})
+		var n atomic.Int64
+		ps := make([]Packet, c.n)
+		for i := range ps {
+			ps[i] = counter{&n}
+		}
+		if err := s.BulkAdd(1, ps); err != nil {
+			t.Fatal(err)
+		}
+		s.cur.Store(1) // stage 1 open for findBuckets
+		w := s.workers[0]
+		tk, ok, _ := w.findBuckets()
+		if got := w.local.Len() + 1; !ok || tk.p == nil || got != c.want {
+			t.Errorf("fixed %v, %d workers, %d queued: took %d (ok %v); want %d", c.fixed, c.workers, c.n, got, ok, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 //	batch=N                    Config.BucketBatch (bucket batch limit)
 //	spins=N                    Config.Spins (search rounds before parking)
 //	order=lifo|fifo            Config.LocalFIFO
+//	take=fair|fixed            Config.BucketBatchFixed (fixed: MMTk's whole batches)
 //
 // for example "wake=all+steal=batch:8". Settings not named keep the
 // scheduler's defaults. The spec string itself is the policy's name in
@@ -26,6 +27,7 @@ type Policy struct {
 	Batch     int    // 0 = default
 	Spins     int    // -1 = default
 	LocalFIFO *bool  // nil = default
+	Fixed     *bool  // nil = default (fair-share bucket takes)
 }
 
 // DefaultPolicy is the scheduler's defaults.
@@ -83,8 +85,16 @@ func ParsePolicy(spec string) (Policy, error) {
 			default:
 				return p, fmt.Errorf("policy %q: order must be lifo or fifo", spec)
 			}
+		case "take":
+			switch v {
+			case "fair", "fixed":
+				f := v == "fixed"
+				p.Fixed = &f
+			default:
+				return p, fmt.Errorf("policy %q: take must be fair or fixed", spec)
+			}
 		default:
-			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, order)", spec, k)
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, order, take)", spec, k)
 		}
 	}
 	return p, nil

@@ -32,6 +32,9 @@ func (p Policy) Config(workers int, stages ...string) (scheduler.Config, error) 
 	if p.LocalFIFO != nil {
 		cfg.LocalFIFO = *p.LocalFIFO
 	}
+	if p.Fixed != nil {
+		cfg.BucketBatchFixed = *p.Fixed
+	}
 	return cfg, nil
 }
 

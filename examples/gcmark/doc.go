@@ -77,10 +77,12 @@
 //	scale 4 (ms) 798   513   283     –   146     –  97.1     –  79.0   (10.1× at 16)
 //
 // Closure stays within 1.07× of its lower bound up to 16 workers; Release
-// (32 sweep packets of about 140 µs) does not: the first worker to reach
-// the bucket takes all 32 in one batch (scheduler.DefaultBucketBatch) and
-// the others must wake and steal them from it, so its ratio grows from 1.05
-// at 2 workers to 3.6 at 16.
+// (32 sweep packets of about 140 µs) did not, when these figures were
+// taken: the first worker to reach the bucket took all 32 in one batch
+// (scheduler.DefaultBucketBatch) and the others had to wake and steal them
+// from it, so its ratio grew from 1.05 at 2 workers to 3.6 at 16. Bucket
+// takes are now capped at a worker's fair share of the bucket (see
+// scheduler.Config.BucketBatchFixed); the 16-worker figures predate that.
 //
 // The mark is memory-bound: each newly marked object costs a cache miss on
 // its offsets and another on its slots. Marking and scanning are done in

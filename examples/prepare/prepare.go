@@ -56,8 +56,10 @@ func (c Configuration) SchedulerConfig(workers int, tr *trace.Recorder) schedule
 		Wake:        c.Wake,
 		Steal:       scheduler.StealOne(), // MMTk steals one packet at a time
 		BucketBatch: 32,                   // MMTk: steal_batch_and_pop, 32 + the popped one
-		LocalFIFO:   true,                 // MMTk's local deque is FIFO
-		Tracer:      tr,
+		// MMTk takes the whole batch whatever the bucket's depth.
+		BucketBatchFixed: true,
+		LocalFIFO:        true, // MMTk's local deque is FIFO
+		Tracer:           tr,
 	}
 }
 
