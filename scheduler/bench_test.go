@@ -30,9 +30,28 @@ func (c *chainPacket) Run(w *Worker) {
 	c.done.Add(1)
 }
 
+// namedChainPacket is a chainPacket that names itself (Namer): its
+// statistics go through the name cache instead of the type cache.
+type namedChainPacket struct{ chainPacket }
+
+func (c *namedChainPacket) PacketName() string { return "chain" }
+
+func (c *namedChainPacket) Run(w *Worker) {
+	if c.left > 1 {
+		c.left--
+		w.Spawn(c)
+		return
+	}
+	c.done.Add(1)
+}
+
 // BenchmarkSpawnTrivial: b.N packets in Workers() chains, each packet
 // spawning the next; ns/packet is the per-packet overhead.
 func BenchmarkSpawnTrivial(b *testing.B) { benchSpawnChains(b, Config{}) }
+
+// BenchmarkSpawnTrivialNamed is BenchmarkSpawnTrivial with packets that
+// implement Namer.
+func BenchmarkSpawnTrivialNamed(b *testing.B) { benchSpawnChains(b, Config{}, true) }
 
 // BenchmarkSpawnTrivialPacketTiming is BenchmarkSpawnTrivial with
 // Config.PacketTiming: the cost of timing every packet.
@@ -46,7 +65,7 @@ func BenchmarkSpawnTrivialNoLIFOSlot(b *testing.B) {
 	benchSpawnChains(b, Config{NoLIFOSlot: true})
 }
 
-func benchSpawnChains(b *testing.B, cfg Config) {
+func benchSpawnChains(b *testing.B, cfg Config, named ...bool) {
 	cfg.Stages = []string{"work"}
 	s, err := New(cfg)
 	if err != nil {
@@ -59,7 +78,12 @@ func benchSpawnChains(b *testing.B, cfg Config) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range chains {
-		ps[i] = &chainPacket{left: max(b.N/chains, 1), done: &done}
+		c := chainPacket{left: max(b.N/chains, 1), done: &done}
+		if len(named) > 0 && named[0] {
+			ps[i] = &namedChainPacket{c}
+		} else {
+			ps[i] = &c
+		}
 	}
 	if err := s.BulkAdd(1, ps); err != nil {
 		b.Fatal(err)
@@ -70,10 +94,6 @@ func benchSpawnChains(b *testing.B, cfg Config) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
 }
-
-type fanoutLeaf struct{ wg *sync.WaitGroup }
-
-func (fanoutLeaf) Run(*Worker) {}
 
 // BenchmarkSpawnTrivialWaitGroup is the naive baseline: go f() + WaitGroup.
 func BenchmarkSpawnTrivialWaitGroup(b *testing.B) {

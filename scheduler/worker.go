@@ -42,15 +42,16 @@ type Worker struct {
 	labelStage StageID
 	dropped    uint64 // packets discarded by this worker, not yet in s.dropped
 	// Packet-type stats: a one-entry cache in front of the registry.
-	lastType unsafe.Pointer // typeWord of the last non-Namer packet
-	lastIdx  int
-	lastName string
-	lastNIdx int
-	hasName  bool
-	types    []typeStat // index = registry stats index
-	hot      hotStats
-	unflush  uint32 // packets since the last flush
-	_        [64]byte
+	lastType  unsafe.Pointer // typeWord of the last non-Namer packet
+	lastNamer unsafe.Pointer // typeWord of the last Namer packet
+	lastIdx   int
+	lastName  string
+	lastNIdx  int
+	hasName   bool
+	types     []typeStat // index = registry stats index
+	hot       hotStats
+	unflush   uint32 // packets since the last flush
+	_         [64]byte
 
 	// Shared with other goroutines.
 	designated chan Packet // MPSC, bounded (designatedCap); any goroutine sends
@@ -274,8 +275,16 @@ func (w *Worker) execInstrumented(t task) {
 // statIndex returns the stats index of p's name. The one-entry caches make
 // it a type comparison for runs of packets of one type.
 func (w *Worker) statIndex(p Packet) int {
-	if typeWord(p) == w.lastType {
+	tw := typeWord(p)
+	if tw == w.lastType {
 		return w.lastIdx
+	}
+	if tw == w.lastNamer {
+		// A Namer type seen last time: its name may differ per packet,
+		// but the last name is the likely one (no reflection, no map).
+		if name := p.(Namer).PacketName(); w.hasName && name == w.lastName {
+			return w.lastNIdx
+		}
 	}
 	return w.statIndexSlow(p)
 }
@@ -293,6 +302,7 @@ func (w *Worker) statIndexSlow(p Packet) int {
 	ti := w.s.reg.typeOf(reflect.TypeOf(p), p)
 	idx := ti.idx
 	if ti.namer {
+		w.lastNamer = typeWord(p)
 		name := p.(Namer).PacketName()
 		if w.hasName && name == w.lastName {
 			idx = w.lastNIdx
