@@ -30,7 +30,8 @@ func (s Status) String() string {
 
 // minCap is the smallest buffer. 64 slots is crossbeam-deque's choice: it
 // covers the working set of a worker that spawns a few packets at a time
-// without a resize, and costs about 1.5 KiB for 16-byte values.
+// without a resize, and costs 2 KiB for 16-byte values (a slot is the
+// value plus two words).
 const minCap = 64
 
 // slot is one cell of a ring buffer. seq is the slot's claim word:

@@ -67,9 +67,10 @@
 // order needs a sequentially consistent store (Go's atomic.Store, an
 // XCHG on amd64), so that a thief either sees the lowered bottom or the
 // owner sees the thief's CAS; only for the last item do the two race,
-// through a CAS on top. Consumers do not clear a slot after reading it
+// through a CAS on top. Thieves do not clear a slot after reading it
 // (the owner may be copying it in a resize, and a write would race with
-// that read), so up to Cap() taken values stay referenced until
+// that read; the owner's own Pop does clear), so up to Cap() stolen values
+// stay referenced until
 // overwritten or until the buffer is replaced.
 //
 // # Sequentially consistent stores on the owner's path
@@ -135,6 +136,7 @@
 //	textbook Chase–Lev push+pop        ≈ 15 ns
 //
 // Push allocates only when the buffer grows; the Injector allocates one
-// block per 128 pushes (≈ 3 KiB for 16-byte values), which rounds to 0
+// block per 128 pushes (128 × the value size + 32 bytes: ≈ 3 KiB for the
+// scheduler's 24-byte tasks, 1 KiB for an int), which rounds to 0
 // allocs/op.
 package deque

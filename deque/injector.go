@@ -32,9 +32,10 @@ func (b *block[T]) isWritten(off uint64) bool {
 //
 // It is a linked list of fixed blocks indexed by two free-running
 // tickets. A producer draws a ticket with one atomic add, walks to (or
-// links) the ticket's block, writes the value, then sets the slot's
-// written flag (store-release). A consumer checks that the slot at head
-// is written (load-acquire), then claims it by CAS on head, then reads it
+// links) the ticket's block, writes the value, then sets the slot's bit
+// in the block's written bitmap (an atomic OR: a release). A consumer
+// checks that the slot at head is written (load-acquire), then claims it
+// by CAS on head, then reads it
 // (claim-then-read). Nobody blocks: a consumer that meets a ticket drawn
 // but not yet written returns Retry instead of waiting.
 //

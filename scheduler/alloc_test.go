@@ -54,8 +54,9 @@ func TestAllocs(t *testing.T) {
 			tree.nodes[i] = heapNode{tree: tree, i: i}
 		}
 		// A FIFO deque runs the tree breadth first: it grows to a level's
-		// width (4096) and shrinks back each cycle, O(log n) buffer
-		// resizes per worker per cycle. Still none per packet (8191).
+		// width (4096) in O(log n) resizes in a worker's first cycles, and
+		// shrinks at most once per window of Cap() pops. None per packet
+		// (8191).
 		treeMax := 0.0
 		if cfg.LocalFIFO {
 			treeMax = 64

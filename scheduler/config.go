@@ -104,7 +104,6 @@ const (
 	StealKindHalf
 	// StealKindBatch takes ⌈n/2⌉ packets, at most Limit.
 	StealKindBatch
-	stealEnd
 )
 
 // StealPolicy says how many packets a worker takes from another worker's

@@ -59,8 +59,12 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Workers != runtime.GOMAXPROCS(0) || cfg.Wake != DefaultWake || cfg.Steal != StealHalf() ||
-		cfg.BucketBatch != DefaultBucketBatch || cfg.Spins != DefaultSpins {
+		cfg.BucketBatch != DefaultBucketBatch || cfg.Spins != DefaultSpins || cfg.BucketBatchFixed {
 		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+	// The defaults the sweeps chose (benchmarks/results/DEFAULTS.md).
+	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 {
+		t.Fatalf("defaults moved from the sweeps' choice: wake %v, batch %d, spins %d", DefaultWake, DefaultBucketBatch, DefaultSpins)
 	}
 	// The scheduler keeps its own copy of Stages.
 	stages := []string{"a", "b"}

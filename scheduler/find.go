@@ -120,7 +120,9 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			if status == deque.Success {
 				w.hot.bucketTakes++
 				w.hot.bucketPackets++
-				w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
+				if w.tb != nil {
+					w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
+				}
 				w.foundWork()
 				return t, true, contended
 			}

@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestTaskPacking: a task keeps its stage, its stamp's low bits and its
 // origin in one word, each field independent of the others, up to the
 // limits that Config enforces.
 func TestTaskPacking(t *testing.T) {
+	if size := unsafe.Sizeof(task{}); size != 24 {
+		t.Fatalf("a task is %d bytes, want 24 (a Packet and one word)", size)
+	}
 	p := Packet(counter{nil})
 	for _, st := range []StageID{Unconstrained, 1, 7, maxStages} {
 		for _, from := range []int32{fromNone, fromControl, fromWorker0, fromWorker0 + maxWorkers - 1} {

@@ -1,8 +1,6 @@
 package perfetto
 
 import (
-	"math"
-
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -116,8 +114,4 @@ func appendFixed64Field(b []byte, num protowire.Number, v uint64) []byte {
 // bits (so negative values take 10 bytes).
 func appendInt32Field(b []byte, num protowire.Number, v int32) []byte {
 	return appendVarintField(b, num, uint64(int64(v)))
-}
-
-func appendDoubleField(b []byte, num protowire.Number, v float64) []byte {
-	return appendFixed64Field(b, num, math.Float64bits(v))
 }
