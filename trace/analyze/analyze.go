@@ -189,9 +189,11 @@ func Bytes(data []byte) (*Report, error) {
 			}
 		}
 		// Unconstrained packets have no stage slice: report them over the
-		// whole cycle if there are any.
+		// whole cycle if there are any. They run beside every stage, so a
+		// makespan bound over the cycle means nothing: none is given.
 		if u, ok := m.strIdx[timeline.CatUnconstrained]; ok {
 			w := m.window(q, c.start, c.end, u)
+			w.LowerBoundNs, w.BoundBy, w.Ratio = 0, "", 0
 			if w.Packets > 0 {
 				cr.Stages = append(cr.Stages, Stage{Stage: 0, Name: timeline.CatUnconstrained, Window: w})
 			}

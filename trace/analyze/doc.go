@@ -12,7 +12,12 @@
 //   - lower bound: max(longest packet, work ÷ workers), where work is the
 //     summed duration of the window's packets (a stage's own packets for a
 //     stage). No schedule on that many workers finishes sooner; ratio =
-//     makespan ÷ lower bound, 1.00 is perfect;
+//     makespan ÷ lower bound, 1.00 is perfect. Unconstrained (stage 0) has
+//     no bound: its packets run beside every stage over the whole cycle.
+//     A stage's window starts when it opens, so it includes the packet
+//     that opened it and any designated work run meanwhile; `wsched demo`
+//     times a stage from its first packet instead, so its figures can be
+//     a little lower for the same run;
 //   - busy %: per worker, the share of the window spent inside packets (any
 //     stage's);
 //   - steals and packets moved;
@@ -23,13 +28,14 @@
 //     packet while an open stage's bucket or another worker's local deque
 //     held packets, according to the counter tracks; gaps of at least 10 µs
 //     are counted and the longest is named. This is as good as the
-//     scheduler's samples, which are sparse: bucket depth at a stage's
-//     opening and after batch takes, a deque's length only after its owner
-//     stole. A value holds until the next sample, except that a park empties
-//     the parking worker's deque and a stage's close empties the open
-//     buckets (both implied by the scheduler's protocol). So a bucket that
-//     emptied unsampled still counts until its stage closes, and the deque
-//     of a worker that was robbed does not count at all;
+//     scheduler's samples: bucket depth at a stage's opening and after
+//     every bucket take, a deque's length after its owner took a batch
+//     from a bucket or stole, and the victim's after each steal (not after
+//     spawns, which would cost an event per packet). A value holds until
+//     the next sample, except that a park empties the parking worker's
+//     deque and a stage's close empties the open buckets (both implied by
+//     the scheduler's protocol). So work a worker spawned for itself counts
+//     only once a thief has sampled it;
 //   - critical path, approximate: the chain that ends with the window's
 //     last packet to finish, followed back to the window's start. A step
 //     back from a stolen packet follows its steal arrow to the packet that

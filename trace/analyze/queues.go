@@ -19,9 +19,9 @@ type interval struct{ s, e int64 }
 // (Unconstrained) is always open.
 //
 // The values come from the counter tracks, so Q is as fine-grained as the
-// scheduler's counter samples, which are sparse: a bucket's depth is
-// sampled when its stage opens and after a batch take, a deque's length by
-// its owner after a steal. A value holds until the next sample, so two
+// scheduler's counter samples: a bucket's depth when its stage opens and
+// after every take, a deque's length after its owner took a bucket batch
+// or stole, and the victim's after each steal. A value holds until the next sample, so two
 // facts the trace implies are added as samples of 0, lest a stale value
 // count as queued work for the rest of the run:
 //
