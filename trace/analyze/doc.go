@@ -14,10 +14,11 @@
 //     stage). No schedule on that many workers finishes sooner; ratio =
 //     makespan ÷ lower bound, 1.00 is perfect. Unconstrained (stage 0) has
 //     no bound: its packets run beside every stage over the whole cycle.
-//     A stage's window starts when it opens, so it includes the packet
-//     that opened it and any designated work run meanwhile; `wsched demo`
-//     times a stage from its first packet instead, so its figures can be
-//     a little lower for the same run;
+//     A stage's window starts when it opens, so it includes whatever ran
+//     before its work could start (in the prepare example, the packet that
+//     waits for the mutators to stop), and designated packets count under
+//     stage 0; `wsched demo` times a stage from when its work could start
+//     (examples/stagetime), so its figures for the same run are lower;
 //   - busy %: per worker, the share of the window spent inside packets (any
 //     stage's);
 //   - steals and packets moved;
