@@ -37,9 +37,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 const topUsage = `usage: bench [flags]                 run the matrix: policies × workloads × workers, plus peers
        bench compare OLD NEW        compare two raw result files (fingerprints first)
-       bench sweep [flags] NAME...  sweep one scheduler setting: batch, spins, order, wake, steal
+       bench sweep [flags] NAME...  sweep one scheduler setting: batch, spins, take, order, wake, steal
        bench saturate [flags]       open-loop arrival at rising rates: latency and saturation point
        bench selftest [flags]       A/A false-alarm rate and planted 5% slowdown detection
+       bench report [flags] RAW...  rebuild summaries, plots or a markdown table from raw files
 
 Run inside the benchmarks/ module: go run ./cmd/bench -quick
 "bench SUBCOMMAND -h" lists a subcommand's flags.
