@@ -231,8 +231,8 @@ func (s *Scheduler) Add(st StageID, p Packet) error {
 
 // AddPriority queues p in stage st's priority lane: the next worker to look
 // at the bucket takes it before any normal packet, and takes it alone,
-// never in a batch with others. For known-heavy packets (ANCHORS §1,
-// luindex). Wakes like Add.
+// never in a batch with others. For known-heavy packets (MMTk's
+// ScanCodeCacheRoots in the luindex case, mmtk-core #1200). Wakes like Add.
 func (s *Scheduler) AddPriority(st StageID, p Packet) error {
 	if p == nil {
 		return ErrNilPacket

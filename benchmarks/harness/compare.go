@@ -10,7 +10,7 @@ import (
 
 // Compare reads two result files and writes, first, a warning for every
 // way their environment fingerprints differ (a different CPU, microcode,
-// kernel or Go makes any difference below suspect: ANCHORS §6), then, for
+// kernel or Go makes any difference below suspect: the luindex "regression" of mmtk-core #1200 was a microcode update), then, for
 // every benchmark present in both, the old and new medians with their
 // confidence intervals and the verdict. It reports whether the identity
 // parts of the fingerprints matched.

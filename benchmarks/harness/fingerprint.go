@@ -21,7 +21,7 @@ import (
 // ("key: value"), so that any reader of the Go benchmark format keeps it,
 // and Compare can tell results of different machines apart before it
 // compares a single number (the MMTk luindex "regression" of +8.2% was a
-// microcode update: ANCHORS §6).
+// microcode update, mmtk-core #1200).
 type Fingerprint struct {
 	Pairs []KV
 }

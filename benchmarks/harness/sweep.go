@@ -9,7 +9,7 @@ import (
 )
 
 // A Sweep varies one scheduler setting over a list of values to choose its
-// default (ANCHORS §6: defaults come from sweeps, with the data committed).
+// default (defaults come from sweeps, with the data committed, as RabbitMQ chose segment_entry_count).
 type Sweep struct {
 	Name  string
 	Doc   string

@@ -1,5 +1,5 @@
 // Package prepare models the Prepare stage of a GC cycle and reproduces
-// the imbalance of MMTk's luindex case (mmtk-core #1200, ANCHORS §1), then
+// the imbalance of MMTk's luindex case (mmtk-core #1200, after PR #1182), then
 // the fixes discussed for it, on a wsched scheduler.
 //
 // # The model

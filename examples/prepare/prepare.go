@@ -64,7 +64,7 @@ func (c Configuration) SchedulerConfig(workers int, tr *trace.Recorder) schedule
 }
 
 // Configurations returns the five configurations of the luindex case
-// (ANCHORS §1, mmtk-core #1200).
+// (mmtk-core #1200).
 func Configurations() []Configuration {
 	return []Configuration{
 		{Name: "a", Title: "one Add per packet, wake one (MMTk before #1182)",

@@ -42,7 +42,7 @@ func (e *CheckError) Error() string {
 }
 
 // Check validates a Perfetto trace file against the rules Perfetto's trace
-// processor enforces (ANCHORS §5), whoever wrote it:
+// processor enforces (the rules in doc.go), whoever wrote it:
 //
 //  1. the file is only `0x0A <len> <TracePacket>` records (else a
 //     *DecodeError);

@@ -44,7 +44,7 @@
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.
 //
-// # Rules obeyed (ANCHORS §5)
+// # Rules obeyed (Perfetto's trace processor)
 //
 //  1. Every packet has a non-zero trusted_packet_sequence_id.
 //  2. The first packet of each sequence (its track descriptor) sets

@@ -4,7 +4,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Perfetto field numbers (ANCHORS §5; perfettopb/perfetto.proto is the
+// Perfetto field numbers (Perfetto's protos/perfetto/trace; perfettopb/perfetto.proto is the
 // schema these must match, and the tests check that they do).
 const (
 	fTracePacket = 1 // Trace.packet

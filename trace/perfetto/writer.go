@@ -317,7 +317,7 @@ func (w *writer) op(op *timeline.Op) {
 	uuid := w.uuid(op.Track, seq, op.Time, op.Name)
 	switch op.Kind {
 	case timeline.End:
-		// An END carries only its type and track (ANCHORS §5 rule 6).
+		// An END carries only its type and track (rule 6 in doc.go).
 		n := w.emit(seq, op.Time, 0, w.beginTE(typeSliceEnd, uuid), nil, nil, op.Dropped)
 		if op.Slice == timeline.SlicePacket {
 			w.stats.SliceBytes += int64(n)
