@@ -434,3 +434,21 @@ func TestBaselines(t *testing.T) {
 		t.Fatal("chaseLev not empty")
 	}
 }
+
+// lockedA and lockedB are on separate cache lines, like a deque's bottom
+// and top.
+var lockedA, lockedB struct {
+	v atomic.Uint64
+	_ [56]byte
+}
+
+// BenchmarkLockedPairFloor: one atomic store and one CAS per op, the two
+// locked instructions a Push+Pop of one item needs, with nothing else: the
+// floor under BenchmarkDequePushPop on this CPU.
+func BenchmarkLockedPairFloor(b *testing.B) {
+	b.ReportAllocs()
+	for i := uint64(0); b.Loop(); i++ {
+		lockedA.v.Store(i)
+		lockedB.v.CompareAndSwap(i, i+1)
+	}
+}
