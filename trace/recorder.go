@@ -387,6 +387,26 @@ func (w *WorkerBuf) StealStamped(victim, moved int, flow uint64, born int64, fro
 	w.putSteal(uint32(victim), int32(moved), flow, int32(from), born)
 }
 
+// Last returns the time of the newest event this buffer holds (0 if
+// none), as a stamp for StealStamped that costs no clock reading: a worker
+// spawning from inside a packet stamps its spawns with it, which places
+// their arrows' start inside the spawning packet's slice, at or after its
+// begin (the begin itself if the packet recorded nothing since). Owner
+// only. In stop mode, once the buffer is full, it is the last event kept.
+func (w *WorkerBuf) Last() int64 {
+	if w == nil {
+		return 0
+	}
+	i := w.pos - 1
+	if i < 0 {
+		if w.laps == 0 {
+			return 0
+		}
+		i = len(w.buf) - 1
+	}
+	return w.buf[i].Time
+}
+
 // Stamp reads the buffer's clock without recording anything, for a later
 // StealStamped's born argument: a scheduler stamps each packet it queues
 // while tracing. Unlike the hooks, any goroutine may call it on any buffer

@@ -343,3 +343,24 @@ func TestStealStampedFull(t *testing.T) {
 		t.Fatalf("last event %v, dropped %d; want the steal kept, 3 dropped", ev[capacity-1], s.Buffers[0].Dropped)
 	}
 }
+
+// TestLast: Last is the newest event's time, 0 before any, and wraps with
+// the buffer in overwrite mode.
+func TestLast(t *testing.T) {
+	var now int64
+	r := NewRecorder(1, Options{Clock: func() int64 { return now }})
+	w := r.Worker(0)
+	if got := w.Last(); got != 0 {
+		t.Fatalf("Last of an empty buffer = %d", got)
+	}
+	now = 42
+	w.Park()
+	now = 50
+	if got := w.Last(); got != 42 {
+		t.Fatalf("Last = %d, want 42 (the event's time, not the clock's)", got)
+	}
+	var nilBuf *WorkerBuf
+	if nilBuf.Last() != 0 {
+		t.Fatal("Last on a nil buffer")
+	}
+}
