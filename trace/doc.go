@@ -33,10 +33,13 @@
 //
 // Exporters draw each steal as a flow arrow from where the stolen packet
 // was queued to its slice on the thief. The recorder keeps no event per
-// queued packet for that: the owner stamps each packet it queues with
-// [WorkerBuf.Stamp] (a clock reading, nothing recorded) on the queuing
-// worker's buffer, or on the control buffer for a packet queued from
-// outside the workers, and keeps the stamp with the packet. A thief then
+// queued packet for that: the owner stamps each packet it queues and
+// keeps the stamp with the packet. A worker spawning from inside a packet
+// uses [WorkerBuf.Last] on its own buffer (the time of its newest event,
+// within the spawning packet's slice: no clock reading); a packet queued
+// from outside the workers gets [WorkerBuf.Stamp] on the control buffer (a
+// clock reading, nothing recorded). A stamp may be cut to its low
+// [StampBits] bits. A thief then
 // calls [WorkerBuf.StealStamped] with the stolen packet's stamp and the
 // index of the buffer that stamped it, which records the steal and a
 // [KindStealOrigin] event with both; the stolen packet's PacketBegin
