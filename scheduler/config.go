@@ -209,7 +209,7 @@ type Config struct {
 	// once. By default the packet spawned last waits in a private slot
 	// until the spawning packet returns (see Worker.Spawn); a packet that
 	// spawns and then computes for long hides that one child meanwhile.
-	// Costs ≈ 10 ns more per spawned packet here.
+	// Costs about 2-3× SpawnTrivial per spawned packet here (scheduler/doc.go).
 	NoLIFOSlot bool
 	// PacketTiming records per-packet-type total/min/max run times. Off by
 	// default: it reads the monotonic clock once per packet (≈ 33 ns here,

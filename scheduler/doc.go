@@ -111,21 +111,24 @@
 //
 // Measured with
 //
-//	go test -run XXX -bench . -benchtime=200ms -count=3 ./scheduler/
+//	go test -run '^$' -bench 'SpawnTrivial|BulkAddFanout|ForkJoinTree|WakeLatency|Cycle$' \
+//		-count=6 -benchtime=300ms ./scheduler/
 //
 // on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM, Go 1.26.8,
-// GOMAXPROCS=2, on a machine shared with other jobs (range of 3 runs at a
-// quiet moment; under load every figure here doubled or worse):
+// GOMAXPROCS=2, on a machine shared with other jobs (medians, 2026-11-29
+// 19:40 UTC; the same machine ran SpawnTrivial at 5.0 ns at a quieter
+// moment; the README keeps the latest figures):
 //
-//	SpawnTrivial (chained spawns, 2 chains)       4.4-8.4 ns/packet, 0 allocs
-//	SpawnTrivialNoLIFOSlot                        12-18 ns/packet
-//	SpawnTrivialPacketTiming                      37-53 ns/packet
-//	SpawnTrivialWaitGroup (go f() + WaitGroup)    730-810 ns/packet, 1 alloc
-//	SpawnTrivialChanPool (channel, 2 goroutines)  48-67 ns/packet
-//	BulkAddFanout (4096 per cycle)                74-90 ns/packet (BulkAdd 33-39 of it)
-//	ForkJoinTree (2^21-1 packets)                 8.1-9.6 ns/packet, 0 allocs
-//	WakeLatency (Add to start, parked worker)     p50 0.3 µs, p99 6-15 µs
-//	Cycle (three stages, one packet each)         4.8-5.5 µs
+//	SpawnTrivial (chained spawns, 2 chains)       9.9 ns/packet, 0 allocs
+//	SpawnTrivialNamed (packets with PacketName)   12.9 ns/packet
+//	SpawnTrivialNoLIFOSlot                        29 ns/packet
+//	SpawnTrivialPacketTiming                      31 ns/packet
+//	SpawnTrivialWaitGroup (go f() + WaitGroup)    326 ns/packet, 1 alloc
+//	SpawnTrivialChanPool (channel, 2 goroutines)  68 ns/packet
+//	BulkAddFanout (4096 per cycle)                46 ns/packet
+//	ForkJoinTree (2^21-1 packets)                 10.6 ns/packet, 0 allocs
+//	WakeLatency (Add to start, parked worker)     p50 0.3 µs, p99 6-11 µs
+//	Cycle (three stages, one packet each)         2.4 µs
 //
 // A packet spawned by a packet costs an interface call, the LIFO slot
 // (plain loads and stores, no atomics: Tokio's lifo_slot, the Go runtime's
