@@ -208,32 +208,15 @@ func (s *Scheduler) addOpts(opts []AddOption) addOptions {
 // (the packet waits for its stage), during a cycle (from packets too), to
 // an open or a later stage. If st is open and a worker is parked, Add wakes
 // one (under WakeSearcher: only if no worker is searching already).
-func (s *Scheduler) Add(st StageID, p Packet) error {
-	if p == nil {
-		return ErrNilPacket
-	}
-	b, err := s.bucketOf(st)
-	if err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	n, err := b.Add(s.queued(p, st))
-	if err != nil {
-		return ErrClosed
-	}
-	if n > 0 {
-		s.wakeForAdd(1, s.singleWake(), -1)
-	}
-	return nil
-}
+func (s *Scheduler) Add(st StageID, p Packet) error { return s.addOne(st, p, false) }
 
 // AddPriority queues p in stage st's priority lane: the next worker to look
 // at the bucket takes it before any normal packet, and takes it alone,
 // never in a batch with others. For known-heavy packets (MMTk's
 // ScanCodeCacheRoots in the luindex case, mmtk-core #1200). Wakes like Add.
-func (s *Scheduler) AddPriority(st StageID, p Packet) error {
+func (s *Scheduler) AddPriority(st StageID, p Packet) error { return s.addOne(st, p, true) }
+
+func (s *Scheduler) addOne(st StageID, p Packet, priority bool) error {
 	if p == nil {
 		return ErrNilPacket
 	}
@@ -244,7 +227,12 @@ func (s *Scheduler) AddPriority(st StageID, p Packet) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	n, err := b.AddPriority(s.queued(p, st))
+	var n int
+	if priority {
+		n, err = b.AddPriority(s.queued(p, st))
+	} else {
+		n, err = b.Add(s.queued(p, st))
+	}
 	if err != nil {
 		return ErrClosed
 	}
