@@ -376,7 +376,7 @@ func TestDroppedReported(t *testing.T) {
 //
 //	go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
 func FuzzAnalyze(f *testing.F) {
-	golden, err := os.ReadFile(filepath.Join("..", "perfetto", "testdata", "small.pftrace"))
+	golden, err := os.ReadFile(filepath.Join("..", "perfetto", "testdata", "small.pftrace.golden"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 //
 //	go test -run XXX -fuzz FuzzDecode -fuzztime 30s ./trace/perfetto/
 func FuzzDecode(f *testing.F) {
-	golden, err := os.ReadFile(filepath.Join("testdata", "small.pftrace"))
+	golden, err := os.ReadFile(filepath.Join("testdata", "small.pftrace.golden"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func dump(data []byte) (string, error) {
 }
 
 // TestGolden writes a small deterministic trace and compares its bytes and
-// its dump with testdata/small.pftrace and testdata/small.txt. Run with
+// its dump with testdata/small.pftrace.golden and testdata/small.txt. Run with
 // -update after an intended format change, and review the .txt diff.
 func TestGolden(t *testing.T) {
 	data, _, _ := writeChecked(t, synth.Small())
@@ -108,7 +108,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binPath, txtPath := filepath.Join("testdata", "small.pftrace"), filepath.Join("testdata", "small.txt")
+	binPath, txtPath := filepath.Join("testdata", "small.pftrace.golden"), filepath.Join("testdata", "small.txt")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
