@@ -199,6 +199,10 @@ func (b *Bucket[T]) IsEmpty() bool { return b.prio.IsEmpty() && b.queue.IsEmpty(
 // PriorityEmpty reports whether the priority lane is empty.
 func (b *Bucket[T]) PriorityEmpty() bool { return b.prio.IsEmpty() }
 
+// NormalEmpty reports whether the normal lane is empty (a consumer that
+// has just looked at the priority lane need not look again).
+func (b *Bucket[T]) NormalEmpty() bool { return b.queue.IsEmpty() }
+
 // Open lets consumers take packets and makes later Adds report their packets
 // as arrived. Owner.
 func (b *Bucket[T]) Open() { b.open.Store(true) }

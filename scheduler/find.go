@@ -132,7 +132,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			contended = true // Retry: a producer is mid-push; try again
 			runtime.Gosched()
 		}
-		if b.IsEmpty() {
+		if b.NormalEmpty() { // the priority lane was just seen empty
 			continue
 		}
 		limit := s.cfg.BucketBatch
