@@ -246,3 +246,21 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneEmptiness: PriorityEmpty and NormalEmpty each see one lane only;
+// IsEmpty sees both.
+func TestLaneEmptiness(t *testing.T) {
+	b := New[int]()
+	if !b.PriorityEmpty() || !b.NormalEmpty() || !b.IsEmpty() {
+		t.Fatal("a new bucket is not empty")
+	}
+	b.AddPriority(1)
+	if b.PriorityEmpty() || !b.NormalEmpty() || b.IsEmpty() {
+		t.Fatalf("priority packet only: PriorityEmpty %v NormalEmpty %v IsEmpty %v", b.PriorityEmpty(), b.NormalEmpty(), b.IsEmpty())
+	}
+	b.TakePriority()
+	b.Add(2)
+	if !b.PriorityEmpty() || b.NormalEmpty() || b.IsEmpty() {
+		t.Fatalf("normal packet only: PriorityEmpty %v NormalEmpty %v IsEmpty %v", b.PriorityEmpty(), b.NormalEmpty(), b.IsEmpty())
+	}
+}
