@@ -17,6 +17,9 @@ var ErrDisabled = errors.New("bucket: disabled")
 // cannot happen, so the count never reaches the flag.
 const disabledBit = int64(1) << 62
 
+// reclaimBit is set in Bucket.gate while Reclaim runs; Adds wait for it.
+const reclaimBit = int64(1) << 61
+
 // Bucket is one stage's queue of packets: a normal lane and a priority lane,
 // each an unbounded MPMC FIFO (a deque.Injector), plus the open, enabled and
 // sentinel state the scheduler keeps per stage.
@@ -54,11 +57,21 @@ func New[T any]() *Bucket[T] {
 
 // enter registers an Add in progress; false means the bucket is disabled.
 func (b *Bucket[T]) enter() bool {
-	if b.gate.Add(1)&disabledBit != 0 { // RMW: orders against Disable's Or
+	for {
+		g := b.gate.Add(1) // RMW: orders against Disable's Or and Reclaim's CAS
+		if g&disabledBit != 0 {
+			b.gate.Add(-1)
+			return false
+		}
+		if g&reclaimBit == 0 {
+			return true
+		}
+		// Reclaim holds the lanes for a few µs: step back and wait.
 		b.gate.Add(-1)
-		return false
+		for b.gate.Load()&reclaimBit != 0 {
+			runtime.Gosched()
+		}
 	}
-	return true
 }
 
 // leave ends an Add in progress.
@@ -221,6 +234,20 @@ func (b *Bucket[T]) Disable() {
 	for b.gate.Load()&^disabledBit != 0 { // an Add is between enter and leave
 		runtime.Gosched() // an Add holds the gate for a few pushes only
 	}
+}
+
+// Reclaim lets both lanes reuse their consumed blocks (deque.Injector's
+// Reclaim), so that the next cycle's adds allocate nothing. Owner, when no
+// consumer can be taking from the bucket (a scheduler's workers are all
+// parked). Adds from other goroutines are held off meanwhile; if one is in
+// progress, or the bucket is disabled, Reclaim does nothing this time.
+func (b *Bucket[T]) Reclaim() {
+	if !b.gate.CompareAndSwap(0, reclaimBit) {
+		return
+	}
+	b.queue.Reclaim()
+	b.prio.Reclaim()
+	b.gate.Add(-reclaimBit)
 }
 
 // Enable undoes Disable. Owner.

@@ -113,13 +113,18 @@
 // 29 ns per item for a 1024-item add and its batched removal,
 // BenchmarkInjectorPushBatch vs BenchmarkInjectorPushEach). A consumer
 // loads the bit of the head slot (load-acquire), claims it by CAS on head,
-// then reads it. Slots are
-// written once and never reused, so there is no ABA problem: the garbage
-// collector frees consumed blocks. A consumer that meets a drawn ticket
-// whose value is not yet written returns Retry instead of waiting. It is
-// unbounded on purpose: its producers are packets in the middle of a
-// phase, which cannot be made to wait without deadlocking the phase; its
-// memory is the live items plus at most two partial blocks.
+// then reads it. While operations run, a slot is written once and read
+// once and a block is never reused, so there is no ABA problem. Blocks are
+// recycled only through Reclaim, which its caller runs when no other
+// goroutine is inside the injector (a scheduler: at the end of a cycle,
+// its workers parked and its bucket's adds held off): the blocks consumers
+// retired go to a free list that producers only pop until the next
+// Reclaim, so no popper can meet a block that left and came back. A
+// consumer that meets a drawn ticket whose value is not yet written
+// returns Retry instead of waiting. It is unbounded on purpose: its
+// producers are packets in the middle of a phase, which cannot be made to
+// wait without deadlocking the phase; its memory is the live items, at
+// most two partial blocks and up to 128 spare blocks kept for reuse.
 //
 // # Costs
 //

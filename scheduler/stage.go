@@ -146,6 +146,11 @@ func (s *Scheduler) endCycle() {
 	for st := 1; st <= s.nStages; st++ {
 		s.buckets[st].Close()
 	}
+	// Every worker is parked (the last one decided, or an abort found them
+	// so), so no consumer is inside a bucket: its blocks can be reused.
+	for _, b := range s.buckets {
+		b.Reclaim()
+	}
 	s.cur.Store(0)
 	s.cycleActive.Store(false)
 	s.totals.cycles++
