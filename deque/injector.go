@@ -44,14 +44,14 @@ func (b *block[T]) isWritten(off uint64) bool {
 // links) the ticket's block, writes the value, then sets the slot's bit
 // in the block's written bitmap (an atomic OR: a release). A consumer
 // checks that the slot at head is written (load-acquire), then claims it
-// by CAS on head, then reads it
-// (claim-then-read). Nobody blocks: a consumer that meets a ticket drawn
+// by CAS on head, then reads it (claim-then-read). Nobody blocks: a consumer that meets a ticket drawn
 // but not yet written returns Retry instead of waiting.
 //
 // The injector is unbounded by design: its producers are packets adding
 // work in the middle of a GC or batch phase, which cannot be made to wait
-// without deadlocking the phase. Its memory is the live items plus at
-// most two partly used blocks; consumed blocks become garbage at once.
+// without deadlocking the phase. Its memory is the live items, at most two
+// partly used blocks, and the consumed blocks: garbage at once, or kept
+// for reuse (at most maxSpare) once the owner calls Reclaim.
 type Injector[T any] struct {
 	head      atomic.Uint64 // next ticket to consume
 	headBlock atomic.Pointer[block[T]]
