@@ -2,11 +2,12 @@ package trace
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wsched/wsched/internal/watchdog"
 )
 
 // fakeClock returns a Clock that advances by step ns per call.
@@ -198,7 +199,6 @@ func TestConcurrentWorkers(t *testing.T) {
 	const workers, per = 4, 2000
 	r := NewRecorder(workers, Options{MaxBytes: 1 << 20})
 	var wg sync.WaitGroup
-	done := make(chan struct{})
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -212,13 +212,7 @@ func TestConcurrentWorkers(t *testing.T) {
 			_ = r.Dropped()
 		}()
 	}
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("workers hung:\n%s", buf[:runtime.Stack(buf, true)])
-	}
+	watchdog.Watch(t, 30*time.Second, wg.Wait)
 	s := r.Snapshot()
 	total := 0
 	var last int64

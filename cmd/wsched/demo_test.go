@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -17,17 +17,8 @@ import (
 func runDemoWithin(t *testing.T, d time.Duration, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() { done <- demo(args, &out, &errb) }()
-	select {
-	case code = <-done:
-		return code, out.String(), errb.String()
-	case <-time.After(d):
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("demo %v still running after %v; goroutines:\n%s", args, d, buf)
-		panic("unreachable")
-	}
+	watchdog.Watch(t, d, func() { code = demo(args, &out, &errb) })
+	return code, out.String(), errb.String()
 }
 
 func TestDemoUsage(t *testing.T) {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/analyze"
@@ -56,8 +56,7 @@ func runTraced(t *testing.T, cfg scheduler.Config) (*trace.Snapshot, scheduler.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	watchdog.Within(t, 60*time.Second, func() (struct{}, error) {
 		var err error
 		for cycle := 0; cycle < 2 && err == nil; cycle++ {
 			ps := make([]scheduler.Packet, 0, 24)
@@ -84,17 +83,8 @@ func runTraced(t *testing.T, cfg scheduler.Config) (*trace.Snapshot, scheduler.S
 		if cerr := s.Close(); err == nil {
 			err = cerr
 		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		buf := make([]byte, 1<<20)
-		t.Fatalf("scheduler run hung; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
-	}
+		return struct{}{}, err
+	})
 	// Close has waited for the workers: no hook runs any more.
 	return rec.Snapshot(), s.Stats()
 }
