@@ -12,30 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wsched/wsched/internal/watchdog"
+
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 )
-
-// watchdog fails the test with every goroutine's stack instead of hanging.
-func watchdog(t *testing.T, d time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	fired := make(chan struct{})
-	go func() {
-		defer close(fired)
-		select {
-		case <-done:
-		case <-time.After(d):
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s", t.Name(), d, buf[:n])
-			t.Errorf("watchdog: timed out after %v (goroutine dump on stderr)", d)
-		}
-	}()
-	return func() { close(done); <-fired }
-}
 
 func TestFingerprintRoundTrip(t *testing.T) {
 	fp := TakeFingerprint()
@@ -163,7 +146,7 @@ func smallWorkload() *Workload {
 }
 
 func TestMatrixWritesBenchfmtAndSummary(t *testing.T) {
-	defer watchdog(t, 2*time.Minute)()
+	defer watchdog.Start(t, 2*time.Minute)()
 	wl := smallWorkload()
 	var cfgs []Config
 	cfgs = append(cfgs, Config{Workload: wl, Target: Target{System: system.WSched, Policy: system.DefaultPolicy}, Workers: 2})
@@ -260,7 +243,7 @@ func TestAAReportsNoDifference(t *testing.T) {
 	if busy, l := machineBusy(); busy {
 		t.Skipf("load average %s: too busy for a statistical self-test", l)
 	}
-	defer watchdog(t, 2*time.Minute)()
+	defer watchdog.Start(t, 2*time.Minute)()
 	for attempt := 1; attempt <= 3; attempt++ {
 		tr, err := Trial(selfTestConfig(), 0, selfTestOpts)
 		if err != nil {
@@ -295,7 +278,7 @@ func TestPlantedSlowdownDetected(t *testing.T) {
 	if busy, l := machineBusy(); busy {
 		t.Skipf("load average %s: too busy to resolve a 5%% effect", l)
 	}
-	defer watchdog(t, 2*time.Minute)()
+	defer watchdog.Start(t, 2*time.Minute)()
 	missed := 0
 	for attempt := 1; attempt <= 5; attempt++ {
 		tr, err := Trial(selfTestConfig(), 0.05, selfTestOpts)
@@ -328,7 +311,7 @@ func TestAAFalseAlarmRate(t *testing.T) {
 	if busy, l := machineBusy(); busy {
 		t.Skipf("load average %s: too busy for a statistical self-test", l)
 	}
-	defer watchdog(t, 2*time.Minute)()
+	defer watchdog.Start(t, 2*time.Minute)()
 	wl, _ := LookupWorkload("fanout")
 	c := Config{Workload: wl, Target: Target{System: system.WSched, Policy: system.DefaultPolicy}, Workers: runtime.GOMAXPROCS(0)}
 	r, err := RepeatTrials(c, 0, 30, RunOptions{Count: 6, Iters: 3, Warmup: 1, SetProcs: true})
@@ -385,7 +368,7 @@ func TestSaturationPoint(t *testing.T) {
 }
 
 func TestSaturateKeepsUpAtLowRate(t *testing.T) {
-	defer watchdog(t, time.Minute)()
+	defer watchdog.Start(t, time.Minute)()
 	pts, err := Saturate(SatOptions{Workers: 2, Policy: system.DefaultPolicy, Costs: []time.Duration{10 * time.Microsecond},
 		Fractions: []float64{1.0 / 64}, MaxRate: 1e6, Step: 20 * time.Millisecond, MaxPackets: 1000})
 	if err != nil {

@@ -2,34 +2,13 @@ package system_test
 
 import (
 	"fmt"
-	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
+	"github.com/wsched/wsched/internal/watchdog"
 )
-
-// watchdog fails the test with every goroutine's stack if done is not
-// closed in time, instead of letting a lost task hang the test binary.
-func watchdog(t *testing.T, d time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	fired := make(chan struct{})
-	go func() {
-		defer close(fired)
-		select {
-		case <-done:
-		case <-time.After(d):
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s", t.Name(), d, buf[:n])
-			t.Errorf("watchdog: timed out after %v (goroutine dump on stderr)", d)
-		}
-	}()
-	return func() { close(done); <-fired }
-}
 
 // Every system runs every tree it can express, each task exactly once,
 // several runs in a row on the same executor.
@@ -54,7 +33,7 @@ func TestSystemsRunEveryTask(t *testing.T) {
 						}
 						t.Skip("cannot express spawning workloads")
 					}
-					stop := watchdog(t, 60*time.Second)
+					stop := watchdog.Start(t, 60*time.Second)
 					defer stop()
 					in := workload.NewInstance(tr, 0)
 					in.CountLeaves()

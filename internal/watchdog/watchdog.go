@@ -5,6 +5,8 @@
 package watchdog
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -45,4 +47,25 @@ func Within[T any](t testing.TB, d time.Duration, f func() (T, error)) T {
 func Stacks() []byte {
 	buf := make([]byte, 8<<20)
 	return buf[:runtime.Stack(buf, true)]
+}
+
+// Start arms a watchdog for the calling test and returns its stop
+// function, for `defer watchdog.Start(t, d)()`: if stop has not been
+// called after d, the test is marked failed and every goroutine's stack
+// is written to stderr (the test's own goroutine may be the stuck one, so
+// it cannot be stopped from here). stop waits for the watchdog goroutine.
+func Start(t testing.TB, d time.Duration) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	fired := make(chan struct{})
+	go func() {
+		defer close(fired)
+		select {
+		case <-done:
+		case <-time.After(d):
+			fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s", t.Name(), d, Stacks())
+			t.Errorf("watchdog: timed out after %v (goroutine dump on stderr)", d)
+		}
+	}()
+	return func() { close(done); <-fired }
 }

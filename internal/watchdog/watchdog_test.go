@@ -46,3 +46,20 @@ func TestWithin(t *testing.T) {
 		t.Fatal("Stacks does not show this test's goroutine")
 	}
 }
+
+func (f *fakeT) Name() string                   { return "fake" }
+func (f *fakeT) Errorf(format string, a ...any) { f.fatals = append(f.fatals, format) }
+
+func TestStart(t *testing.T) {
+	ft := &fakeT{}
+	Start(ft, time.Second)() // stopped in time: silent
+	if len(ft.fatals) != 0 {
+		t.Fatalf("a stopped watchdog reported %q", ft.fatals)
+	}
+	stop := Start(ft, 10*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	if len(ft.fatals) != 1 || !strings.Contains(ft.fatals[0], "timed out") {
+		t.Fatalf("an expired watchdog reported %q", ft.fatals)
+	}
+}

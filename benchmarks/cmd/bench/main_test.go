@@ -2,33 +2,14 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
-)
 
-// watchdog fails the test with every goroutine's stack instead of hanging.
-func watchdog(t *testing.T, d time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	fired := make(chan struct{})
-	go func() {
-		defer close(fired)
-		select {
-		case <-done:
-		case <-time.After(d):
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s", t.Name(), d, buf[:n])
-			t.Errorf("watchdog: timed out after %v (goroutine dump on stderr)", d)
-		}
-	}()
-	return func() { close(done); <-fired }
-}
+	"github.com/wsched/wsched/internal/watchdog"
+)
 
 func runCmd(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
@@ -80,7 +61,7 @@ func TestCompareMissingFile(t *testing.T) {
 // A tiny matrix end to end: files written, summary and plots, compare of
 // the run with itself.
 func TestMatrixSmoke(t *testing.T) {
-	defer watchdog(t, 2*time.Minute)()
+	defer watchdog.Start(t, 2*time.Minute)()
 	dir := t.TempDir()
 	code, out, errOut := runCmd("-workloads", "fanout", "-peers", "chanpool", "-count", "2", "-iters", "1",
 		"-warmup", "0", "-workers", "2", "-out", dir)
@@ -106,7 +87,7 @@ func TestMatrixSmoke(t *testing.T) {
 }
 
 func TestSaturateSmoke(t *testing.T) {
-	defer watchdog(t, 2*time.Minute)()
+	defer watchdog.Start(t, 2*time.Minute)()
 	dir := t.TempDir()
 	code, out, errOut := runCmd("saturate", "-quick", "-costs", "100us", "-step", "10ms", "-out", dir)
 	if code != 0 {
