@@ -182,22 +182,7 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 						fail("StealBatchAndPop = _, %d, %v", moved, st)
 					}
 				}
-				// Take a little from a peer, then pop a few of our own,
-				// leaving some for the peers to steal.
-				if rng.IntN(4) == 0 {
-					if v, st := peer.Steal(); st == deque.Success {
-						c.add(v)
-						local++
-					}
-				}
-				for pops := 1 + rng.IntN(4); pops > 0; pops-- {
-					v, ok := mine.Pop()
-					if !ok {
-						break
-					}
-					c.add(v)
-					local++
-				}
+				local += takeSome(rng, peer, mine, c)
 				c.total.Add(local)
 				local = 0
 			}
@@ -333,20 +318,7 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 						fail("Injector.StealBatchAndPop = _, %d, %v", moved, st)
 					}
 				}
-				if rng.IntN(4) == 0 {
-					if v, st := peer.Steal(); st == deque.Success {
-						c.add(v)
-						local++
-					}
-				}
-				for pops := 1 + rng.IntN(4); pops > 0; pops-- {
-					v, ok := mine.Pop()
-					if !ok {
-						break
-					}
-					c.add(v)
-					local++
-				}
+				local += takeSome(rng, peer, mine, c)
 				c.total.Add(local)
 				local = 0
 			}
@@ -370,4 +342,27 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 		n, p, k,
 		statuses[0][deque.Success].Load(), statuses[0][deque.Empty].Load(), statuses[0][deque.Retry].Load(),
 		statuses[1][deque.Success].Load(), statuses[1][deque.Empty].Load(), statuses[1][deque.Retry].Load())
+}
+
+// takeSome is a consumer's turn after its own take: now and then one item
+// stolen from a peer's deque, then up to four popped from its own, leaving
+// some for the peers to steal. It counts every item in c and returns how
+// many it took. mine's owner only.
+func takeSome(rng *rand.Rand, peer, mine *deque.Deque[int], c *counter) int64 {
+	var n int64
+	if rng.IntN(4) == 0 {
+		if v, st := peer.Steal(); st == deque.Success {
+			c.add(v)
+			n++
+		}
+	}
+	for pops := 1 + rng.IntN(4); pops > 0; pops-- {
+		v, ok := mine.Pop()
+		if !ok {
+			break
+		}
+		c.add(v)
+		n++
+	}
+	return n
 }
