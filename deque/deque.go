@@ -107,12 +107,13 @@ type Deque[T any] struct {
 	buf atomic.Pointer[buffer[T]]
 
 	// Owner-only fields: no synchronisation.
-	own      *buffer[T] // nil after Release
-	ownBot   uint64     // == bottom, plus items pushed but not yet published
-	topCache uint64     // a lower bound of top, refreshed on the slow paths
-	peak     int64      // most items seen by the owner in this window (see endEpoch)
-	pops     int        // Pop calls in this window, counted while the buffer is above minCap
-	fifo     bool       // immutable after New; read by thieves without sync
+	own      *buffer[T] // a dead one-slot buffer after Release
+	released bool
+	ownBot   uint64 // == bottom, plus items pushed but not yet published
+	topCache uint64 // a lower bound of top, refreshed on the slow paths
+	peak     int64  // most items seen by the owner in this window (see endEpoch)
+	pops     int    // Pop calls in this window, counted while the buffer is above minCap
+	fifo     bool   // immutable after New; read by thieves without sync
 }
 
 // New returns an empty LIFO deque: Pop returns the newest item.
@@ -132,7 +133,7 @@ func newDeque[T any](fifo bool, start uint64) *Deque[T] {
 }
 
 func (d *Deque[T]) mustOwn(op string) *buffer[T] {
-	if d.own == nil {
+	if d.released {
 		panic("deque: " + op + " on a Deque after Release")
 	}
 	return d.own
@@ -140,13 +141,30 @@ func (d *Deque[T]) mustOwn(op string) *buffer[T] {
 
 // Push adds v at the bottom end. Owner only. It allocates only when the
 // buffer must grow.
+//
+// Push and Pop keep their common cases in small frames and move the rest
+// out of line (pushSlow, popSlow): a released deque, a slot a thief has
+// not handed back, growth, the Chase–Lev retraction of bottom. Measured:
+// 9–12 → 7.5–8.5 ns per push+pop (the Go inliner does not take even the
+// fast paths: a call to the slow path alone costs 57 of its budget of 80).
 func (d *Deque[T]) Push(v T) {
 	b := d.ownBot
+	slots := d.own.slots
+	// len(slots) is a power of two; the mask spares a load and the
+	// bounds check.
+	s := &slots[b&uint64(len(slots)-1)]
+	if s.free != b {
+		d.pushSlow(v)
+		return
+	}
+	s.val = v
+	d.bottom.Store(b + 1)
+	d.ownBot = b + 1
+}
+
+func (d *Deque[T]) pushSlow(v T) {
+	b := d.ownBot
 	d.write(b, v)
-	// Store-release: publishes the slot. This is the one sequentially
-	// consistent store on Push (an XCHG on amd64). ownBot is stored after
-	// it: a plain store just before a locked instruction makes it wait
-	// for the store to drain (measured: 11 → 9 ns per push+pop).
 	d.bottom.Store(b + 1)
 	d.ownBot = b + 1
 }
@@ -208,6 +226,54 @@ func (d *Deque[T]) resize(n int, t uint64) *buffer[T] {
 // Pop removes and returns an item from the owner's end: the newest for a
 // LIFO deque, the oldest for a FIFO one. Owner only.
 func (d *Deque[T]) Pop() (T, bool) {
+	// The lone item (LIFO or FIFO alike): take it from the top end with
+	// one CAS, as a thief would, without moving bottom. This is the same
+	// CAS that Chase–Lev's last-item race ends in, minus the two stores
+	// of bottom around it. topCache == b-1 guesses top; if the guess is
+	// stale (a thief took the item) the CAS fails and popSlow looks.
+	var zero T
+	if b := d.ownBot; b-d.topCache == 1 && d.top.CompareAndSwap(b-1, b) {
+		t := b - 1
+		slots := d.own.slots
+		d.topCache = b
+		s := &slots[t&uint64(len(slots)-1)]
+		v := s.val
+		s.val = zero
+		// Taken from the top end: hand the slot to the next lap,
+		// privately (no thief can be reading it).
+		s.free = t + uint64(len(slots))
+		if len(slots) > minCap {
+			d.endEpoch() // that was the last item
+		}
+		return v, true
+	}
+	if b := d.ownBot; b-d.topCache >= 2 && !d.fifo {
+		// At least two items by topCache, a lower bound of top that
+		// may be stale: retract bottom, then look at top (the store–
+		// load order of popSlow, where the argument is written down).
+		b--
+		d.bottom.Store(b)
+		t := d.top.Load()
+		d.topCache = t
+		if size := int64(b - t); size > 0 {
+			slots := d.own.slots
+			s := &slots[b&uint64(len(slots)-1)]
+			v := s.val
+			s.val = zero
+			d.ownBot = b
+			if len(slots) > minCap {
+				d.notePeak(size)
+			}
+			return v, true
+		}
+		return d.popRetracted(b, t)
+	}
+	return d.popSlow()
+}
+
+// popSlow is Pop for the cases the fast paths leave: an empty or released
+// deque, a FIFO deque with more than one item, a stale topCache.
+func (d *Deque[T]) popSlow() (T, bool) {
 	buf := d.mustOwn("Pop")
 	var zero T
 	b := d.ownBot
@@ -261,7 +327,27 @@ func (d *Deque[T]) Pop() (T, bool) {
 	t := d.top.Load()
 	d.topCache = t
 	size := int64(b - t)
-	if size < 0 {
+	if size <= 0 {
+		return d.popRetracted(b, t)
+	}
+	// Index b is ours: no thief can claim an index >= bottom.
+	s := &buf.slots[b&buf.mask]
+	v := s.val
+	s.val = zero
+	d.ownBot = b
+	if len(buf.slots) > minCap {
+		d.notePeak(size)
+	}
+	return v, true
+}
+
+// popRetracted finishes a Pop that lowered bottom to b and then read top
+// t >= b: the deque is empty (t > b) or b is the last item (t == b),
+// which the owner races the thieves for. Owner only.
+func (d *Deque[T]) popRetracted(b, t uint64) (T, bool) {
+	var zero T
+	buf := d.own
+	if t != b {
 		// Empty: thieves took everything. Restore bottom = top.
 		d.bottom.Store(t)
 		d.ownBot = t
@@ -271,16 +357,6 @@ func (d *Deque[T]) Pop() (T, bool) {
 		return zero, false
 	}
 	s := &buf.slots[b&buf.mask]
-	if size > 0 {
-		// Index b is ours: no thief can claim an index >= bottom.
-		v := s.val
-		s.val = zero
-		d.ownBot = b
-		if len(buf.slots) > minCap {
-			d.notePeak(size)
-		}
-		return v, true
-	}
 	// The last item: race the thieves for it through top.
 	won := d.top.CompareAndSwap(t, t+1)
 	d.bottom.Store(b + 1) // top == bottom == b+1 either way
@@ -365,14 +441,39 @@ func (d *Deque[T]) Release() {
 	if n := d.Len(); n != 0 {
 		panic("deque: Release of a Deque that still holds items")
 	}
-	d.own = nil
+	d.released = true
+	// A one-slot buffer whose slot is never free sends Push to
+	// pushSlow, and topCache == ownBot sends Pop to popSlow, where
+	// mustOwn panics: the fast paths need no check of their own.
+	dead := &buffer[T]{slots: make([]slot[T], 1)}
+	dead.slots[0].free = d.ownBot + 1
+	dead.slots[0].seq.Store(d.ownBot + 1)
+	d.own = dead
+	d.topCache = d.ownBot
 	d.buf.Store(nil)
 }
 
 // Steal takes the oldest item. Any goroutine.
 func (d *Deque[T]) Steal() (T, Status) {
-	v, _, st := d.take(nil, d.top.Load(), 1, true)
-	return v, st
+	// take for one item, without its batch loop: the orderings are
+	// those written down in take.
+	var zero T
+	t := d.top.Load()
+	b := d.bottom.Load()
+	buf := d.buf.Load()
+	if buf == nil {
+		panic("deque: steal from a Deque after Release")
+	}
+	if int64(b-t) <= 0 {
+		return zero, Empty
+	}
+	if !d.top.CompareAndSwap(t, t+1) {
+		return zero, Retry
+	}
+	s := &buf.slots[t&buf.mask]
+	v := s.val
+	s.seq.Store(t + uint64(len(buf.slots)))
+	return v, Success
 }
 
 // StealBatch moves about half of the items, min(⌈n/2⌉, limit), into dst,
