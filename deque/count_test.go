@@ -229,6 +229,53 @@ func TestInjectorStealBatchAndPopCount(t *testing.T) {
 	}
 }
 
+// TestInjectorBatchIntoFullDeque: a batch that meets a destination slot
+// that is not free (the buffer is full, or a thief took the slot's last
+// occupant and the owner has not lapped it yet) moves the rest through
+// the deque's growth path; nothing is lost and the order holds.
+func TestInjectorBatchIntoFullDeque(t *testing.T) {
+	for _, have := range []int{deque.MinCap - 40, deque.MinCap - 5, deque.MinCap - 1, deque.MinCap} {
+		for _, stolen := range []int{0, 3} {
+			q := deque.NewInjector[int]()
+			for i := range 100 {
+				q.Push(1000 + i)
+			}
+			dst := deque.New[int]()
+			for i := range have {
+				dst.Push(i)
+			}
+			// Thieves take the oldest few: their slots come back through
+			// seq, not the owner's free word.
+			for i := range stolen {
+				if v, st := dst.Steal(); v != i || st != deque.Success {
+					t.Fatalf("have=%d: Steal = %d, %v", have, v, st)
+				}
+			}
+			v, moved, st := q.StealBatchAndPop(dst, 32)
+			if v != 1000 || moved != 31 || st != deque.Success {
+				t.Fatalf("have=%d stolen=%d: StealBatchAndPop = %d, %d, %v; want 1000, 31, success", have, stolen, v, moved, st)
+			}
+			if got, want := dst.Len(), have-stolen+31; got != want {
+				t.Fatalf("have=%d stolen=%d: dst.Len = %d, want %d", have, stolen, got, want)
+			}
+			// LIFO owner end: the batch newest first, then the old items.
+			for i := 31; i >= 1; i-- {
+				if got, ok := dst.Pop(); !ok || got != 1000+i {
+					t.Fatalf("have=%d stolen=%d: Pop = %d, %v; want %d", have, stolen, got, ok, 1000+i)
+				}
+			}
+			for i := have - 1; i >= stolen; i-- {
+				if got, ok := dst.Pop(); !ok || got != i {
+					t.Fatalf("have=%d stolen=%d: Pop = %d, %v; want %d", have, stolen, got, ok, i)
+				}
+			}
+			if _, ok := dst.Pop(); ok {
+				t.Fatalf("have=%d stolen=%d: dst not empty", have, stolen)
+			}
+		}
+	}
+}
+
 // TestInjectorFIFO: a single goroutine's pushes come back in order through
 // Steal, across many blocks and the wrap-around.
 func TestInjectorFIFO(t *testing.T) {

@@ -176,6 +176,30 @@ func (d *Deque[T]) put(v T) {
 	d.ownBot = b + 1
 }
 
+// putAll writes vs at ownBot, ownBot+1, … without publishing them, as
+// len(vs) calls of put would, but in one loop: a slot that is free takes
+// a plain store, and only the first one that is not (full, or still held
+// by a consumer) sends the rest through put. Owner only; the caller has
+// checked that the deque is not released.
+func (d *Deque[T]) putAll(vs []T) {
+	b := d.ownBot
+	slots := d.own.slots
+	mask := uint64(len(slots) - 1)
+	for i, v := range vs {
+		idx := b + uint64(i)
+		s := &slots[idx&mask]
+		if s.free != idx && s.seq.Load() != idx {
+			d.ownBot = idx
+			for _, v := range vs[i:] {
+				d.put(v)
+			}
+			return
+		}
+		s.val = v
+	}
+	d.ownBot = b + uint64(len(vs))
+}
+
 // write stores v into the slot of index b == ownBot. Owner only.
 func (d *Deque[T]) write(b uint64, v T) {
 	buf := d.mustOwn("Push")

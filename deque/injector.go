@@ -273,14 +273,11 @@ func (q *Injector[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status
 		return zero, 0, Retry
 	}
 	v := b.vals[off]
-	b.vals[off] = zero
-	for j := off + 1; j < off+k; j++ {
-		dst.put(b.vals[j])
-		b.vals[j] = zero
-	}
 	if k > 1 {
+		dst.putAll(b.vals[off+1 : off+k])
 		dst.bottom.Store(dst.ownBot) // publish the moved items at once
 	}
+	clear(b.vals[off : off+k]) // ours alone; drop the references for the GC
 	return v, int(k - 1), Success
 }
 
