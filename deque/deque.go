@@ -79,6 +79,11 @@ func newBuffer[T any](n int, first uint64) *buffer[T] {
 	return b
 }
 
+// testHookResize, when set by a test, runs in resize between reading top
+// and publishing the new buffer: the window in which a thief's claim
+// leaves a stale slot behind (releasedInPrev).
+var testHookResize func()
+
 // cacheLine pads the thieves' index away from the owner's fields so that
 // a steal does not invalidate the line the owner pushes on.
 type cacheLine [64]byte
@@ -109,11 +114,13 @@ type Deque[T any] struct {
 	// Owner-only fields: no synchronisation.
 	own      *buffer[T] // a dead one-slot buffer after Release
 	released bool
-	ownBot   uint64 // == bottom, plus items pushed but not yet published
-	topCache uint64 // a lower bound of top, refreshed on the slow paths
-	peak     int64  // most items seen by the owner in this window (see endEpoch)
-	pops     int    // Pop calls in this window, counted while the buffer is above minCap
-	fifo     bool   // immutable after New; read by thieves without sync
+	prev     *buffer[T] // the buffer before own, for releasedInPrev; nil after a shrink
+	resizes  int        // buffers built (tests)
+	ownBot   uint64     // == bottom, plus items pushed but not yet published
+	topCache uint64     // a lower bound of top, refreshed on the slow paths
+	peak     int64      // most items seen by the owner in this window (see endEpoch)
+	pops     int        // Pop calls in this window, counted while the buffer is above minCap
+	fifo     bool       // immutable after New; read by thieves without sync
 }
 
 // New returns an empty LIFO deque: Pop returns the newest item.
@@ -207,11 +214,11 @@ func (d *Deque[T]) write(b uint64, v T) {
 	// Load-acquire of seq: synchronises with the consumer that released
 	// the slot's previous index, so our write cannot race with its read.
 	// Or the owner consumed that index itself (free).
-	if s.free != b && s.seq.Load() != b {
+	if s.free != b && s.seq.Load() != b && !d.releasedInPrev(buf, b) {
 		// Full (the slot still holds index b-cap), or a consumer of
 		// index b-cap has claimed but not yet released it, or a
-		// consumer claimed it in an older buffer during a resize.
-		// A fresh buffer settles all three without waiting.
+		// consumer claimed it in an older buffer than prev during a
+		// resize. A fresh buffer settles all three without waiting.
 		buf = d.slowPut()
 		s = &buf.slots[b&buf.mask]
 	}
@@ -229,6 +236,36 @@ func (d *Deque[T]) slowPut() *buffer[T] {
 	return d.resize(n, t)
 }
 
+// releasedInPrev reports whether index i = b-cap, whose slot in buf (the
+// current buffer) still says "may hold i", was consumed by a thief that
+// read it from the previous buffer and has released it there. Owner only.
+//
+// resize builds the new buffer from a top it read before publishing it,
+// and copies every index from there: a thief that claims one of them
+// meanwhile reads (and releases) it in the old buffer, and the new
+// buffer's slot keeps saying "may hold i" for good. Without this check the
+// owner, lapping onto that slot, took it for held and replaced the whole
+// buffer with a same-size copy, which the next thief then raced the same
+// way: in a 16k-packet spawn burst with a busy thief, about one 650 KB
+// copy per lap (TestResizeRaceNoCopies).
+//
+// prev.seq == i+len(prev) proves it: only i's claimant advances that
+// slot to i+len(prev) (a buffer built after i was consumed would not have
+// marked i live in buf), so the claimant read prev, is done, and never
+// touches buf. Anything else (a thief still reading, a claim made in an
+// even older buffer, a full buffer) keeps the fresh-buffer path.
+func (d *Deque[T]) releasedInPrev(buf *buffer[T], b uint64) bool {
+	p := d.prev
+	if p == nil {
+		return false
+	}
+	i := b - uint64(len(buf.slots))
+	if int64(i-d.top.Load()) >= 0 {
+		return false // index i is still in the deque: full
+	}
+	return p.slots[i&p.mask].seq.Load() == i+uint64(len(p.slots))
+}
+
 // resize copies the live items [t, ownBot) into a fresh buffer of n slots
 // and publishes it. Owner only. Consumers that claimed an index in the
 // old buffer keep reading the old buffer, which nobody writes again, so
@@ -239,7 +276,18 @@ func (d *Deque[T]) resize(n int, t uint64) *buffer[T] {
 	for i := t; i != d.ownBot; i++ {
 		nb.slots[i&nb.mask].val = old.slots[i&old.mask].val
 	}
+	if testHookResize != nil {
+		testHookResize() // a thief claims here in TestResizeRaceNoCopies
+	}
+	d.resizes++
 	d.own = nb
+	// Kept for releasedInPrev, unless the new buffer is smaller (a
+	// shrink must not keep the big buffer alive; the check is only an
+	// optimisation).
+	d.prev = nil
+	if len(old.slots) <= n {
+		d.prev = old
+	}
 	// Store-release: a thief that loads this pointer sees the copied
 	// slots. Thieves load buf after bottom, so a thief that saw an index
 	// pushed into nb also sees nb (or a newer buffer).
@@ -303,10 +351,9 @@ func (d *Deque[T]) popSlow() (T, bool) {
 	b := d.ownBot
 	if b == d.topCache {
 		// top never passes bottom and topCache <= top: empty, and no
-		// fence was needed to learn it.
-		if len(buf.slots) > minCap {
-			d.endEpoch()
-		}
+		// fence was needed to learn it. The epoch ended when the deque
+		// became empty; an idle worker polling it does not count
+		// towards the shrink window (endEpoch).
 		return zero, false
 	}
 	if d.fifo || b-d.topCache == 1 {
@@ -409,8 +456,12 @@ func (d *Deque[T]) notePeak(size int64) {
 }
 
 // endEpoch runs when the owner finds its deque empty or takes its last
-// item, the end of an epoch of use. Once the owner has made at least Cap() Pop calls since the
-// last decision (the window), a buffer that the window never needed more
+// item, the end of an epoch of use. Once the owner has made at least Cap()
+// Pops since the last decision (the window: Pops that took an item or
+// found the deque newly empty; polls of a deque the owner already knows
+// to be empty do not count, or a worker that spins between two bursts
+// would close a window of nothing but polls and shrink the buffer that the
+// next burst regrows: a 16k-packet spawn round did so every few rounds), a buffer that the window never needed more
 // than a quarter of shrinks to fit the window's peak (at least minCap);
 // otherwise it stays. The window makes shrinking amortised O(1): a regrow
 // costs O(Cap()) and can follow at most one shrink per Cap() pops, so a
@@ -466,6 +517,7 @@ func (d *Deque[T]) Release() {
 		panic("deque: Release of a Deque that still holds items")
 	}
 	d.released = true
+	d.prev = nil
 	// A one-slot buffer whose slot is never free sends Push to
 	// pushSlow, and topCache == ownBot sends Pop to popSlow, where
 	// mustOwn panics: the fast paths need no check of their own.

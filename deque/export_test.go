@@ -17,3 +17,11 @@ func NewDequeAt[T any](fifo bool, start uint64) *Deque[T] { return newDeque[T](f
 
 // NewInjectorAt returns an empty injector whose tickets start at start.
 func NewInjectorAt[T any](start uint64) *Injector[T] { return newInjector[T](start) }
+
+// SetResizeHook sets a function that resize runs after it has read top and
+// copied the live items, before it publishes the new buffer; nil removes
+// it. Not safe to call while deques are in use.
+func SetResizeHook(f func()) { testHookResize = f }
+
+// Resizes returns how many buffers d has built after its first. Owner only.
+func Resizes[T any](d *Deque[T]) int { return d.resizes }

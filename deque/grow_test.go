@@ -157,15 +157,73 @@ func TestShrinkOwnerOnly(t *testing.T) {
 				if got := d.Cap(); got != grown {
 					t.Errorf("Cap %d right after the owner popped the burst; want the buffer (%d) kept", got, grown)
 				}
-				for i := range grown {
+				// Polls of the empty deque do not count towards the
+				// window, so the window that held the burst closes
+				// first and the next one shrinks: two windows, 2×Cap()
+				// small epochs at most.
+				for i := range 2 * grown {
 					d.Push(i)
 					if v, ok := d.Pop(); !ok || v != i {
 						t.Fatalf("Pop after the burst = %d, %v; want %d", v, ok, i)
 					}
-					d.Pop() // finds it empty: an epoch ends
+					d.Pop() // finds it empty
 				}
 				if got := d.Cap(); got > shrunk {
-					t.Errorf("Cap %d (grown to %d) after the burst and Cap() more small epochs; want <= %d", got, grown, shrunk)
+					t.Errorf("Cap %d (grown to %d) after the burst and 2×Cap() more small epochs; want <= %d", got, grown, shrunk)
+				}
+			})
+		}
+	}
+}
+
+// TestResizeRaceNoCopies: a thief that claims an item while the owner is
+// building a new buffer reads and releases it in the old buffer, and the
+// new buffer's slot keeps saying "may hold" that index. When the owner
+// laps onto that slot it must see, through the previous buffer, that the
+// item is gone, and write the slot: no same-size copy of the buffer. (It
+// made one per lap or two in a 16k-packet spawn burst with a busy thief.)
+func TestResizeRaceNoCopies(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		for _, start := range starts {
+			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
+				d := deque.NewDequeAt[int](fifo, start)
+				var stolen []int
+				deque.SetResizeHook(func() {
+					// The thief loads the old buffer and claims the
+					// oldest item before the new buffer is published.
+					v, st := d.Steal()
+					if st != deque.Success {
+						t.Errorf("Steal in the resize window: %v", st)
+					}
+					stolen = append(stolen, v)
+				})
+				defer deque.SetResizeHook(nil)
+				// Fill the first buffer: the next Push grows it, and the
+				// thief claims item 0 in the window.
+				for i := range deque.MinCap + 1 {
+					d.Push(i)
+				}
+				deque.SetResizeHook(nil)
+				if len(stolen) != 1 || stolen[0] != 0 {
+					t.Fatalf("stolen in the window: %v; want [0]", stolen)
+				}
+				grown := d.Cap()
+				before := deque.Resizes(d)
+				// Lap the new buffer: a thief takes the oldest item and
+				// the owner pushes one, until the bottom index passes
+				// the stale slot of item 0 (index start+grown), the
+				// deque staying half full.
+				for i := deque.MinCap + 1; i < grown+deque.MinCap; i++ {
+					if v, st := d.Steal(); st != deque.Success || v != i-deque.MinCap {
+						t.Fatalf("Steal = %d, %v; want %d", v, st, i-deque.MinCap)
+					}
+					d.Push(i)
+				}
+				if got := deque.Resizes(d) - before; got != 0 {
+					t.Errorf("%d buffer copies while lapping a buffer of %d that holds %d items; want 0", got, grown, d.Len())
+				}
+				if d.Cap() != grown {
+					t.Errorf("Cap %d, want %d", d.Cap(), grown)
 				}
 			})
 		}
