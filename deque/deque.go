@@ -112,7 +112,12 @@ type Deque[T any] struct {
 	buf atomic.Pointer[buffer[T]]
 
 	// Owner-only fields: no synchronisation.
-	own      *buffer[T] // a dead one-slot buffer after Release
+	own *buffer[T] // a dead one-slot buffer after Release
+	// slots is own.slots, kept here so that the fast paths reach a slot
+	// with one load fewer: after a locked instruction the loads that
+	// follow wait for it, so each dependent load on the path between
+	// two of them adds its full latency.
+	slots    []slot[T]
 	released bool
 	prev     *buffer[T] // the buffer before own, for releasedInPrev; nil after a shrink
 	resizes  int        // buffers built (tests)
@@ -135,6 +140,7 @@ func newDeque[T any](fifo bool, start uint64) *Deque[T] {
 	d.top.Store(start)
 	d.bottom.Store(start)
 	d.own = newBuffer[T](minCap, start)
+	d.slots = d.own.slots
 	d.buf.Store(d.own)
 	return d
 }
@@ -156,11 +162,14 @@ func (d *Deque[T]) mustOwn(op string) *buffer[T] {
 // fast paths: a call to the slow path alone costs 57 of its budget of 80).
 func (d *Deque[T]) Push(v T) {
 	b := d.ownBot
-	slots := d.own.slots
+	slots := d.slots
 	// len(slots) is a power of two; the mask spares a load and the
 	// bounds check.
 	s := &slots[b&uint64(len(slots)-1)]
-	if s.free != b {
+	// The slot is free for index b if the owner consumed its previous
+	// occupant (free), or a thief did and released it (seq, a
+	// load-acquire: see write).
+	if s.free != b && s.seq.Load() != b {
 		d.pushSlow(v)
 		return
 	}
@@ -190,7 +199,7 @@ func (d *Deque[T]) put(v T) {
 // checked that the deque is not released.
 func (d *Deque[T]) putAll(vs []T) {
 	b := d.ownBot
-	slots := d.own.slots
+	slots := d.slots
 	mask := uint64(len(slots) - 1)
 	for i, v := range vs {
 		idx := b + uint64(i)
@@ -281,6 +290,7 @@ func (d *Deque[T]) resize(n int, t uint64) *buffer[T] {
 	}
 	d.resizes++
 	d.own = nb
+	d.slots = nb.slots
 	// Kept for releasedInPrev, unless the new buffer is smaller (a
 	// shrink must not keep the big buffer alive; the check is only an
 	// optimisation).
@@ -306,7 +316,7 @@ func (d *Deque[T]) Pop() (T, bool) {
 	var zero T
 	if b := d.ownBot; b-d.topCache == 1 && d.top.CompareAndSwap(b-1, b) {
 		t := b - 1
-		slots := d.own.slots
+		slots := d.slots
 		d.topCache = b
 		s := &slots[t&uint64(len(slots)-1)]
 		v := s.val
@@ -328,7 +338,7 @@ func (d *Deque[T]) Pop() (T, bool) {
 		t := d.top.Load()
 		d.topCache = t
 		if size := int64(b - t); size > 0 {
-			slots := d.own.slots
+			slots := d.slots
 			s := &slots[b&uint64(len(slots)-1)]
 			v := s.val
 			s.val = zero
@@ -525,6 +535,7 @@ func (d *Deque[T]) Release() {
 	dead.slots[0].free = d.ownBot + 1
 	dead.slots[0].seq.Store(d.ownBot + 1)
 	d.own = dead
+	d.slots = dead.slots
 	d.topCache = d.ownBot
 	d.buf.Store(nil)
 }
