@@ -32,7 +32,7 @@ var Sweeps = []Sweep{
 	{Name: "wake", Doc: "wake policy for bulk adds and stage openings",
 		Specs: []string{"wake=one", "wake=all", "wake=n", "wake=searcher"}, Base: "wake=searcher"},
 	{Name: "steal", Doc: "steal policy between workers",
-		Specs: []string{"steal=one", "steal=half", "steal=batch:4", "steal=batch:16"}, Base: "steal=half"},
+		Specs: []string{"steal=one", "steal=half", "steal=batch:4", "steal=batch:16", "steal=batch:32", "steal=batch:64"}, Base: "steal=half"},
 }
 
 // LookupSweep returns the named sweep.
