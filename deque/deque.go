@@ -308,18 +308,29 @@ func (d *Deque[T]) resize(n int, t uint64) *buffer[T] {
 // Pop removes and returns an item from the owner's end: the newest for a
 // LIFO deque, the oldest for a FIFO one. Owner only.
 func (d *Deque[T]) Pop() (T, bool) {
-	// The lone item (LIFO or FIFO alike): take it from the top end with
-	// one CAS, as a thief would, without moving bottom. This is the same
-	// CAS that Chase–Lev's last-item race ends in, minus the two stores
-	// of bottom around it. topCache == b-1 guesses top; if the guess is
-	// stale (a thief took the item) the CAS fails and popSlow looks.
+	// Only the owner ever writes a slot's value (thieves read it, and
+	// do not clear it), so the owner may read it before it knows whether
+	// the item is still its own: the fast paths load it first, where the
+	// load overlaps the index arithmetic, instead of after the locked
+	// instruction, which every later load would wait for.
 	var zero T
-	if b := d.ownBot; b-d.topCache == 1 && d.top.CompareAndSwap(b-1, b) {
+	b := d.ownBot
+	switch n := b - d.topCache; {
+	case n == 1:
+		// The lone item (LIFO or FIFO alike): take it from the top end
+		// with one CAS, as a thief would, without moving bottom. This
+		// is the same CAS that Chase–Lev's last-item race ends in, minus
+		// the two stores of bottom around it. topCache == b-1 guesses
+		// top; if the guess is stale (a thief took the item) the CAS
+		// fails and popSlow looks.
 		t := b - 1
 		slots := d.slots
-		d.topCache = b
 		s := &slots[t&uint64(len(slots)-1)]
 		v := s.val
+		if !d.top.CompareAndSwap(t, b) {
+			break
+		}
+		d.topCache = b
 		s.val = zero
 		// Taken from the top end: hand the slot to the next lap,
 		// privately (no thief can be reading it).
@@ -328,19 +339,18 @@ func (d *Deque[T]) Pop() (T, bool) {
 			d.endEpoch() // that was the last item
 		}
 		return v, true
-	}
-	if b := d.ownBot; b-d.topCache >= 2 && !d.fifo {
+	case n >= 2 && !d.fifo:
 		// At least two items by topCache, a lower bound of top that
 		// may be stale: retract bottom, then look at top (the store–
 		// load order of popSlow, where the argument is written down).
 		b--
+		slots := d.slots
+		s := &slots[b&uint64(len(slots)-1)]
+		v := s.val
 		d.bottom.Store(b)
 		t := d.top.Load()
 		d.topCache = t
 		if size := int64(b - t); size > 0 {
-			slots := d.slots
-			s := &slots[b&uint64(len(slots)-1)]
-			v := s.val
 			s.val = zero
 			d.ownBot = b
 			if len(slots) > minCap {
