@@ -45,11 +45,13 @@ const minCap = 64
 //     seq != bottom and moves to a fresh buffer instead of waiting.
 //
 // val is a plain field. It is written only by the owner, and only while
-// seq says the slot is free; it is read only by the goroutine that claimed
-// its index through top (a CAS) or, for the bottom end, through the
-// owner's decrement of bottom. So no two goroutines ever access val
-// without a happens-before edge between them: no torn reads of multi-word
-// values, and nothing for the race detector to report.
+// seq (or free) says the slot is free, that is, after the last goroutine
+// that read the slot's previous index has released it. Thieves read it
+// only after claiming its index through top (a CAS); the owner may also
+// read it before it knows the item is still its own (Pop's fast paths,
+// resize's copy), which can overlap a thief's read but never a write. So
+// no write to val overlaps any other access to it: no torn reads of
+// multi-word values, and nothing for the race detector to report.
 type slot[T any] struct {
 	seq atomic.Uint64
 	// free is the owner's private twin of seq: free == i means the owner
@@ -83,6 +85,10 @@ func newBuffer[T any](n int, first uint64) *buffer[T] {
 // and publishing the new buffer: the window in which a thief's claim
 // leaves a stale slot behind (releasedInPrev).
 var testHookResize func()
+
+// testHookLastItem, when set by a test, runs in popRetracted between the
+// owner's read of top and its CAS for the last item.
+var testHookLastItem func()
 
 // cacheLine pads the thieves' index away from the owner's fields so that
 // a steal does not invalidate the line the owner pushes on.
@@ -119,13 +125,19 @@ type Deque[T any] struct {
 	// two of them adds its full latency.
 	slots    []slot[T]
 	released bool
-	prev     *buffer[T] // the buffer before own, for releasedInPrev; nil after a shrink
-	resizes  int        // buffers built (tests)
-	ownBot   uint64     // == bottom, plus items pushed but not yet published
-	topCache uint64     // a lower bound of top, refreshed on the slow paths
-	peak     int64      // most items seen by the owner in this window (see endEpoch)
-	pops     int        // Pop calls in this window, counted while the buffer is above minCap
-	fifo     bool       // immutable after New; read by thieves without sync
+	// prev is the buffer before own, kept for releasedInPrev until the
+	// deque next becomes empty (settlePrev); nil after a shrink. The
+	// indices that were live in it when own was built are [prevFrom,
+	// prevTo).
+	prev             *buffer[T]
+	prevFrom, prevTo uint64
+	idlePolls        uint64 // polls of a deque known empty (endEpoch counts every fourth)
+	resizes          int    // buffers built (tests)
+	ownBot           uint64 // == bottom, plus items pushed but not yet published
+	topCache         uint64 // a lower bound of top, refreshed on the slow paths
+	peak             int64  // most items seen by the owner in this window (see endEpoch)
+	pops             int    // Pop calls in this window, counted while the buffer is above minCap
+	fifo             bool   // immutable after New; read by thieves without sync
 }
 
 // New returns an empty LIFO deque: Pop returns the newest item.
@@ -275,6 +287,40 @@ func (d *Deque[T]) releasedInPrev(buf *buffer[T], b uint64) bool {
 	return p.slots[i&p.mask].seq.Load() == i+uint64(len(p.slots))
 }
 
+// settlePrev ends the life of prev, which otherwise keeps the previous
+// buffer and every value that was live in it reachable. Owner only; called
+// when the deque is empty (endEpoch), so every index below ownBot has been
+// consumed. For each index i that was live in prev when own was built and
+// that own's slot still shows as "may hold i" (neither a thief's release
+// in own nor the owner's free word moved it on), it asks releasedInPrev's
+// question: if prev's seq says i's claimant read prev and is done, the
+// owner records the slot as free for the next lap in own's free word,
+// which is exactly what a release in own would have allowed. An index
+// whose claimant is still reading (or read an even older buffer) is left
+// as it is: lapping onto it costs a copy of the buffer, nothing worse.
+func (d *Deque[T]) settlePrev() {
+	p := d.prev
+	if p == nil {
+		return
+	}
+	d.prev = nil
+	buf := d.own
+	lap := uint64(len(buf.slots))
+	end := d.prevTo
+	if t := d.top.Load(); int64(t-end) < 0 {
+		end = t // only consumed indices
+	}
+	for i := d.prevFrom; int64(end-i) > 0; i++ {
+		s := &buf.slots[i&buf.mask]
+		if s.free == i+lap || s.seq.Load() != i {
+			continue // released in own, or moved on
+		}
+		if p.slots[i&p.mask].seq.Load() == i+uint64(len(p.slots)) {
+			s.free = i + lap
+		}
+	}
+}
+
 // resize copies the live items [t, ownBot) into a fresh buffer of n slots
 // and publishes it. Owner only. Consumers that claimed an index in the
 // old buffer keep reading the old buffer, which nobody writes again, so
@@ -296,7 +342,7 @@ func (d *Deque[T]) resize(n int, t uint64) *buffer[T] {
 	// optimisation).
 	d.prev = nil
 	if len(old.slots) <= n {
-		d.prev = old
+		d.prev, d.prevFrom, d.prevTo = old, t, d.ownBot
 	}
 	// Store-release: a thief that loads this pointer sees the copied
 	// slots. Thieves load buf after bottom, so a thief that saw an index
@@ -371,9 +417,15 @@ func (d *Deque[T]) popSlow() (T, bool) {
 	b := d.ownBot
 	if b == d.topCache {
 		// top never passes bottom and topCache <= top: empty, and no
-		// fence was needed to learn it. The epoch ended when the deque
-		// became empty; an idle worker polling it does not count
-		// towards the shrink window (endEpoch).
+		// fence was needed to learn it. A poll of a deque already known
+		// to be empty counts a quarter of a Pop towards the shrink
+		// window (endEpoch): an owner that only polls still gives its
+		// buffer back, after four times as many calls.
+		if len(buf.slots) > minCap {
+			if d.idlePolls++; d.idlePolls%4 == 0 {
+				d.endEpoch()
+			}
+		}
 		return zero, false
 	}
 	if d.fifo || b-d.topCache == 1 {
@@ -449,12 +501,20 @@ func (d *Deque[T]) popRetracted(b, t uint64) (T, bool) {
 	}
 	s := &buf.slots[b&buf.mask]
 	// The last item: race the thieves for it through top.
+	if testHookLastItem != nil {
+		testHookLastItem() // a thief takes it here in TestLostLastItemEndsEpoch
+	}
 	won := d.top.CompareAndSwap(t, t+1)
 	d.bottom.Store(b + 1) // top == bottom == b+1 either way
 	d.ownBot = b + 1
 	d.topCache = t + 1
 	if !won {
-		return zero, false // the winning thief releases the slot
+		// The winning thief releases the slot. The deque is empty: the
+		// epoch ends here too.
+		if len(buf.slots) > minCap {
+			d.endEpoch()
+		}
+		return zero, false
 	}
 	v := s.val
 	s.val = zero
@@ -475,23 +535,25 @@ func (d *Deque[T]) notePeak(size int64) {
 	}
 }
 
-// endEpoch runs when the owner finds its deque empty or takes its last
-// item, the end of an epoch of use. Once the owner has made at least Cap()
-// Pops since the last decision (the window: Pops that took an item or
-// found the deque newly empty; polls of a deque the owner already knows
-// to be empty do not count, or a worker that spins between two bursts
-// would close a window of nothing but polls and shrink the buffer that the
-// next burst regrows: a 16k-packet spawn round did so every few rounds), a buffer that the window never needed more
-// than a quarter of shrinks to fit the window's peak (at least minCap);
+// endEpoch runs when the owner finds its deque empty or takes (or loses
+// to a thief) its last item, the end of an epoch of use, and on every
+// fourth poll of a deque it already knows to be empty. Once the owner has
+// made at least Cap() such calls and Pops since the last decision (the
+// window; counting every poll let a worker that spins between two bursts
+// close a window of nothing but polls and shrink the buffer that the next
+// burst regrows: a 16k-packet spawn round did so every few rounds), a
+// buffer that the window never needed more than a quarter of shrinks to fit the window's peak (at least minCap);
 // otherwise it stays. The window makes shrinking amortised O(1): a regrow
 // costs O(Cap()) and can follow at most one shrink per Cap() pops, so a
 // worker that fills and drains the same burst over and over keeps its
 // buffer instead of reallocating it every time (halving on every Pop under
 // a quarter full, as crossbeam does, regrew and reshrank a 16k-packet
 // burst eight times per round). A burst of a million therefore holds its
-// buffer until the owner has made a million more Pops without needing it,
-// never longer. Owner only; the deque is empty.
+// buffer until the owner has made a million more Pops (or four million
+// polls of its empty deque) without needing it. Owner only; the deque is
+// empty.
 func (d *Deque[T]) endEpoch() {
+	d.settlePrev()
 	d.pops++
 	n := len(d.own.slots)
 	if d.pops < n {
@@ -530,7 +592,8 @@ func (d *Deque[T]) Cap() int { return len(d.mustOwn("Cap").slots) }
 // Release drops the buffer. Owner only; the deque must be empty (items
 // would otherwise be lost silently, so Release panics instead) and no
 // thief may reach it any more (a scheduler first removes it from the
-// steal targets). Any later use panics with a "deque:" message.
+// steal targets). Any later use panics with a "deque:" message, but Len
+// and IsEmpty, which report 0.
 func (d *Deque[T]) Release() {
 	d.mustOwn("Release")
 	if n := d.Len(); n != 0 {
@@ -682,8 +745,9 @@ func (d *Deque[T]) take(dst *Deque[T], t uint64, want int64, ret bool) (T, int64
 		return zero, 0, Empty
 	}
 	want = min(want, n)
-	// The claim. Once it succeeds no other goroutine reads or writes
-	// these slots of buf until we release them.
+	// The claim. Once it succeeds no other goroutine writes these
+	// slots of buf until we release them (the owner may read them: see
+	// slot).
 	if !d.top.CompareAndSwap(t, t+uint64(want)) {
 		return zero, 0, Retry
 	}

@@ -21,8 +21,9 @@
 // (never across one of its internal blocks).
 //
 // Misuse panics with a "deque:" message: a limit ≤ 0, a nil destination,
-// a deque stealing into itself, any use after Release, and Release of a
-// deque that still holds items (which would lose them).
+// a deque stealing into itself, any use after Release (but Len and
+// IsEmpty, which report 0), and Release of a deque that still holds items
+// (which would lose them).
 //
 // # The deque algorithm: Chase–Lev with claim-then-read slots
 //
@@ -30,13 +31,18 @@
 // al. (PPoPP 2013): free-running indices top ≤ bottom, a power-of-two ring
 // buffer that grows by doubling, and a CAS on top to settle each race
 // between consumers. The buffer shrinks by windows: each time the owner
-// finds its deque newly empty (or takes its last item) after at least
-// Cap() Pops since the last decision (polls of a deque already known to be
-// empty do not count: a worker that spins between bursts would otherwise
-// shrink the buffer that its next burst regrows), a buffer that the window never needed a
-// quarter of shrinks to fit the window's peak (at least 64 slots). A burst
-// of a million packets holds its buffer for at most two such windows,
-// never forever, and a worker that fills and drains the same burst over
+// finds its deque empty (or takes or loses its last item) after at least
+// Cap() Pops since the last decision, a buffer that the window never
+// needed a quarter of shrinks to fit the window's peak (at least 64
+// slots). A Pop that finds the deque already known to be empty counts a
+// quarter: an owner that only polls still closes its windows, and a worker
+// that spins a few dozen rounds between bursts no longer closes one made
+// of nothing but polls and shrinks the buffer its next burst regrows (a
+// 16k-packet spawn round did so every few rounds). A burst of a million
+// packets therefore holds its buffer for at most two windows of Pops, or
+// eight million polls, as long as the owner keeps using its deque (an
+// owner that never calls it again keeps what it has until Release), and a
+// worker that fills and drains the same burst over
 // and over keeps its buffer instead of regrowing it each time: shrinking
 // is amortised O(1) per Pop. (crossbeam halves on every pop under a
 // quarter full; in wsched's spawn benchmark that regrew and reshrank the
@@ -78,8 +84,10 @@
 // through a CAS on top. Thieves do not clear a slot after reading it
 // (the owner may be copying it in a resize, and a write would race with
 // that read; the owner's own Pop does clear), so up to Cap() stolen values
-// stay referenced until
-// overwritten or until the buffer is replaced.
+// stay referenced until overwritten or until the buffer is replaced. After
+// a growth the owner also keeps the previous buffer, and the values that
+// were live in it, until the deque next becomes empty (releasedInPrev,
+// settlePrev): at most half the current buffer, for one epoch.
 //
 // # Sequentially consistent stores on the owner's path
 //

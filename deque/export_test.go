@@ -25,3 +25,22 @@ func SetResizeHook(f func()) { testHookResize = f }
 
 // Resizes returns how many buffers d has built after its first. Owner only.
 func Resizes[T any](d *Deque[T]) int { return d.resizes }
+
+// SetLastItemHook sets a function that Pop runs between its read of top and
+// its CAS when it races for the last item; nil removes it.
+func SetLastItemHook(f func()) { testHookLastItem = f }
+
+// FinishStaleSteal completes a steal whose thief loaded top and bottom
+// before the owner lowered bottom for the last item: it CASes top and
+// releases the slot as take does. For the last-item race in tests.
+func FinishStaleSteal[T any](d *Deque[T]) bool {
+	t := d.top.Load()
+	buf := d.buf.Load()
+	if !d.top.CompareAndSwap(t, t+1) {
+		return false
+	}
+	s := &buf.slots[t&buf.mask]
+	_ = s.val
+	s.seq.Store(t + uint64(len(buf.slots)))
+	return true
+}

@@ -2,8 +2,10 @@ package deque_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"weak"
 
 	"github.com/wsched/wsched/deque"
 )
@@ -224,6 +226,165 @@ func TestResizeRaceNoCopies(t *testing.T) {
 				}
 				if d.Cap() != grown {
 					t.Errorf("Cap %d, want %d", d.Cap(), grown)
+				}
+			})
+		}
+	}
+}
+
+// TestIdleOwnerShrinks: thieves take a whole burst and the owner only polls
+// its empty deque afterwards. The polls count towards the shrink window (a
+// quarter of a Pop each), so the buffer, and the stolen values its slots
+// still point to, go back after a bounded number of polls: two windows of
+// 4×Cap() polls at most.
+func TestIdleOwnerShrinks(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(modeName(fifo), func(t *testing.T) {
+			d := deque.NewDequeAt[*int](fifo, 0)
+			const n = 20_000
+			for i := range n {
+				v := i
+				d.Push(&v)
+			}
+			grown := d.Cap()
+			for range n {
+				if _, st := d.Steal(); st != deque.Success {
+					t.Fatalf("Steal: %v", st)
+				}
+			}
+			for range 8 * grown {
+				if _, ok := d.Pop(); ok {
+					t.Fatal("Pop found an item in a drained deque")
+				}
+			}
+			if got := d.Cap(); got > shrunk {
+				t.Errorf("Cap %d (grown to %d) after the thieves took the burst and the owner polled 8×Cap() times; want <= %d",
+					got, grown, shrunk)
+			}
+		})
+	}
+}
+
+// TestLostLastItemEndsEpoch: when a thief wins the race for the last item,
+// the owner's Pop still ends the epoch, so a window that ends there is
+// decided (the buffer goes back) instead of waiting for polls.
+func TestLostLastItemEndsEpoch(t *testing.T) {
+	d := deque.New[int]()
+	for i := range 4 * deque.MinCap {
+		d.Push(i)
+	}
+	for range 4 * deque.MinCap {
+		d.Pop()
+	}
+	grown := d.Cap()
+	if grown <= deque.MinCap {
+		t.Fatalf("Cap %d: did not grow", grown)
+	}
+	// Windows of small epochs, each ending with the owner losing the last
+	// item to a thief. Once the deque has been used Cap() times more
+	// without needing its size it must go back.
+	stole := 0
+	deque.SetLastItemHook(func() {
+		// A thief that read bottom before the owner lowered it.
+		if deque.FinishStaleSteal(d) {
+			stole++
+		}
+	})
+	defer deque.SetLastItemHook(nil)
+	for i := 0; i < 2*grown && d.Cap() == grown; i++ {
+		// Two items; a thief takes the older, so the owner's cached top
+		// is stale and Pop takes the retraction path, finds one item
+		// left and races for it: the hook's thief wins.
+		d.Push(1)
+		d.Push(2)
+		if _, st := d.Steal(); st != deque.Success {
+			t.Fatalf("Steal: %v", st)
+		}
+		if v, ok := d.Pop(); ok {
+			t.Fatalf("Pop won the last item (%d) although a thief took it first", v)
+		}
+	}
+	if stole == 0 {
+		t.Fatal("the hook never ran: the test did not reach the last-item race")
+	}
+	if got := d.Cap(); got > shrunk {
+		t.Errorf("Cap %d (grown to %d) after %d epochs that each ended in a lost last item; want <= %d", got, grown, stole, shrunk)
+	}
+}
+
+// TestPrevReleasedWhenEmpty: the buffer kept after a growth (for
+// releasedInPrev) must not keep the values that were live in it once the
+// owner has popped them: when the deque next becomes empty it is dropped.
+func TestPrevReleasedWhenEmpty(t *testing.T) {
+	d := deque.New[*[64]byte]()
+	const n = 4096
+	ws := make([]weak.Pointer[[64]byte], n)
+	for i := range n {
+		v := new([64]byte)
+		ws[i] = weak.Make(v)
+		d.Push(v)
+	}
+	for range n {
+		if _, ok := d.Pop(); !ok {
+			t.Fatal("Pop: empty")
+		}
+	}
+	d.Pop() // finds it empty
+	runtime.GC()
+	runtime.GC()
+	alive := 0
+	for _, w := range ws {
+		if w.Value() != nil {
+			alive++
+		}
+	}
+	// The current buffer's slots are cleared by Pop; nothing else should
+	// hold them.
+	if alive != 0 {
+		t.Errorf("%d of %d popped values still reachable after the deque emptied", alive, n)
+	}
+	runtime.KeepAlive(d)
+}
+
+// TestResizeRaceSettledWhenEmpty: as TestResizeRaceNoCopies, but the deque
+// empties before the owner laps the new buffer, so prev is dropped
+// (settlePrev) and what it knew must have moved into the new buffer: the
+// lap still copies nothing.
+func TestResizeRaceSettledWhenEmpty(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		for _, start := range starts {
+			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
+				d := deque.NewDequeAt[int](fifo, start)
+				deque.SetResizeHook(func() {
+					if _, st := d.Steal(); st != deque.Success {
+						t.Errorf("Steal in the resize window: %v", st)
+					}
+				})
+				for i := range deque.MinCap + 1 {
+					d.Push(i)
+				}
+				deque.SetResizeHook(nil)
+				grown := d.Cap()
+				for {
+					if _, ok := d.Pop(); !ok {
+						break
+					}
+				}
+				before := deque.Resizes(d)
+				for i := range grown + 1 {
+					d.Push(i)
+					d.Pop()
+				}
+				// Laps by thieves: push and steal until the bottom
+				// index has passed every slot twice.
+				for i := range 2 * grown {
+					d.Push(i)
+					if _, st := d.Steal(); st != deque.Success {
+						t.Fatalf("Steal: %v", st)
+					}
+				}
+				if got := deque.Resizes(d) - before; got != 0 {
+					t.Errorf("%d buffer copies after the deque emptied and was lapped; want 0", got)
 				}
 			})
 		}
