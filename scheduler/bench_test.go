@@ -196,6 +196,7 @@ type heapNode struct {
 type heapTree struct {
 	nodes  []heapNode
 	leaves []paddedCount // per worker: a shared atomic would measure contention
+	inline bool          // children by SpawnOrRun, not Spawn
 }
 
 type paddedCount struct {
@@ -218,20 +219,31 @@ func (n *heapNode) Run(w *Worker) {
 		t.leaves[w.ID()].n++
 		return
 	}
+	if t.inline {
+		w.SpawnOrRun(&t.nodes[c])
+		w.SpawnOrRun(&t.nodes[c+1])
+		return
+	}
 	w.Spawn(&t.nodes[c])
 	w.Spawn(&t.nodes[c+1])
 }
 
 // BenchmarkForkJoinTree: one cycle per iteration over a binary spawn tree
 // of 2^20 leaves (2^21-1 packets); ns/packet is per tree node.
-func BenchmarkForkJoinTree(b *testing.B) {
+func BenchmarkForkJoinTree(b *testing.B) { benchForkJoinTree(b, false) }
+
+// BenchmarkSpawnOrRunTree: the same tree with SpawnOrRun: children run
+// inline while every other worker is busy.
+func BenchmarkSpawnOrRunTree(b *testing.B) { benchForkJoinTree(b, true) }
+
+func benchForkJoinTree(b *testing.B, inline bool) {
 	const depth = 20
 	s, err := New(Config{Stages: []string{"work"}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	t := &heapTree{nodes: make([]heapNode, 1<<(depth+1)-1), leaves: make([]paddedCount, s.Workers())}
+	t := &heapTree{nodes: make([]heapNode, 1<<(depth+1)-1), leaves: make([]paddedCount, s.Workers()), inline: inline}
 	for i := range t.nodes {
 		t.nodes[i] = heapNode{tree: t, i: i}
 	}

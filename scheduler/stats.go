@@ -27,6 +27,7 @@ type hotStats struct {
 	idleNs        int64
 	dropped       uint64
 	panics        uint64
+	inlined       uint64
 }
 
 // monStats are a worker's counters kept under s.mu (parking and waking
@@ -108,6 +109,7 @@ type WorkerStats struct {
 	Idle          time.Duration // time parked
 	Dropped       uint64        // packets this worker discarded (aborts)
 	Panics        uint64
+	Inlined       uint64        // packets SpawnOrRun ran inline (counted in Packets too)
 	PacketTypes   []PacketStats // this worker's share of Stats.Packets, by name, sorted
 }
 
@@ -182,6 +184,7 @@ func (s *Scheduler) Stats() Stats {
 		ws.Idle = time.Duration(h.idleNs)
 		ws.Dropped = h.dropped
 		ws.Panics = h.panics
+		ws.Inlined = h.inlined
 		for _, ts := range w.pub.types {
 			ws.Packets += ts.count
 			if ts.count == 0 {

@@ -29,18 +29,21 @@ type Worker struct {
 	slot       task
 	useSlot    bool
 	instrument bool // copy of s.instrument
-	cur        task // the running packet (Stage, panics)
-	searching  bool // counted in s.nSearching
-	rng        uint64
-	tb         *trace.WorkerBuf
-	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
-	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
-	from       int32         // the origin (fromWorker0+id) stamped on packets this worker spawns (tracing)
-	inPacket   bool          // a traced packet began and has not ended
-	clock      time.Duration // PacketTiming: end of the last packet of this burst
-	clockOK    bool          // clock is valid (false at the start of a burst)
-	labelStage StageID
-	dropped    uint64 // packets discarded by this worker, not yet in s.dropped
+	// inlineDepth is how many SpawnOrRun runs are nested on the stack
+	// now (0 between packets; reset when a packet panics).
+	inlineDepth int
+	cur         task // the running packet (Stage, panics)
+	searching   bool // counted in s.nSearching
+	rng         uint64
+	tb          *trace.WorkerBuf
+	flowSeq     uint64        // trace flow IDs: id+1 in the top bits, then this
+	flow        uint64        // flow ID for the next PacketBegin (a stolen packet)
+	from        int32         // the origin (fromWorker0+id) stamped on packets this worker spawns (tracing)
+	inPacket    bool          // a traced packet began and has not ended
+	clock       time.Duration // PacketTiming: end of the last packet of this burst
+	clockOK     bool          // clock is valid (false at the start of a burst)
+	labelStage  StageID
+	dropped     uint64 // packets discarded by this worker, not yet in s.dropped
 	// Packet-type stats: a one-entry cache in front of the registry.
 	lastType  unsafe.Pointer // typeWord of the last non-Namer packet
 	lastNamer unsafe.Pointer // typeWord of the last Namer packet
@@ -133,6 +136,52 @@ func (w *Worker) Spawn(p Packet) {
 	w.local.Push(t)
 	w.surplus()
 }
+
+// SpawnOrRun runs p at once, on this worker and inside the running packet,
+// when no other worker could take it now: none is parked or searching for
+// work (every one is busy running packets), so a spawned p would only wait
+// in this worker's queue. Otherwise it spawns p, exactly as Spawn. This is
+// errgroup's TryGo with a fallback to running inline, for fine-grained
+// recursive work whose children cost less than a trip through the deque
+// (BenchmarkSpawnOrRunTree); it trades away the chance that a worker frees
+// up and steals p while this packet still runs, so spawn children that
+// take long with Spawn.
+//
+// p runs in the running packet's stage and is counted as a packet of its
+// own (Stats.Packets, WorkerStats.Packets and .Inlined); if it panics, the
+// cycle's PanicError names p. It always spawns when the cycle is aborting,
+// when inline runs are nested maxInline deep (so recursion is bounded),
+// and when the scheduler records per-packet timing, tracing, runtime/trace
+// regions or pprof labels, so that every packet keeps its own slice,
+// region and time. Only the packet running on w may call it.
+// SpawnOrRun(nil) panics.
+func (w *Worker) SpawnOrRun(p Packet) {
+	if p == nil {
+		panic("scheduler: SpawnOrRun(nil)")
+	}
+	s := w.s
+	if w.instrument || w.inlineDepth >= maxInline || s.nParked.Load() != 0 ||
+		s.nSearching.Load() != 0 || s.abort.Load() {
+		w.Spawn(p)
+		return
+	}
+	parent := w.cur
+	w.cur = mkTask(p, parent.stage())
+	w.inlineDepth++
+	p.Run(w)
+	w.inlineDepth--
+	w.cur = parent
+	w.types[w.statIndex(p)].count++
+	w.hot.inlined++
+	if w.unflush++; w.unflush >= flushEvery {
+		w.flush()
+	}
+}
+
+// maxInline bounds the nesting of SpawnOrRun's inline runs: deeper, it
+// spawns. 64 levels of a binary fork-join tree is far more than a worker
+// can keep busy; the bound is there for stack depth, not for speed.
+const maxInline = 64
 
 // surplus applies the surplus rule after w's deque gained packets, or w
 // stole from a deque that still holds some: wake one parked worker if
@@ -327,6 +376,7 @@ func (w *Worker) statIndexSlow(p Packet) int {
 // cycle. Owner, in burst's deferred function.
 func (w *Worker) packetPanicked(v any, stack []byte) {
 	s := w.s
+	w.inlineDepth = 0 // a panic unwound any inline runs
 	if w.inPacket {
 		w.tb.PacketEnd()
 		w.inPacket = false

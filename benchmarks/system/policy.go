@@ -15,6 +15,10 @@ import (
 //	spins=N                    Config.Spins (search rounds before parking)
 //	order=lifo|fifo            Config.LocalFIFO
 //	take=fair|fixed            Config.BucketBatchFixed (fixed: MMTk's whole batches)
+//	spawn=queue|inline         how tasks spawn children: Worker.Spawn (queue,
+//	                           the default) or Worker.SpawnOrRun (inline: run
+//	                           the child at once while no worker is idle, as
+//	                           the errgroup peer's TryGo-or-run-inline does)
 //
 // for example "wake=all+steal=batch:8". Settings not named keep the
 // scheduler's defaults. The spec string itself is the policy's name in
@@ -28,6 +32,7 @@ type Policy struct {
 	Spins     int    // -1 = default
 	LocalFIFO *bool  // nil = default
 	Fixed     *bool  // nil = default (fair-share bucket takes)
+	Inline    bool   // spawn with Worker.SpawnOrRun
 }
 
 // DefaultPolicy is the scheduler's defaults.
@@ -93,8 +98,15 @@ func ParsePolicy(spec string) (Policy, error) {
 			default:
 				return p, fmt.Errorf("policy %q: take must be fair or fixed", spec)
 			}
+		case "spawn":
+			switch v {
+			case "queue", "inline":
+				p.Inline = v == "inline"
+			default:
+				return p, fmt.Errorf("policy %q: spawn must be queue or inline", spec)
+			}
 		default:
-			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, order, take)", spec, k)
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, order, take, spawn)", spec, k)
 		}
 	}
 	return p, nil

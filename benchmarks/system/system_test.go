@@ -33,26 +33,57 @@ func TestSystemsRunEveryTask(t *testing.T) {
 						}
 						t.Skip("cannot express spawning workloads")
 					}
-					stop := watchdog.Start(t, 60*time.Second)
-					defer stop()
-					in := workload.NewInstance(tr, 0)
-					in.CountLeaves()
-					ex, err := k.New(workers, tr.N(), tr.Nested(), in.Run)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer ex.Close()
-					for run := range 3 {
-						in.Reset()
-						if err := ex.Run(tr.Roots); err != nil {
-							t.Fatalf("run %d: %v", run, err)
-						}
-						if err := in.Verify(); err != nil {
-							t.Fatalf("run %d: %v", run, err)
-						}
-					}
+					runThrice(t, tr, func(body system.Body) (system.Exec, error) {
+						return k.New(workers, tr.N(), tr.Nested(), body)
+					})
 				})
 			}
+		}
+	}
+}
+
+// The wsched executor with spawn=inline (Worker.SpawnOrRun) runs every task
+// of the spawning trees exactly once too.
+func TestWSchedInlineRunsEveryTask(t *testing.T) {
+	p, err := system.ParsePolicy("spawn=inline")
+	if err != nil || !p.Inline {
+		t.Fatalf("ParsePolicy(spawn=inline) = %+v, %v", p, err)
+	}
+	for _, tr := range []*workload.Tree{
+		workload.Spawn(3000),
+		workload.ForkJoin(12),
+		workload.Irregular(workload.IrregularParams{N: 3000, Seed: 9, MinCost: 0, Alpha: 1.3, MaxCost: time.Microsecond, MaxFanout: 64}),
+	} {
+		for _, workers := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/w%d", tr.Name, workers), func(t *testing.T) {
+				runThrice(t, tr, func(body system.Body) (system.Exec, error) {
+					return system.NewWSched(p, workers, tr.N(), tr.Nested(), body)
+				})
+			})
+		}
+	}
+}
+
+// runThrice builds an executor for tr with newEx and runs tr on it three
+// times in a row, checking after each run that every task ran exactly once.
+func runThrice(t *testing.T, tr *workload.Tree, newEx func(system.Body) (system.Exec, error)) {
+	t.Helper()
+	stop := watchdog.Start(t, 60*time.Second)
+	defer stop()
+	in := workload.NewInstance(tr, 0)
+	in.CountLeaves()
+	ex, err := newEx(in.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	for run := range 3 {
+		in.Reset()
+		if err := ex.Run(tr.Roots); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if err := in.Verify(); err != nil {
+			t.Fatalf("run %d: %v", run, err)
 		}
 	}
 }
@@ -68,13 +99,13 @@ func TestBadWorkers(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one"}
+	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed"}
 	for _, s := range good {
 		if _, err := system.ParsePolicy(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
-	bad := []string{"wake", "wake=some", "steal=batch:0", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one"}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager"}
 	for _, s := range bad {
 		if _, err := system.ParsePolicy(s); err == nil {
 			t.Errorf("%q: accepted", s)

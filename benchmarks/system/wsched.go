@@ -72,6 +72,7 @@ type wsExec struct {
 	spawners []Spawner // index = worker ID; filled lazily by a prepare packet
 	roots    []scheduler.Packet
 	rootIDs  []int32 // the caller's slice that roots was built from
+	inline   bool    // spawners use SpawnOrRun
 }
 
 // NewWSched builds a wsched executor with policy p: one stage, roots queued
@@ -93,7 +94,7 @@ func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
 		s.Close()
 		return nil, err
 	}
-	e := &wsExec{s: s, stage: st, body: body, pkts: make([]wsPacket, n)}
+	e := &wsExec{s: s, stage: st, body: body, pkts: make([]wsPacket, n), inline: p.Inline}
 	for i := range e.pkts {
 		e.pkts[i] = wsPacket{e: e, i: int32(i)}
 	}
@@ -121,7 +122,21 @@ func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
 
 type learnWorker struct{ e *wsExec }
 
-func (l learnWorker) Run(w *scheduler.Worker) { l.e.spawners[w.ID()] = &wsSpawner{e: l.e, w: w} }
+func (l learnWorker) Run(w *scheduler.Worker) {
+	if l.e.inline {
+		l.e.spawners[w.ID()] = &wsInlineSpawner{e: l.e, w: w}
+		return
+	}
+	l.e.spawners[w.ID()] = &wsSpawner{e: l.e, w: w}
+}
+
+// wsInlineSpawner is wsSpawner with Worker.SpawnOrRun (policy spawn=inline).
+type wsInlineSpawner struct {
+	e *wsExec
+	w *scheduler.Worker
+}
+
+func (s *wsInlineSpawner) Spawn(i int32) { s.w.SpawnOrRun(&s.e.pkts[i]) }
 
 func (e *wsExec) Run(roots []int32) error {
 	// Workloads pass the same immutable roots slice on every run: build the

@@ -1,0 +1,198 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/wsched/wsched/trace"
+)
+
+// ssTree is node i of a complete binary tree laid out as a heap, run with
+// SpawnOrRun: every node counts its runs, so a node run twice or never is
+// seen.
+type ssTree struct {
+	runs  []atomic.Int32
+	depth atomic.Int32 // inline nesting now (one-worker tests only)
+	max   atomic.Int32 // deepest nesting seen
+}
+
+type ssNode struct {
+	t *ssTree
+	i int
+}
+
+func (n ssNode) Run(w *Worker) {
+	t := n.t
+	t.runs[n.i].Add(1)
+	d := t.depth.Add(1)
+	if d > t.max.Load() {
+		t.max.Store(d)
+	}
+	for _, k := range []int{2*n.i + 1, 2*n.i + 2} {
+		if k < len(t.runs) {
+			w.SpawnOrRun(ssNode{t, k})
+		}
+	}
+	t.depth.Add(-1)
+}
+
+func (t *ssTree) check(tb testing.TB) {
+	tb.Helper()
+	for i := range t.runs {
+		if got := t.runs[i].Load(); got != 1 {
+			tb.Fatalf("node %d ran %d times, want 1", i, got)
+		}
+	}
+}
+
+// TestSpawnOrRunExactlyOnce: a fork-join tree of 2^15-1 nodes built with
+// SpawnOrRun runs every node once under every wake and steal policy, and
+// the statistics count inline runs as packets. With one worker nobody can
+// take a child, so every node but the root runs inline.
+func TestSpawnOrRunExactlyOnce(t *testing.T) {
+	const nodes = 1<<15 - 1
+	for _, workers := range []int{1, 2, 4} {
+		for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+			for _, steal := range []StealPolicy{StealOne(), StealHalf(), StealBatch(8)} {
+				name := fmt.Sprintf("w%d/%v/%v", workers, wake, steal)
+				t.Run(name, func(t *testing.T) {
+					s := newSched(t, Config{Workers: workers, Stages: []string{"run"}, Wake: wake, Steal: steal})
+					for cycle := range 3 {
+						tr := &ssTree{runs: make([]atomic.Int32, nodes)}
+						before := s.Stats()
+						if err := s.Add(1, ssNode{tr, 0}); err != nil {
+							t.Fatal(err)
+						}
+						if err := runCycle(t, s); err != nil {
+							t.Fatal(err)
+						}
+						tr.check(t)
+						after := s.Stats()
+						var packets, inlined uint64
+						for i := range after.Workers {
+							packets += after.Workers[i].Packets - before.Workers[i].Packets
+							inlined += after.Workers[i].Inlined - before.Workers[i].Inlined
+						}
+						if packets != nodes {
+							t.Fatalf("cycle %d: Stats count %d packets, want %d", cycle, packets, nodes)
+						}
+						if workers == 1 && inlined != nodes-1 {
+							t.Fatalf("cycle %d: one worker inlined %d, want %d (all but the root)", cycle, inlined, nodes-1)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSpawnOrRunDepthBound: a chain of 1000 packets, each SpawnOrRun-ing
+// the next, never nests inline runs deeper than maxInline; beyond it, it
+// spawns, and every packet still runs once.
+func TestSpawnOrRunDepthBound(t *testing.T) {
+	const n = 1000
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	var runs [n]atomic.Int32
+	var depth, deepest atomic.Int32
+	var chain func(i int) Packet
+	chain = func(i int) Packet {
+		return fn(func(w *Worker) {
+			runs[i].Add(1)
+			d := depth.Add(1)
+			deepest.Store(max(deepest.Load(), d))
+			if i+1 < n {
+				w.SpawnOrRun(chain(i + 1))
+			}
+			depth.Add(-1)
+		})
+	}
+	s.Add(1, chain(0))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		if got := runs[i].Load(); got != 1 {
+			t.Fatalf("packet %d ran %d times", i, got)
+		}
+	}
+	// The root is not inline: maxInline inline levels below it.
+	if got := deepest.Load(); got != maxInline+1 {
+		t.Errorf("deepest nesting %d, want %d (the root and maxInline inline runs)", got, maxInline+1)
+	}
+	if st := s.Stats(); st.Workers[0].Inlined == 0 || st.Workers[0].Inlined >= n {
+		t.Errorf("Inlined = %d, want some but not all of %d", st.Workers[0].Inlined, n)
+	}
+}
+
+// ssBoom panics when run inline or not.
+type ssBoom struct{}
+
+func (ssBoom) Run(*Worker)        { panic("ssBoom") }
+func (ssBoom) PacketName() string { return "SSBoom" }
+
+// TestSpawnOrRunPanic: a child that panics while running inline ends the
+// cycle with a PanicError that names the child, and the next cycle inlines
+// again from depth 0.
+func TestSpawnOrRunPanic(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	s.Add(1, fn(func(w *Worker) { w.SpawnOrRun(fn(func(w *Worker) { w.SpawnOrRun(ssBoom{}) })) }))
+	err := runCycle(t, s)
+	var pe *PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Run = %v, want a *PanicError", err)
+	}
+	if pe.Packet != "SSBoom" || pe.Value != "ssBoom" {
+		t.Fatalf("PanicError names %q (value %v), want SSBoom", pe.Packet, pe.Value)
+	}
+	// Next cycle: a chain of maxInline inline runs is possible again only
+	// if the depth was reset.
+	tr := &ssTree{runs: make([]atomic.Int32, 1<<10-1)}
+	before := s.Stats().Workers[0].Inlined
+	s.Add(1, ssNode{tr, 0})
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	tr.check(t)
+	if got := s.Stats().Workers[0].Inlined - before; got != uint64(len(tr.runs)-1) {
+		t.Errorf("after a panic: %d inline runs, want %d", got, len(tr.runs)-1)
+	}
+}
+
+// TestSpawnOrRunInstrumentedSpawns: with tracing on, every packet keeps its
+// own slice: SpawnOrRun spawns and nothing is inlined.
+func TestSpawnOrRunInstrumentedSpawns(t *testing.T) {
+	rec := trace.NewRecorder(1, trace.Options{MaxBytes: 8 << 20})
+	for _, cfg := range []Config{
+		{Workers: 1, Stages: []string{"run"}, Tracer: rec},
+		{Workers: 1, Stages: []string{"run"}, PacketTiming: true},
+	} {
+		s := newSched(t, cfg)
+		tr := &ssTree{runs: make([]atomic.Int32, 1<<8-1)}
+		s.Add(1, ssNode{tr, 0})
+		if err := runCycle(t, s); err != nil {
+			t.Fatal(err)
+		}
+		tr.check(t)
+		if got := s.Stats().Workers[0].Inlined; got != 0 {
+			t.Errorf("tracer %v timing %v: %d inline runs, want 0", cfg.Tracer != nil, cfg.PacketTiming, got)
+		}
+		s.Close()
+	}
+}
+
+func TestSpawnOrRunNil(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	var got any
+	s.Add(1, fn(func(w *Worker) {
+		defer func() { got = recover() }()
+		w.SpawnOrRun(nil)
+	}))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if got != "scheduler: SpawnOrRun(nil)" {
+		t.Fatalf("SpawnOrRun(nil) panicked with %v", got)
+	}
+}
