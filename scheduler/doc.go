@@ -35,8 +35,10 @@
 //     most one per stage; a sentinel that sets a new one makes its stage
 //     loop).
 //   - From a running packet, through its *Worker: Spawn (same stage, onto
-//     the worker's own deque, the cheap path), Stage, ID, and everything
-//     above through w.Scheduler().
+//     the worker's own deque, the cheap path), SpawnOrRun (the same, but
+//     run at once, inline, while no idle worker could take the child:
+//     errgroup's TryGo-or-run-inline for fine-grained recursion), Stage,
+//     ID, and everything above through w.Scheduler().
 //   - One goroutine at a time calls Run(ctx); it only waits. Close ends the
 //     scheduler (idempotent, waits for the workers; not from a packet).
 //   - Stats from any goroutine; exact once Run has returned.
@@ -116,19 +118,22 @@
 //
 // on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM, Go 1.26.8,
 // GOMAXPROCS=2, on a machine shared with other jobs (medians, 2026-11-29
-// 19:40 UTC; the same machine ran SpawnTrivial at 5.0 ns at a quieter
-// moment; the README keeps the latest figures):
+// 20:37 UTC, after the deque's fast paths; the README keeps the latest
+// figures):
 //
-//	SpawnTrivial (chained spawns, 2 chains)       9.9 ns/packet, 0 allocs
+//	SpawnTrivial (chained spawns, 2 chains)       9.5 ns/packet, 0 allocs
 //	SpawnTrivialNamed (packets with PacketName)   12.9 ns/packet
-//	SpawnTrivialNoLIFOSlot                        29 ns/packet
-//	SpawnTrivialPacketTiming                      31 ns/packet
-//	SpawnTrivialWaitGroup (go f() + WaitGroup)    326 ns/packet, 1 alloc
-//	SpawnTrivialChanPool (channel, 2 goroutines)  68 ns/packet
-//	BulkAddFanout (4096 per cycle)                46 ns/packet
-//	ForkJoinTree (2^21-1 packets)                 10.6 ns/packet, 0 allocs
-//	WakeLatency (Add to start, parked worker)     p50 0.3 µs, p99 6-11 µs
-//	Cycle (three stages, one packet each)         2.4 µs
+//	SpawnTrivialNoLIFOSlot                        10.0 ns/packet
+//	SpawnTrivialPacketTiming                      27 ns/packet
+//	SpawnTrivialWaitGroup (go f() + WaitGroup)    460 ns/packet, 1 alloc
+//	SpawnTrivialChanPool (channel, 2 goroutines)  60 ns/packet
+//	BulkAddFanout (4096 per cycle)                26 ns/packet, 0 B
+//	ForkJoinTree (2^21-1 packets)                 13 ns/packet, 0 allocs
+//	SpawnOrRunTree (the same tree, SpawnOrRun)    9 ns/packet against 25
+//	                                              for ForkJoinTree in the
+//	                                              same run (-benchtime=10x)
+//	WakeLatency (Add to start, parked worker)     p50 0.4 µs, p99 10 µs
+//	Cycle (three stages, one packet each)         2.6 µs
 //
 // A packet spawned by a packet costs an interface call, the LIFO slot
 // (plain loads and stores, no atomics: Tokio's lifo_slot, the Go runtime's

@@ -138,12 +138,15 @@ func (w *Worker) Spawn(p Packet) {
 }
 
 // SpawnOrRun runs p at once, on this worker and inside the running packet,
-// when no other worker could take it now: none is parked or searching for
-// work (every one is busy running packets), so a spawned p would only wait
-// in this worker's queue. Otherwise it spawns p, exactly as Spawn. This is
-// errgroup's TryGo with a fallback to running inline, for fine-grained
-// recursive work whose children cost less than a trip through the deque
-// (BenchmarkSpawnOrRunTree); it trades away the chance that a worker frees
+// unless another worker could take it now: some worker is parked or
+// searching for work and this worker's deque has nothing for it to steal.
+// Then it spawns p, exactly as Spawn (the LIFO slot's previous packet goes
+// to the deque, where the idle worker finds it). So while every worker is
+// busy, or an idle one already has this worker's queued surplus to take,
+// children run inline instead of waiting in the queue: errgroup's TryGo
+// with a fallback to running inline, for fine-grained recursive work
+// whose children cost less than a trip through the deque
+// (BenchmarkSpawnOrRunTree). It trades away the chance that a worker frees
 // up and steals p while this packet still runs, so spawn children that
 // take long with Spawn.
 //
@@ -160,8 +163,8 @@ func (w *Worker) SpawnOrRun(p Packet) {
 		panic("scheduler: SpawnOrRun(nil)")
 	}
 	s := w.s
-	if w.instrument || w.inlineDepth >= maxInline || s.nParked.Load() != 0 ||
-		s.nSearching.Load() != 0 || s.abort.Load() {
+	if w.instrument || w.inlineDepth >= maxInline || s.abort.Load() ||
+		(s.nParked.Load() != 0 || s.nSearching.Load() != 0) && w.local.IsEmpty() {
 		w.Spawn(p)
 		return
 	}
