@@ -47,6 +47,13 @@ type Scheduler struct {
 	// nSearching counts workers in the steal/spin loop plus workers woken
 	// and not yet searching (Add/Add(-1) by any worker; loaded by wakers).
 	nSearching atomic.Int32
+	// The two counters above change whenever a worker parks, wakes or
+	// starts and stops searching; the words below change only at stage
+	// and cycle boundaries but are loaded per packet (abort) or per search
+	// round (cur). A line of their own keeps a searching worker's counter
+	// updates from invalidating what every busy worker reads between
+	// packets.
+	_ [64 - 8]byte
 	// cur is the highest open stage: buckets 0..cur are open. Stored under
 	// mu; loaded by searching workers.
 	cur atomic.Int32
