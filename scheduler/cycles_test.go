@@ -29,7 +29,8 @@ func (pl *plan) fail(format string, args ...any) {
 
 // packet is a random plan packet. On every run it checks that every earlier
 // user stage has drained (the stage-order rule), then spawns children in
-// its stage, adds packets to later stages and designated work.
+// its stage (some with SpawnOrRun, which may run them inline), adds
+// packets to later stages and designated work.
 type planPacket struct {
 	pl    *plan
 	stage StageID
@@ -57,9 +58,12 @@ func (p *planPacket) Run(w *Worker) {
 	if p.depth > 0 {
 		for range r.IntN(4) {
 			c := pl.newPacket(p.stage, p.depth-1, r.Uint64())
-			if r.IntN(8) == 0 && p.stage != Unconstrained {
+			switch {
+			case r.IntN(8) == 0 && p.stage != Unconstrained:
 				pl.mustAdd(pl.s.AddPriority(p.stage, c))
-			} else {
+			case r.IntN(3) == 0:
+				w.SpawnOrRun(c) // maybe inline, nested in this packet
+			default:
 				w.Spawn(c)
 			}
 		}
@@ -157,7 +161,14 @@ func TestRandomCycles(t *testing.T) {
 			if st.PacketsRun() != uint64(pl.ran.Load()) {
 				t.Fatalf("Stats: %d packets, the packets counted %d", st.PacketsRun(), pl.ran.Load())
 			}
-			t.Logf("%d cycles, %d packets", st.Cycles, pl.ran.Load())
+			var inlined uint64
+			for _, ws := range st.Workers {
+				inlined += ws.Inlined
+			}
+			if cfg.Workers == 1 && inlined == 0 {
+				t.Fatal("SpawnOrRun never ran a child inline on one worker")
+			}
+			t.Logf("%d cycles, %d packets, %d of them inline", st.Cycles, pl.ran.Load(), inlined)
 		})
 	}
 }
