@@ -179,12 +179,15 @@ func (w *Worker) SpawnOrRun(p Packet) {
 		w.Spawn(p)
 		return
 	}
-	parent := w.cur
-	w.cur = mkTask(p, parent.stage())
+	// The child runs in the parent's stage: only the packet changes in
+	// w.cur (the rest of the task is the stage and trace stamps, unused
+	// without tracing).
+	parent := w.cur.p
+	w.cur.p = p
 	w.inlineDepth++
 	p.Run(w)
 	w.inlineDepth--
-	w.cur = parent
+	w.cur.p = parent
 	w.types[w.statIndex(p)].count++
 	w.hot.inlined++
 	if w.unflush++; w.unflush >= flushEvery {
