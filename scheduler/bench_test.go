@@ -233,7 +233,7 @@ func (n *heapNode) Run(w *Worker) {
 func BenchmarkForkJoinTree(b *testing.B) { benchForkJoinTree(b, false) }
 
 // BenchmarkSpawnOrRunTree: the same tree with SpawnOrRun: children run
-// inline while every other worker is busy.
+// inline unless idle workers lack queued work to take.
 func BenchmarkSpawnOrRunTree(b *testing.B) { benchForkJoinTree(b, true) }
 
 func benchForkJoinTree(b *testing.B, inline bool) {

@@ -36,7 +36,7 @@
 //     loop).
 //   - From a running packet, through its *Worker: Spawn (same stage, onto
 //     the worker's own deque, the cheap path), SpawnOrRun (the same, but
-//     run at once, inline, while no idle worker could take the child:
+//     run at once, inline, unless idle workers lack queued work to take:
 //     errgroup's TryGo-or-run-inline for fine-grained recursion), Stage,
 //     ID, and everything above through w.Scheduler().
 //   - One goroutine at a time calls Run(ctx); it only waits. Close ends the
@@ -129,10 +129,10 @@
 //	SpawnTrivialChanPool (channel, 2 goroutines)  60 ns/packet
 //	BulkAddFanout (4096 per cycle)                26 ns/packet, 0 B
 //	ForkJoinTree (2^21-1 packets)                 13 ns/packet, 0 allocs
-//	SpawnOrRunTree (the same tree, SpawnOrRun)    6.1 ns/packet against
-//	                                              13.5 for ForkJoinTree in
+//	SpawnOrRunTree (the same tree, SpawnOrRun)    7.0 ns/packet against
+//	                                              17.1 for ForkJoinTree in
 //	                                              the same run (-count=6
-//	                                              -benchtime=10x, 21:36)
+//	                                              -benchtime=10x, 21:40)
 //	WakeLatency (Add to start, parked worker)     p50 0.4 µs, p99 10 µs
 //	Cycle (three stages, one packet each)         2.6 µs
 //

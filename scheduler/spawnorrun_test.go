@@ -3,8 +3,10 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wsched/wsched/trace"
 )
@@ -146,18 +148,9 @@ func TestSpawnOrRunPanic(t *testing.T) {
 	if pe.Packet != "SSBoom" || pe.Value != "ssBoom" {
 		t.Fatalf("PanicError names %q (value %v), want SSBoom", pe.Packet, pe.Value)
 	}
-	// Next cycle: a chain of maxInline inline runs is possible again only
-	// if the depth was reset.
-	tr := &ssTree{runs: make([]atomic.Int32, 1<<10-1)}
-	before := s.Stats().Workers[0].Inlined
-	s.Add(1, ssNode{tr, 0})
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	tr.check(t)
-	if got := s.Stats().Workers[0].Inlined - before; got != uint64(len(tr.runs)-1) {
-		t.Errorf("after a panic: %d inline runs, want %d", got, len(tr.runs)-1)
-	}
+	// Next cycle: every node but the root inline again only if the
+	// worker's inline state was restored.
+	checkInlinesAll(t, s, "after a panic")
 }
 
 // TestSpawnOrRunInstrumentedSpawns: with tracing on, every packet keeps its
@@ -194,5 +187,109 @@ func TestSpawnOrRunNil(t *testing.T) {
 	}
 	if got != "scheduler: SpawnOrRun(nil)" {
 		t.Fatalf("SpawnOrRun(nil) panicked with %v", got)
+	}
+}
+
+// TestSpawnOrRunPanicNotSwallowed: a running packet that recovers panics
+// cannot swallow its inline child's: the cycle still ends with the child's
+// PanicError, the parent goes on, and the worker's inline state is intact
+// for the next cycle.
+func TestSpawnOrRunPanicNotSwallowed(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	var parentRecovered any
+	var parentWentOn bool
+	s.Add(1, fn(func(w *Worker) {
+		defer func() { parentRecovered = recover() }()
+		w.SpawnOrRun(ssBoom{})
+		parentWentOn = true
+	}))
+	err := runCycle(t, s)
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Packet != "SSBoom" {
+		t.Fatalf("Run = %v, want a PanicError naming SSBoom", err)
+	}
+	if parentRecovered != nil || !parentWentOn {
+		t.Fatalf("the parent saw the child's panic (recovered %v, went on %v)", parentRecovered, parentWentOn)
+	}
+	if st := s.Stats(); st.Workers[0].Panics != 1 {
+		t.Errorf("Panics = %d, want 1", st.Workers[0].Panics)
+	}
+	checkInlinesAll(t, s, "next cycle")
+}
+
+// TestSpawnOrRunGoexit: runtime.Goexit in an inline child ends the cycle
+// with a PanicError naming the child; a fresh goroutine takes the worker
+// over and inlines from depth 0 again.
+func TestSpawnOrRunGoexit(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	s.Add(1, fn(func(w *Worker) { w.SpawnOrRun(ssExit{}) }))
+	err := runCycle(t, s)
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Packet != "SSExit" {
+		t.Fatalf("Run = %v, want a PanicError naming SSExit", err)
+	}
+	checkInlinesAll(t, s, "after Goexit")
+}
+
+type ssExit struct{}
+
+func (ssExit) Run(*Worker)        { runtime.Goexit() }
+func (ssExit) PacketName() string { return "SSExit" }
+
+// TestSpawnOrRunFlatFanoutSpreads: a packet that SpawnOrRuns many children
+// in a loop while workers are idle keeps as many children queued as there
+// are idle workers, so the children spread over the workers instead of
+// running inline on a few (the first version kept one child queued: its
+// 128 children ran on 3 of 8 workers while five stayed parked; this rule
+// used 7 or 8).
+func TestSpawnOrRunFlatFanoutSpreads(t *testing.T) {
+	const workers, children = 8, 128
+	s := newSched(t, Config{Workers: workers, Stages: []string{"run"}})
+	var ran [workers]atomic.Int32
+	child := fn(func(w *Worker) {
+		ran[w.ID()].Add(1)
+		time.Sleep(500 * time.Microsecond)
+	})
+	s.Add(1, fn(func(w *Worker) {
+		for range children {
+			w.SpawnOrRun(child)
+		}
+	}))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	busy, total := 0, 0
+	per := make([]int, workers)
+	for i := range ran {
+		n := int(ran[i].Load())
+		per[i] = n
+		total += n
+		if n > 0 {
+			busy++
+		}
+	}
+	if total != children {
+		t.Fatalf("%d children ran, want %d", total, children)
+	}
+	t.Logf("children per worker: %v", per)
+	if busy < workers/2 {
+		t.Errorf("children ran on %d of %d workers (%v): SpawnOrRun kept them on too few", busy, workers, per)
+	}
+}
+
+// checkInlinesAll runs a 511-node SpawnOrRun tree on s (one worker) and
+// checks that every node ran once and every node but the root ran inline:
+// the worker's inline state (depth, running packet) is intact.
+func checkInlinesAll(t *testing.T, s *Scheduler, when string) {
+	t.Helper()
+	tr := &ssTree{runs: make([]atomic.Int32, 1<<9-1)}
+	before := s.Stats().Workers[0].Inlined
+	s.Add(1, ssNode{tr, 0})
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	tr.check(t)
+	if got := s.Stats().Workers[0].Inlined - before; got != uint64(len(tr.runs)-1) {
+		t.Errorf("%s: %d inline runs, want %d", when, got, len(tr.runs)-1)
 	}
 }

@@ -41,7 +41,8 @@ type Worker struct {
 	useSlot    bool
 	instrument bool // copy of s.instrument
 	// inlineDepth is how many SpawnOrRun runs are nested on the stack
-	// now (0 between packets; reset when a packet panics).
+	// now (0 between packets; runInline restores it on a panic, burst
+	// resets it when a Goexit unwinds inline runs).
 	inlineDepth int
 	cur         task // the running packet (Stage, panics)
 	searching   bool // counted in s.nSearching
@@ -149,50 +150,83 @@ func (w *Worker) Spawn(p Packet) {
 }
 
 // SpawnOrRun runs p at once, on this worker and inside the running packet,
-// unless another worker could take it now: some worker is parked or
-// searching for work and this worker's deque has nothing for it to steal.
-// Then it spawns p, exactly as Spawn (the LIFO slot's previous packet goes
-// to the deque, where the idle worker finds it). So while every worker is
-// busy, or an idle one already has this worker's queued surplus to take,
-// children run inline instead of waiting in the queue: errgroup's TryGo
-// with a fallback to running inline, for fine-grained recursive work
+// unless workers are idle (parked or searching) and this worker's deque
+// holds fewer packets than there are idle workers: then it spawns p,
+// exactly as Spawn (the LIFO slot's previous packet goes to the deque,
+// and the surplus rule wakes a parked worker). So while every worker is
+// busy, or the idle ones already have this worker's queued surplus to
+// take, children run inline instead of waiting in the queue: errgroup's
+// TryGo with a fallback to running inline, for fine-grained recursive work
 // whose children cost less than a trip through the deque
 // (BenchmarkSpawnOrRunTree). It trades away the chance that a worker frees
-// up and steals p while this packet still runs, so spawn children that
-// take long with Spawn.
+// up and steals p while this packet still runs; spawn children that take
+// long with Spawn.
 //
 // p runs in the running packet's stage and is counted as a packet of its
-// own (Stats.Packets, WorkerStats.Packets and .Inlined); if it panics, the
-// cycle's PanicError names p. It always spawns when the cycle is aborting,
-// when inline runs are nested maxInline deep (so recursion is bounded),
-// and when the scheduler records per-packet timing, tracing, runtime/trace
-// regions or pprof labels, so that every packet keeps its own slice,
-// region and time. Only the packet running on w may call it.
-// SpawnOrRun(nil) panics.
+// own (Stats.Packets, WorkerStats.Packets and .Inlined). If p panics, the
+// panic does not reach the running packet: the cycle ends with a
+// PanicError that names p, as if p had been spawned, and SpawnOrRun
+// returns (the running packet goes on; what it spawns next is dropped
+// with the aborting cycle). runtime.Goexit in p ends the running packet
+// too. As with any inline execution, p must not wait for something the
+// running packet holds (a lock, a channel it has yet to send on), and
+// designated work for this worker waits until the whole inline run is
+// done.
+//
+// It always spawns when the cycle is aborting, when inline runs are
+// nested maxInline deep (so recursion is bounded), and when the scheduler
+// records per-packet timing, tracing, runtime/trace regions or pprof
+// labels, so that every packet keeps its own slice, region and time. Only
+// the packet running on w may call it. SpawnOrRun(nil) panics.
 func (w *Worker) SpawnOrRun(p Packet) {
 	if p == nil {
 		panic("scheduler: SpawnOrRun(nil)")
 	}
 	s := w.s
-	if w.instrument || w.inlineDepth >= maxInline || s.abort.Load() ||
-		(s.nParked.Load() != 0 || s.nSearching.Load() != 0) && w.local.IsEmpty() {
+	if w.instrument || w.inlineDepth >= maxInline || s.abort.Load() {
 		w.Spawn(p)
 		return
 	}
+	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle != 0 && w.local.Len() < idle {
+		w.Spawn(p)
+		return
+	}
+	w.runInline(p)
+}
+
+// runInline runs p nested in the running packet and counts it. A panic in
+// p (or in its PacketName) is recovered here and reported as p's, so that
+// the running packet cannot swallow it and the worker's state (w.cur,
+// inlineDepth) is restored whatever happens. Owner.
+func (w *Worker) runInline(p Packet) {
 	// The child runs in the parent's stage: only the packet changes in
 	// w.cur (the rest of the task is the stage and trace stamps, unused
 	// without tracing).
 	parent := w.cur.p
 	w.cur.p = p
 	w.inlineDepth++
+	done := false
+	defer func() {
+		w.inlineDepth--
+		if done {
+			w.cur.p = parent
+			return
+		}
+		if v := recover(); v != nil {
+			w.packetPanicked(v, debug.Stack()) // names w.cur.p: p
+			w.cur.p = parent
+			return
+		}
+		// runtime.Goexit: the goroutine is ending; burst reports it, naming
+		// p (w.cur.p), and hands the worker to a fresh goroutine.
+	}()
 	p.Run(w)
-	w.inlineDepth--
-	w.cur.p = parent
 	w.types[w.statIndex(p)].count++
 	w.hot.inlined++
 	if w.unflush++; w.unflush >= flushEvery {
 		w.flush()
 	}
+	done = true
 }
 
 // maxInline bounds the nesting of SpawnOrRun's inline runs: deeper, it
@@ -254,6 +288,8 @@ func (w *Worker) burst(t task) {
 		}
 		// Goexit: this goroutine is ending. Report it like a panic and hand
 		// the worker to a fresh goroutine, so the scheduler keeps n workers.
+		// (An inline run's Goexit unwound its parents too.)
+		w.inlineDepth = 0
 		w.packetPanicked("runtime.Goexit called by the packet", debug.Stack())
 		s.wg.Add(1)
 		go w.main(false)
@@ -393,7 +429,6 @@ func (w *Worker) statIndexSlow(p Packet) int {
 // cycle. Owner, in burst's deferred function.
 func (w *Worker) packetPanicked(v any, stack []byte) {
 	s := w.s
-	w.inlineDepth = 0 // a panic unwound any inline runs
 	if w.inPacket {
 		w.tb.PacketEnd()
 		w.inPacket = false

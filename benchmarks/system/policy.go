@@ -17,7 +17,8 @@ import (
 //	take=fair|fixed            Config.BucketBatchFixed (fixed: MMTk's whole batches)
 //	spawn=queue|inline         how tasks spawn children: Worker.Spawn (queue,
 //	                           the default) or Worker.SpawnOrRun (inline: run
-//	                           the child at once while no worker is idle, as
+//	                           the child at once unless idle workers lack
+//	                           queued work, as
 //	                           the errgroup peer's TryGo-or-run-inline does)
 //
 // for example "wake=all+steal=batch:8". Settings not named keep the
