@@ -191,14 +191,11 @@ func (w *Worker) SpawnOrRun(p Packet) {
 		w.Spawn(p)
 		return
 	}
-	w.runInline(p)
-}
-
-// runInline runs p nested in the running packet and counts it. A panic in
-// p (or in its PacketName) is recovered here and reported as p's, so that
-// the running packet cannot swallow it and the worker's state (w.cur,
-// inlineDepth) is restored whatever happens. Owner.
-func (w *Worker) runInline(p Packet) {
+	// Inline. A panic in p (or in its PacketName) is recovered below and
+	// reported as p's, so that the running packet cannot swallow it, and
+	// the worker's state (w.cur, inlineDepth) is restored whatever
+	// happens. (The deferred call is registered only on this path.)
+	//
 	// The child runs in the parent's stage: only the packet changes in
 	// w.cur (the rest of the task is the stage and trace stamps, unused
 	// without tracing).
