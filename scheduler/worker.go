@@ -41,7 +41,7 @@ type Worker struct {
 	useSlot    bool
 	instrument bool // copy of s.instrument
 	// inlineDepth is how many SpawnOrRun runs are nested on the stack
-	// now (0 between packets; runInline restores it on a panic, burst
+	// now (0 between packets; SpawnOrRun restores it on a panic, burst
 	// resets it when a Goexit unwinds inline runs).
 	inlineDepth int
 	cur         task // the running packet (Stage, panics)
