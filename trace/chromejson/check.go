@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wsched/wsched/trace/internal/problems"
 )
 
 // CheckStats summarise a trace Check accepted.
@@ -19,26 +21,14 @@ type CheckStats struct {
 	Flows    int
 }
 
-// CheckError lists rule violations (the first maxProblems, and the total).
+// CheckError lists rule violations (the first problems.Max, and the
+// total).
 type CheckError struct {
 	Problems []string
 	Total    int
 }
 
-const maxProblems = 20
-
-func (e *CheckError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "chromejson: %d rule violation(s):", e.Total)
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p)
-	}
-	if e.Total > len(e.Problems) {
-		fmt.Fprintf(&b, "\n  ... and %d more", e.Total-len(e.Problems))
-	}
-	return b.String()
-}
+func (e *CheckError) Error() string { return problems.Format("chromejson", e.Total, e.Problems) }
 
 type event struct {
 	Ph       string          `json:"ph"`
@@ -83,13 +73,9 @@ func Check(data []byte) (CheckStats, error) {
 	if f.TraceEvents == nil {
 		return st, fmt.Errorf("chromejson: not a JSON trace: no traceEvents array")
 	}
-	var probs []string
-	total := 0
+	var probs problems.List
 	bad := func(i int, format string, args ...any) {
-		total++
-		if len(probs) < maxProblems {
-			probs = append(probs, fmt.Sprintf("event %d: ", i)+fmt.Sprintf(format, args...))
-		}
+		probs.Add("event %d: "+format, append([]any{i}, args...)...)
 	}
 	type key struct{ pid, tid int64 }
 	type flow struct{ out, in int }
@@ -263,15 +249,12 @@ func Check(data []byte) (CheckStats, error) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		if fl := flows[id]; fl.out == 0 || fl.in == 0 {
-			total++
-			if len(probs) < maxProblems {
-				probs = append(probs, fmt.Sprintf("flow %s has %d source(s) and %d destination(s)", id, fl.out, fl.in))
-			}
+			probs.Add("flow %s has %d source(s) and %d destination(s)", id, fl.out, fl.in)
 		}
 	}
 	st.Flows = len(flows)
-	if total > 0 {
-		return st, &CheckError{Problems: probs, Total: total}
+	if probs.Total > 0 {
+		return st, &CheckError{Problems: probs.Msgs, Total: probs.Total}
 	}
 	return st, nil
 }

@@ -107,19 +107,8 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 // WriteFile writes s to path atomically (temporary file in the same
 // directory, synced, renamed, mode 0644). On error path is untouched and
 // the temporary file removed.
-func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err error) {
-	var werr error // Write's own error, already prefixed
-	err = atomicfile.Write(path, func(w io.Writer) error {
-		st, werr = Write(w, s, opts)
-		return werr
-	})
-	switch {
-	case werr != nil:
-		return st, werr
-	case err != nil:
-		return st, fmt.Errorf("chromejson: %w", err)
-	}
-	return st, nil
+func WriteFile(path string, s *trace.Snapshot, opts Options) (Stats, error) {
+	return atomicfile.Produce(path, "chromejson", func(w io.Writer) (Stats, error) { return Write(w, s, opts) })
 }
 
 func (w *writer) stageTid() int { return w.pid + 1 + w.workers }

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
+
+	"github.com/wsched/wsched/trace/internal/problems"
 )
 
 // CheckStats summarise a trace that Check accepted (or partly read).
@@ -20,26 +21,13 @@ type CheckStats struct {
 }
 
 // CheckError lists the rule violations Check found (the first
-// maxProblems of them, and how many there were).
+// problems.Max of them, and how many there were).
 type CheckError struct {
 	Problems []string
 	Total    int
 }
 
-const maxProblems = 20
-
-func (e *CheckError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "perfetto: %d rule violation(s):", e.Total)
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p)
-	}
-	if e.Total > len(e.Problems) {
-		fmt.Fprintf(&b, "\n  ... and %d more", e.Total-len(e.Problems))
-	}
-	return b.String()
-}
+func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total, e.Problems) }
 
 // Check validates a Perfetto trace file against the rules Perfetto's trace
 // processor enforces (the rules in doc.go), whoever wrote it:
@@ -83,8 +71,8 @@ func Check(data []byte) (CheckStats, error) {
 	c.stats.Sequences = len(c.seqs)
 	c.stats.Tracks = len(c.tracks)
 	c.stats.Flows = len(c.flows)
-	if c.total > 0 {
-		return c.stats, &CheckError{Problems: c.problems, Total: c.total}
+	if c.probs.Total > 0 {
+		return c.stats, &CheckError{Problems: c.probs.Msgs, Total: c.probs.Total}
 	}
 	return c.stats, nil
 }
@@ -118,19 +106,15 @@ type checker struct {
 	clockIDs int // packets with timestamp_clock_id
 	clockSn  bool
 	stats    CheckStats
-	problems []string
-	total    int
+	probs    problems.List
 }
 
 func (c *checker) bad(p *Packet, format string, args ...any) {
-	c.total++
-	if len(c.problems) < maxProblems {
-		where := fmt.Sprintf("packet %d (byte %d): ", p.Index, p.Offset)
-		if p.Offset < 0 {
-			where = fmt.Sprintf("packet %d: ", p.Index)
-		}
-		c.problems = append(c.problems, where+fmt.Sprintf(format, args...))
+	where := fmt.Sprintf("packet %d (byte %d): ", p.Index, p.Offset)
+	if p.Offset < 0 {
+		where = fmt.Sprintf("packet %d: ", p.Index)
 	}
+	c.probs.Add("%s"+format, append([]any{where}, args...)...)
 }
 
 func (c *checker) track(uuid uint64) *trackCheck {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/wsched/wsched/trace/internal/problems"
 )
 
 // Hand-built packets for checker tests.
@@ -194,7 +196,7 @@ func TestCheckErrorTruncatesList(t *testing.T) {
 	}
 	_, err := Check(cat(parts...))
 	ce, ok := err.(*CheckError)
-	if !ok || ce.Total != 50 || len(ce.Problems) != maxProblems || !strings.Contains(err.Error(), "and 30 more") {
+	if !ok || ce.Total != 50 || len(ce.Problems) != problems.Max || !strings.Contains(err.Error(), "and 30 more") {
 		t.Fatalf("err = %v", err)
 	}
 }

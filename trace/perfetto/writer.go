@@ -208,19 +208,8 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 // WriteFile writes s to path atomically: into a temporary file in the same
 // directory, synced, then renamed over path, with mode 0644. On error path
 // is untouched and the temporary file removed.
-func WriteFile(path string, s *trace.Snapshot, opts Options) (st Stats, err error) {
-	var werr error // Write's own error, already prefixed
-	err = atomicfile.Write(path, func(w io.Writer) error {
-		st, werr = Write(w, s, opts)
-		return werr
-	})
-	switch {
-	case werr != nil:
-		return st, werr
-	case err != nil:
-		return st, fmt.Errorf("perfetto: %w", err)
-	}
-	return st, nil
+func WriteFile(path string, s *trace.Snapshot, opts Options) (Stats, error) {
+	return atomicfile.Produce(path, "perfetto", func(w io.Writer) (Stats, error) { return Write(w, s, opts) })
 }
 
 // header writes the track descriptors: process, control thread and stage

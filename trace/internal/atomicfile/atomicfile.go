@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,4 +37,24 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// Produce is Write for a write function that also returns a result (an
+// exporter's Write and its Stats): the result comes back whatever
+// happened, write's own error as it came (the exporter prefixed it), and
+// an error of the file handling prefixed with pkg.
+func Produce[R any](path, pkg string, write func(io.Writer) (R, error)) (R, error) {
+	var r R
+	var werr error
+	err := Write(path, func(w io.Writer) error {
+		r, werr = write(w)
+		return werr
+	})
+	switch {
+	case werr != nil:
+		return r, werr
+	case err != nil:
+		return r, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return r, nil
 }
