@@ -65,32 +65,16 @@ func TestZeroAllocs(t *testing.T) {
 					d.Push(packet{x, uint64(j)})
 				}
 				d.StealBatch(dst, 8)
-				for {
-					if _, ok := d.Pop(); !ok {
-						break
-					}
-				}
-				for {
-					if _, ok := dst.Pop(); !ok {
-						break
-					}
-				}
+				popAll(d)
+				popAll(dst)
 			})
 			allocs(t, "Push×4+StealBatchAndPop+drain", func() {
 				for j := range 4 {
 					d.Push(packet{x, uint64(j)})
 				}
 				d.StealBatchAndPop(dst, 8)
-				for {
-					if _, ok := d.Pop(); !ok {
-						break
-					}
-				}
-				for {
-					if _, ok := dst.Pop(); !ok {
-						break
-					}
-				}
+				popAll(d)
+				popAll(dst)
 			})
 			allocs(t, "Pop on empty, Steal on empty, Len", func() {
 				d.Pop()
@@ -135,4 +119,13 @@ func TestZeroAllocs(t *testing.T) {
 			t.Errorf("injector: %v allocations per %d Push+Steal, want at most one block", perBlock, deque.BlockCap)
 		}
 	})
+}
+
+// popAll pops d until it is empty, without collecting (no allocation).
+func popAll[T any](d *deque.Deque[T]) {
+	for {
+		if _, ok := d.Pop(); !ok {
+			return
+		}
+	}
 }

@@ -284,6 +284,12 @@ func (d *Deque[T]) releasedInPrev(buf *buffer[T], b uint64) bool {
 	if int64(i-d.top.Load()) >= 0 {
 		return false // index i is still in the deque: full
 	}
+	return doneIn(p, i)
+}
+
+// doneIn reports whether the thief that claimed index i from p has
+// released it there (p's seq moved on to i+len(p)); see releasedInPrev.
+func doneIn[T any](p *buffer[T], i uint64) bool {
 	return p.slots[i&p.mask].seq.Load() == i+uint64(len(p.slots))
 }
 
@@ -315,7 +321,7 @@ func (d *Deque[T]) settlePrev() {
 		if s.free == i+lap || s.seq.Load() != i {
 			continue // released in own, or moved on
 		}
-		if p.slots[i&p.mask].seq.Load() == i+uint64(len(p.slots)) {
+		if doneIn(p, i) {
 			s.free = i + lap
 		}
 	}

@@ -180,6 +180,19 @@ func (s *Scheduler) bucketOf(st StageID) (*bucket.Bucket[task], error) {
 	return s.buckets[st], nil
 }
 
+// addTarget is the bucket that Add* on stage st queues into: ErrUnknownStage
+// for a bad st, ErrClosed after Close.
+func (s *Scheduler) addTarget(st StageID) (*bucket.Bucket[task], error) {
+	b, err := s.bucketOf(st)
+	if err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	return b, nil
+}
+
 // addOptions collects AddOptions.
 type addOptions struct {
 	wake WakePolicy
@@ -227,12 +240,9 @@ func (s *Scheduler) addOne(st StageID, p Packet, priority bool) error {
 	if p == nil {
 		return ErrNilPacket
 	}
-	b, err := s.bucketOf(st)
+	b, err := s.addTarget(st)
 	if err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return ErrClosed
 	}
 	var n int
 	if priority {
@@ -297,12 +307,9 @@ func (s *Scheduler) bulkAdd(st StageID, ps []Packet, prio bool, opts []AddOption
 			return ErrNilPacket
 		}
 	}
-	b, err := s.bucketOf(st)
+	b, err := s.addTarget(st)
 	if err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return ErrClosed
 	}
 	if len(ps) == 0 {
 		return nil

@@ -255,6 +255,14 @@ func must(err error) {
 	}
 }
 
+// scanSlots does the work of scanning n slots on w: SlotWork each.
+func (r *Runner) scanSlots(w *scheduler.Worker, n int) {
+	ws := &r.workers[w.ID()]
+	for i := range n {
+		ws.sink += burn(uint64(i), r.model.SlotWork)
+	}
+}
+
 // prepareCollector is a worker's designated Prepare packet (MMTk's
 // PrepareCollector).
 type prepareCollector struct {
@@ -268,10 +276,7 @@ func (p *prepareCollector) PacketName() string { return "PrepareCollector" }
 func (p *prepareCollector) Run(w *scheduler.Worker) {
 	r := p.r
 	t := r.clock.Now()
-	ws := &r.workers[w.ID()]
-	for i := range p.slots {
-		ws.sink += burn(uint64(i), r.model.SlotWork)
-	}
+	r.scanSlots(w, p.slots)
 	r.clock.Done(w.ID(), stagePrepare, t)
 }
 
@@ -289,10 +294,7 @@ func (p *scanRoots) PacketName() string { return p.name }
 func (p *scanRoots) Run(w *scheduler.Worker) {
 	r := p.r
 	t := r.clock.Now()
-	ws := &r.workers[w.ID()]
-	for i := range p.slots {
-		ws.sink += burn(uint64(i), r.model.SlotWork)
-	}
+	r.scanSlots(w, p.slots)
 	for lo := 0; lo < p.slots; lo += r.model.SplitSlots {
 		// Closure is closed while Prepare runs: this wakes nobody.
 		must(r.sched.Add(stageClosure, &traceEdges{r: r, slots: min(r.model.SplitSlots, p.slots-lo)}))
@@ -314,10 +316,7 @@ func (p *traceEdges) PacketName() string { return "ProcessEdges" }
 func (p *traceEdges) Run(w *scheduler.Worker) {
 	r := p.r
 	t := r.clock.Now()
-	ws := &r.workers[w.ID()]
-	for i := range p.slots {
-		ws.sink += burn(uint64(i), r.model.SlotWork)
-	}
+	r.scanSlots(w, p.slots)
 	if p.depth < r.model.ClosureDepth {
 		w.Spawn(&traceEdges{r: r, slots: p.slots, depth: p.depth + 1})
 		w.Spawn(&traceEdges{r: r, slots: p.slots, depth: p.depth + 1})
