@@ -236,6 +236,50 @@ func BenchmarkForkJoinTree(b *testing.B) { benchForkJoinTree(b, false) }
 // inline unless idle workers lack queued work to take.
 func BenchmarkSpawnOrRunTree(b *testing.B) { benchForkJoinTree(b, true) }
 
+// wideRoot spawns its children in one loop with SpawnOrRun.
+type wideRoot struct{ kids []Packet }
+
+func (r *wideRoot) Run(w *Worker) {
+	for _, k := range r.kids {
+		w.SpawnOrRun(k)
+	}
+}
+
+// BenchmarkSpawnOrRunWide: one packet SpawnOrRuns 16,383 trivial children
+// per cycle (the harness's Spawn shape); ns/packet per child, and how the
+// children went: inline-% run inline, stolen/cycle taken by other workers.
+func BenchmarkSpawnOrRunWide(b *testing.B) {
+	const kids = 16383
+	s, err := New(Config{Stages: []string{"work"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	root := &wideRoot{kids: make([]Packet, kids)}
+	for i := range root.kids {
+		root.kids[i] = nop{}
+	}
+	before := s.Stats()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Add(1, root); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := s.Stats()
+	var inlined, stolen uint64
+	for i := range after.Workers {
+		inlined += after.Workers[i].Inlined - before.Workers[i].Inlined
+		stolen += after.Workers[i].Stolen - before.Workers[i].Stolen
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/kids, "ns/packet")
+	b.ReportMetric(100*float64(inlined)/float64(b.N)/kids, "inline-%")
+	b.ReportMetric(float64(stolen)/float64(b.N), "stolen/cycle")
+}
+
 func benchForkJoinTree(b *testing.B, inline bool) {
 	const depth = 20
 	s, err := New(Config{Stages: []string{"work"}})

@@ -22,9 +22,10 @@ type Worker struct {
 	// reads its victim's local and id), so they sit on a cache line of
 	// their own: sharing one with the owner's per-packet fields below made
 	// every packet the owner ran invalidate the line that searching
-	// workers read. (On the 2-vCPU EPYC, 16,383 children run inline by
-	// SpawnOrRun while the other worker searches: medians 24.1–24.8 →
-	// 20.3–22.5 ns per child over two runs; the spawn and fan-out
+	// workers read. (On the 2-vCPU EPYC, in the shape of
+	// BenchmarkSpawnOrRunWide under SpawnOrRun's first rule, 16,383
+	// children inline while the other worker searched: medians 24.1–24.8
+	// → 20.3–22.5 ns per child over two runs; the spawn and fan-out
 	// benchmarks moved within their noise.)
 	s     *Scheduler
 	id    int
