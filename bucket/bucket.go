@@ -102,14 +102,60 @@ func (b *Bucket[T]) Add(v T) (int, error) {
 // BulkAdd queues vs on the normal lane, in order. Any goroutine. It returns
 // len(vs) if the bucket is open, else 0; ErrDisabled if it is disabled (then
 // nothing was queued).
-func (b *Bucket[T]) BulkAdd(vs []T) (int, error) {
-	return b.BulkAddFunc(len(vs), func(i int) T { return vs[i] })
-}
+func (b *Bucket[T]) BulkAdd(vs []T) (int, error) { return b.bulkSlice(b.queue, vs) }
 
 // BulkAddFunc queues at(0), …, at(n-1) on the normal lane, for callers whose
-// packets are not already a []T. Same results as BulkAdd.
+// packets are not already a []T. Same results as BulkAdd. (A Bulk spares
+// the call per packet.)
 func (b *Bucket[T]) BulkAddFunc(n int, at func(i int) T) (int, error) {
 	return b.bulk(b.queue, n, at)
+}
+
+// A Bulk adds packets to one lane of a bucket in runs, with the results of
+// one BulkAdd of all of them: the bucket's gate is held from StartBulk to
+// End, so Disable waits for End and a disabled bucket refuses the whole
+// Bulk at StartBulk. For a caller that converts its packets into T in
+// runs of its own (the scheduler stages 64 tasks at a time on its stack):
+// no call per packet, and nothing escapes to the heap. Use it from one
+// goroutine, and always call End.
+type Bulk[T any] struct {
+	b *Bucket[T]
+	q *deque.Injector[T]
+	n int
+}
+
+// StartBulk begins a Bulk on the normal lane (prio false) or the priority
+// lane. ErrDisabled if the bucket is disabled (then there is nothing to
+// End).
+//
+// Measured: a scheduler's BulkAdd of 4096 packets (BenchmarkBulkAddFanout,
+// add-ns/packet) took 5.6 ns per packet with BulkAddFunc's call per packet
+// and 3.8 with runs of 64 pushed by Bulk, medians of 8 interleaved runs
+// each (p=0.002; a second set, on a busier machine: 7.0 → 4.7).
+func (b *Bucket[T]) StartBulk(prio bool) (Bulk[T], error) {
+	if !b.enter() {
+		return Bulk[T]{}, ErrDisabled
+	}
+	q := b.queue
+	if prio {
+		q = b.prio
+	}
+	return Bulk[T]{b: b, q: q}, nil
+}
+
+// Push queues vs, in order, after the packets pushed before (one
+// Injector.PushBatch; vs is copied, not kept).
+func (a *Bulk[T]) Push(vs []T) {
+	a.q.PushBatch(vs)
+	a.n += len(vs)
+}
+
+// End releases the gate and returns how many of the pushed packets became
+// visible to consumers, as BulkAdd does: all of them if the bucket is
+// open, else 0.
+func (a *Bulk[T]) End() int {
+	a.b.leave()
+	return a.b.arrived(a.n)
 }
 
 // AddPriority queues v on the priority lane. Consumers take priority packets
@@ -125,13 +171,24 @@ func (b *Bucket[T]) AddPriority(v T) (int, error) {
 }
 
 // BulkAddPriority queues vs on the priority lane. Same results as BulkAdd.
-func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) {
-	return b.BulkAddPriorityFunc(len(vs), func(i int) T { return vs[i] })
-}
+func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) { return b.bulkSlice(b.prio, vs) }
 
 // BulkAddPriorityFunc is BulkAddFunc for the priority lane.
 func (b *Bucket[T]) BulkAddPriorityFunc(n int, at func(i int) T) (int, error) {
 	return b.bulk(b.prio, n, at)
+}
+
+// bulkSlice queues vs on q: one Injector.PushBatch, no staging.
+func (b *Bucket[T]) bulkSlice(q *deque.Injector[T], vs []T) (int, error) {
+	if len(vs) == 0 {
+		return 0, nil
+	}
+	if !b.enter() {
+		return 0, ErrDisabled
+	}
+	q.PushBatch(vs)
+	b.leave()
+	return b.arrived(len(vs)), nil
 }
 
 func (b *Bucket[T]) bulk(q *deque.Injector[T], n int, at func(i int) T) (int, error) {
@@ -143,7 +200,10 @@ func (b *Bucket[T]) bulk(q *deque.Injector[T], n int, at func(i int) T) (int, er
 	}
 	// Stage the packets 64 at a time on the stack and publish each run
 	// with one Injector.PushBatch: one atomic add and one atomic OR per
-	// 64 packets instead of two locked instructions per packet.
+	// 64 packets instead of two locked instructions per packet. An at
+	// that panics must not leave the gate held (Disable would wait for
+	// ever), hence the deferred leave.
+	defer b.leave()
 	var chunk [64]T
 	for i := 0; i < n; {
 		k := min(n-i, len(chunk))
@@ -154,7 +214,6 @@ func (b *Bucket[T]) bulk(q *deque.Injector[T], n int, at func(i int) T) (int, er
 		i += k
 	}
 	clear(chunk[:]) // drop the references the stack copy holds
-	b.leave()
 	return b.arrived(n), nil
 }
 

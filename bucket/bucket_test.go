@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -307,5 +308,119 @@ func TestReclaimWithAdds(t *testing.T) {
 		}
 		b.Reclaim() // quiescent: the drained blocks become reusable
 		next += adders * per
+	}
+}
+
+// TestBulkAdders: every way of adding many packets queues them all, in
+// order, on its lane, and reports them all as arrived.
+func TestBulkAdders(t *testing.T) {
+	const n = 200 // more than three 64-packet runs
+	want := make([]int, n)
+	for i := range want {
+		want[i] = 1000 + i
+	}
+	bulk := func(prio bool) func(b *Bucket[int]) (int, error) {
+		return func(b *Bucket[int]) (int, error) {
+			a, err := b.StartBulk(prio)
+			if err != nil {
+				return 0, err
+			}
+			for lo := 0; lo < n; lo += 64 {
+				a.Push(want[lo:min(lo+64, n)])
+			}
+			return a.End(), nil
+		}
+	}
+	adders := map[string]func(b *Bucket[int]) (int, error){
+		"BulkAdd":         func(b *Bucket[int]) (int, error) { return b.BulkAdd(want) },
+		"BulkAddFunc":     func(b *Bucket[int]) (int, error) { return b.BulkAddFunc(n, func(i int) int { return want[i] }) },
+		"BulkAddPriority": func(b *Bucket[int]) (int, error) { return b.BulkAddPriority(want) },
+		"BulkAddPriorityFunc": func(b *Bucket[int]) (int, error) {
+			return b.BulkAddPriorityFunc(n, func(i int) int { return want[i] })
+		},
+		"Bulk":         bulk(false),
+		"BulkPriority": bulk(true),
+	}
+	for name, add := range adders {
+		b := New[int]()
+		b.Open()
+		if got, err := add(b); got != n || err != nil {
+			t.Fatalf("%s = %d, %v; want %d", name, got, err, n)
+		}
+		if prio, wantPrio := b.PriorityLen() != 0, strings.Contains(name, "Priority"); prio != wantPrio {
+			t.Fatalf("%s: priority lane holds %d", name, b.PriorityLen())
+		}
+		for i := range n {
+			if v, st := b.Take(); st != deque.Success || v != want[i] {
+				t.Fatalf("%s: take %d = %d, %v; want %d", name, i, v, st, want[i])
+			}
+		}
+		if !b.IsEmpty() {
+			t.Fatalf("%s: %d left", name, b.Len())
+		}
+	}
+}
+
+// TestBulkGate: a Bulk holds the gate from StartBulk to End, so Disable
+// waits for it; a disabled bucket refuses StartBulk; a closed bucket keeps
+// the packets and reports none arrived.
+func TestBulkGate(t *testing.T) {
+	b := New[int]()
+	a, err := b.StartBulk(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Push([]int{1, 2})
+	disabled := make(chan struct{})
+	go func() { b.Disable(); close(disabled) }()
+	select {
+	case <-disabled:
+		t.Fatal("Disable returned while a Bulk was in progress")
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.Push([]int{3})
+	if got := a.End(); got != 0 {
+		t.Fatalf("End on a closed bucket = %d, want 0", got)
+	}
+	select {
+	case <-disabled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Disable still waits after End")
+	}
+	if b.Len() != 3 {
+		t.Fatalf("Len = %d, want the 3 pushed", b.Len())
+	}
+	if _, err := b.StartBulk(true); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("StartBulk on a disabled bucket: %v", err)
+	}
+}
+
+// TestBulkAddFuncPanic: an at that panics leaves the runs staged before
+// it queued and releases the gate, so Disable still returns.
+func TestBulkAddFuncPanic(t *testing.T) {
+	b := New[int]()
+	b.Open()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("at's panic did not propagate")
+			}
+		}()
+		b.BulkAddFunc(200, func(i int) int {
+			if i == 130 {
+				panic("at")
+			}
+			return i
+		})
+	}()
+	if b.Len() != 128 {
+		t.Fatalf("after the panic: %d queued, want the two runs staged before it (128)", b.Len())
+	}
+	done := make(chan struct{})
+	go func() { b.Disable(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Disable waits for ever: the panicking add kept the gate")
 	}
 }

@@ -7,7 +7,8 @@
 //
 //   - Producers, any goroutine, call Add, BulkAdd, AddPriority and
 //     BulkAddPriority (and the Func variants for callers whose packets are
-//     not already a []T). A bucket wakes nobody: each Add reports how many
+//     not already a []T), or build a Bulk: StartBulk, Push runs of packets,
+//     End, with the results of one BulkAdd (the scheduler's BulkAdd). A bucket wakes nobody: each Add reports how many
 //     packets became visible to consumers (all of them if the bucket is
 //     open, none if it is closed), and the caller's wake policy decides
 //     whom to wake. The open state is loaded after the push, so an owner
@@ -34,7 +35,12 @@
 // An Add costs the injector push (an atomic ticket and an atomic OR of the
 // slot's written bit) plus two atomic adds on the gate; a BulkAdd pays the
 // gate once per call and publishes up to 64 packets per OR
-// (Injector.PushBatch).
+// (Injector.PushBatch). A BulkAdd of a []T is one PushBatch; the Func
+// variants stage 64 packets at a time on the stack, calling their function
+// per packet. The scheduler stages its own runs of 64 and pushes them with
+// a Bulk: its BulkAdd of 4096 packets went from 5.6 to 3.8 ns per packet
+// (BenchmarkBulkAddFanout's add-ns/packet, medians of 8 interleaved runs
+// each, p=0.002; a second set, on a busier machine: 7.0 → 4.7, p<0.001).
 // Measured with
 //
 //	go test -run XXX -bench . -benchtime=200ms -count=3 ./bucket/

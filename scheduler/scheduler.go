@@ -315,16 +315,25 @@ func (s *Scheduler) bulkAdd(st StageID, ps []Packet, prio bool, opts []AddOption
 		return nil
 	}
 	t := s.queued(nil, st) // one stamp for the whole slice
-	at := func(i int) task { u := t; u.p = ps[i]; return u }
-	var n int
-	if prio {
-		n, err = b.BulkAddPriorityFunc(len(ps), at)
-	} else {
-		n, err = b.BulkAddFunc(len(ps), at)
-	}
+	bk, err := b.StartBulk(prio)
 	if err != nil {
 		return ErrClosed
 	}
+	// Runs of 64 tasks built on the stack in a tight loop, each pushed
+	// with one call (bucket.Bulk): no call per packet, no allocation.
+	var chunk [64]task
+	for len(ps) > 0 {
+		src := ps[:min(len(ps), len(chunk))]
+		for j, p := range src {
+			u := t
+			u.p = p
+			chunk[j] = u
+		}
+		bk.Push(chunk[:len(src)])
+		ps = ps[len(src):]
+	}
+	clear(chunk[:]) // drop the references the stack copy holds
+	n := bk.End()
 	if n > 0 {
 		s.wakeForAdd(n, s.addOpts(opts).wake, -1)
 	}
