@@ -147,7 +147,8 @@ type Deque[T any] struct {
 	// top, which that neighbour's owner loads on every Pop. Two goroutines
 	// pushing and popping their own deques, nothing shared, ran at 25–36
 	// ns per push+pop each against 11–18 alone; padded, 17–19 either way
-	// (BenchmarkDequeIndependentOwners, TestDequeLayout).
+	// (BenchmarkDequeIndependentOwners, TestDequeLayout). Sized for 64-bit
+	// platforms; on 32-bit ones the Deque is smaller and only padded.
 	_ [256 - 208]byte
 }
 
