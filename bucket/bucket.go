@@ -106,7 +106,9 @@ func (b *Bucket[T]) BulkAdd(vs []T) (int, error) { return b.bulkSlice(b.queue, v
 
 // BulkAddFunc queues at(0), …, at(n-1) on the normal lane, for callers whose
 // packets are not already a []T. Same results as BulkAdd. (A Bulk spares
-// the call per packet.)
+// the call per packet.) If at panics, the runs of 64 staged before it stay
+// queued, released to consumers but not reported as arrived, so the
+// caller's wake policy is not applied to them; the bucket stays usable.
 func (b *Bucket[T]) BulkAddFunc(n int, at func(i int) T) (int, error) {
 	return b.bulk(b.queue, n, at)
 }
@@ -144,18 +146,28 @@ func (b *Bucket[T]) StartBulk(prio bool) (Bulk[T], error) {
 }
 
 // Push queues vs, in order, after the packets pushed before (one
-// Injector.PushBatch; vs is copied, not kept).
+// Injector.PushBatch; vs is copied, not kept). It panics after End.
 func (a *Bulk[T]) Push(vs []T) {
+	if a.b == nil {
+		panic("bucket: Bulk.Push after End (or on a Bulk that StartBulk refused)")
+	}
 	a.q.PushBatch(vs)
 	a.n += len(vs)
 }
 
 // End releases the gate and returns how many of the pushed packets became
 // visible to consumers, as BulkAdd does: all of them if the bucket is
-// open, else 0.
+// open, else 0. Call it exactly once per StartBulk that succeeded; later
+// calls, and calls on the zero Bulk, do nothing and return 0. (A copy of a
+// Bulk must not be ended as well: the gate would be released twice.)
 func (a *Bulk[T]) End() int {
-	a.b.leave()
-	return a.b.arrived(a.n)
+	b := a.b
+	if b == nil {
+		return 0
+	}
+	a.b = nil
+	b.leave()
+	return b.arrived(a.n)
 }
 
 // AddPriority queues v on the priority lane. Consumers take priority packets

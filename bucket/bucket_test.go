@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -390,8 +391,33 @@ func TestBulkGate(t *testing.T) {
 	if b.Len() != 3 {
 		t.Fatalf("Len = %d, want the 3 pushed", b.Len())
 	}
-	if _, err := b.StartBulk(true); !errors.Is(err, ErrDisabled) {
+	if got := a.End(); got != 0 {
+		t.Fatalf("a second End = %d, want 0", got)
+	}
+	b.Enable()
+	if b.gate.Load() != 0 {
+		t.Fatalf("gate = %#x after Enable: a second End released it again", b.gate.Load())
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "after End") {
+				t.Fatalf("Push after End: recover() = %v, want a panic naming the misuse", r)
+			}
+		}()
+		a.Push([]int{4})
+	}()
+	z, err := b.StartBulk(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z.End()
+	b.Disable()
+	z, err = b.StartBulk(true)
+	if !errors.Is(err, ErrDisabled) {
 		t.Fatalf("StartBulk on a disabled bucket: %v", err)
+	}
+	if got := z.End(); got != 0 || b.gate.Load() != disabledBit {
+		t.Fatalf("End of a refused Bulk = %d, gate %#x; want 0 and the gate untouched", got, b.gate.Load())
 	}
 }
 

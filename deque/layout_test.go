@@ -21,6 +21,13 @@ func TestDequeLayout(t *testing.T) {
 	if size%64 != 0 {
 		t.Fatalf("Deque is %d bytes, not a whole number of 64-byte lines: adjust its final padding", size)
 	}
+	if size > 512 {
+		// Larger objects carry a malloc header and lose the alignment.
+		t.Fatalf("Deque is %d bytes; above 512 the allocator no longer aligns it to 64", size)
+	}
+	if off := unsafe.Offsetof(d.top); off != 0 {
+		t.Fatalf("top at offset %d, want 0: it must start the Deque's first line", off)
+	}
 	if off := unsafe.Offsetof(d.bottom); off < 64 {
 		t.Fatalf("bottom at offset %d shares top's cache line", off)
 	}

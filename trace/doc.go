@@ -61,7 +61,8 @@
 // page of them up front (about 24 ms for 32 MiB on the project's VM), so
 // that no page fault lands inside a traced run, where it would show as a
 // worker's idle time; Options.LazyPages leaves them untouched, paying
-// resident memory only for what is recorded. When a buffer is full the
+// resident memory only for what is recorded (for memory fresh from the
+// OS; heap memory the runtime reuses is zeroed, hence resident, anyway). When a buffer is full the
 // default policy stops recording on it (the start of the run is kept);
 // Options.Overwrite keeps the newest events instead. Either way each buffer
 // counts what it lost ([Buffer.Dropped], [Recorder.Dropped]) and exporters

@@ -33,7 +33,9 @@ type Options struct {
 	MaxBytes int
 	// LazyPages leaves the buffers' pages untouched until events are
 	// written to them, so that a recorder costs resident memory only for
-	// what it records. By default NewRecorder touches every page of its
+	// what it records (when its memory comes fresh from the OS: heap
+	// memory that the runtime reuses it zeroes, which makes it resident
+	// anyway). By default NewRecorder touches every page of its
 	// buffers first (it then holds MaxBytes of resident memory): a page
 	// touched for the first time while recording costs a page fault in
 	// the middle of the run, every 170 events or so, and the trace shows
@@ -241,6 +243,11 @@ func touchPages(buf []Event) {
 	step := max(os.Getpagesize()/eventSize, 1)
 	for i := 0; i < len(buf); i += step {
 		buf[i] = Event{}
+	}
+	// The stride is a little under a page (170 events are 4080 bytes), so
+	// the tail after the last store may start a page of its own.
+	if len(buf) > 0 {
+		buf[len(buf)-1] = Event{}
 	}
 }
 
