@@ -75,6 +75,7 @@ type published struct {
 
 // flush publishes w's counters. Owner.
 func (w *Worker) flush() {
+	w.foldRun()
 	w.unflush = 0
 	w.pub.mu.Lock()
 	w.pub.hot = w.hot

@@ -211,3 +211,81 @@ func TestWorkerStats(t *testing.T) {
 		t.Fatalf("packets: worker 0 %d, worker 1 %d more", after.Workers[0].Packets, a.Packets-b.Packets)
 	}
 }
+
+type countA struct{}
+
+func (countA) Run(*Worker) {}
+
+type countB struct{}
+
+func (countB) Run(*Worker) {}
+
+// mixedRoot spawns, by Spawn and by SpawnOrRun in turn, n children in
+// runs of types: countA, countB and named packets of two names.
+type mixedRoot struct{ n int }
+
+func (r mixedRoot) Run(w *Worker) {
+	for i := range r.n {
+		var p Packet
+		switch k := i % 23; {
+		case k < 9:
+			p = countA{}
+		case k < 15:
+			p = countB{}
+		case k < 20:
+			p = named{"x"}
+		default:
+			p = named{"y"}
+		}
+		if i%2 == 0 {
+			w.Spawn(p)
+		} else {
+			w.SpawnOrRun(p)
+		}
+	}
+}
+
+// TestStatsCountRuns: without instrumentation a worker counts a run of
+// packets of one type with one increment (countPacket) and folds it into
+// the type's count when the type changes or it publishes; the counts by
+// type must still be exact, across runs of alternating types, Namer
+// packets, inline children and more packets than a flush interval.
+func TestStatsCountRuns(t *testing.T) {
+	const n = 3*flushEvery + 17
+	want := map[string]uint64{"scheduler.mixedRoot": 1}
+	for i := range n {
+		switch k := i % 23; {
+		case k < 9:
+			want["scheduler.countA"]++
+		case k < 15:
+			want["scheduler.countB"]++
+		case k < 20:
+			want["x"]++
+		default:
+			want["y"]++
+		}
+	}
+	for _, workers := range []int{1, 2} {
+		s := newSched(t, Config{Workers: workers, Stages: []string{"a"}})
+		for range 2 {
+			if err := s.Add(1, mixedRoot{n}); err != nil {
+				t.Fatal(err)
+			}
+			if err := runCycle(t, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := map[string]uint64{}
+		for _, p := range s.Stats().Packets {
+			got[p.Name] = p.Count
+		}
+		for name, c := range want {
+			if got[name] != 2*c {
+				t.Errorf("workers %d: %s counted %d, want %d (all: %v)", workers, name, got[name], 2*c, got)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("workers %d: names %v, want %v", workers, got, want)
+		}
+	}
+}

@@ -58,7 +58,11 @@ type Worker struct {
 	labelStage  StageID
 	dropped     uint64 // packets discarded by this worker, not yet in s.dropped
 	// Packet-type stats: a one-entry cache in front of the registry.
-	lastType  unsafe.Pointer // typeWord of the last non-Namer packet
+	lastType unsafe.Pointer // typeWord of the last non-Namer packet
+	// lastRun counts packets of lastType run since the last fold into
+	// types[lastIdx].count (countPacket): a run of one type costs a
+	// compare and an increment per packet. foldRun folds it.
+	lastRun   uint64
 	lastNamer unsafe.Pointer // typeWord of the last Namer packet
 	lastIdx   int
 	lastName  string
@@ -219,7 +223,7 @@ func (w *Worker) SpawnOrRun(p Packet) {
 		// p (w.cur.p), and hands the worker to a fresh goroutine.
 	}()
 	p.Run(w)
-	w.types[w.statIndex(p)].count++
+	w.countPacket(p)
 	w.hot.inlined++
 	if w.unflush++; w.unflush >= flushEvery {
 		w.flush()
@@ -323,7 +327,7 @@ func (w *Worker) exec(t task) {
 		return
 	}
 	t.p.Run(w)
-	w.types[w.statIndex(t.p)].count++
+	w.countPacket(t.p)
 	if w.unflush++; w.unflush >= flushEvery {
 		w.flush()
 	}
@@ -375,6 +379,35 @@ func (w *Worker) execInstrumented(t task) {
 	}
 }
 
+// countPacket counts a run of p in its type's stats: for a run of packets
+// of one (non-Namer) type, a compare and an increment of lastRun, folded
+// into types[lastIdx] by foldRun. Owner.
+func (w *Worker) countPacket(p Packet) {
+	if typeWord(p) == w.lastType {
+		w.lastRun++
+		return
+	}
+	w.countPacketSlow(p)
+}
+
+func (w *Worker) countPacketSlow(p Packet) {
+	idx := w.statIndex(p) // folds the old run if it moves lastType
+	if typeWord(p) == w.lastType {
+		w.lastRun++
+		return
+	}
+	w.types[idx].count++ // a Namer: counted by name
+}
+
+// foldRun adds lastRun to its type's count. Owner; before anything reads
+// the counts (flush) and before lastType changes (statIndexSlow).
+func (w *Worker) foldRun() {
+	if w.lastRun != 0 {
+		w.types[w.lastIdx].count += w.lastRun
+		w.lastRun = 0
+	}
+}
+
 // statIndex returns the stats index of p's name. The one-entry caches make
 // it a type comparison for runs of packets of one type.
 func (w *Worker) statIndex(p Packet) int {
@@ -414,6 +447,7 @@ func (w *Worker) statIndexSlow(p Packet) int {
 			w.lastName, w.lastNIdx, w.hasName = name, idx, true
 		}
 	} else {
+		w.foldRun() // the pending run belongs to the old lastIdx
 		w.lastType, w.lastIdx = typeWord(p), idx
 	}
 	for len(w.types) <= idx {
