@@ -88,8 +88,17 @@ func TestPanicStopsOthers(t *testing.T) {
 		w.Spawn(spin) // the deque grows: surplus for the others to steal
 	}
 	s.Add(1, spin)
-	s.Add(1, fn(func(w *Worker) {
-		time.Sleep(10 * time.Millisecond)
+	// The panicking packet is designated for worker 1: a worker runs its
+	// designated packets between any two packets, so it starts even if
+	// both workers are deep in spawn chains. (Queued in the bucket, it
+	// could wait for ever: a worker whose own queue never empties need
+	// not go back to the bucket, and once in 800 race runs neither did.)
+	// It panics once the chains have run a while, so that queued packets
+	// are there to drop.
+	s.AddDesignated(1, fn(func(w *Worker) {
+		for deadline := time.Now().Add(10 * time.Second); ran.Load() < 1000 && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Microsecond)
+		}
 		panic("stop")
 	}))
 	err := runCycle(t, s)
@@ -269,7 +278,14 @@ func TestCloseDuringRun(t *testing.T) {
 	<-started
 	closed := make(chan struct{})
 	go func() { s.Close(); close(closed) }()
-	time.Sleep(5 * time.Millisecond)
+	// Release the blocker only once Close has aborted the cycle (a fixed
+	// sleep let stage 2 run now and then when Close started late).
+	for deadline := time.Now().Add(10 * time.Second); !s.abort.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not abort the cycle within 10s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 	close(release)
 	watch(t, 30*time.Second, func() {
 		err = <-runErr

@@ -34,11 +34,11 @@ func TestWatchFiresWithStacks(t *testing.T) {
 }
 
 func TestWithin(t *testing.T) {
-	if v := Within(t, time.Second, func() (int, error) { return 7, nil }); v != 7 {
+	if v := Within(t, 10*time.Second, func() (int, error) { return 7, nil }); v != 7 {
 		t.Fatalf("Within = %d, want 7", v)
 	}
 	ft := &fakeT{}
-	Within(ft, time.Second, func() (int, error) { return 0, errors.New("boom") })
+	Within(ft, 10*time.Second, func() (int, error) { return 0, errors.New("boom") })
 	if len(ft.fatals) != 1 {
 		t.Fatalf("Within of a failing function reported %q", ft.fatals)
 	}
@@ -56,10 +56,26 @@ func TestStart(t *testing.T) {
 	if len(ft.fatals) != 0 {
 		t.Fatalf("a stopped watchdog reported %q", ft.fatals)
 	}
-	stop := Start(ft, 10*time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
-	stop()
-	if len(ft.fatals) != 1 || !strings.Contains(ft.fatals[0], "timed out") {
-		t.Fatalf("an expired watchdog reported %q", ft.fatals)
+	st := &signalT{errored: make(chan struct{})}
+	stop := Start(st, 10*time.Millisecond)
+	select { // wait for it to fire: a fixed sleep could stop it first on a loaded box
+	case <-st.errored:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a 10ms watchdog did not fire within 10s")
 	}
+	stop()
+	if len(st.fatals) != 1 || !strings.Contains(st.fatals[0], "timed out") {
+		t.Fatalf("an expired watchdog reported %q", st.fatals)
+	}
+}
+
+// signalT is fakeT whose Errorf also closes errored.
+type signalT struct {
+	fakeT
+	errored chan struct{}
+}
+
+func (s *signalT) Errorf(format string, a ...any) {
+	s.fakeT.Errorf(format, a...)
+	close(s.errored)
 }
