@@ -20,7 +20,8 @@ on a trace.Recorder snapshot) and prints, per cycle and per stage: the
 makespan; the lower bound max(longest packet, work / workers) and the ratio
 to it; each worker's busy share; steals; wake-up latency p50/p99 (wake sent
 to the woken worker's first packet); time idle while work was queued
-elsewhere; the critical path and the heaviest packet types.
+elsewhere, and how much of it each worker spent parked; the critical path
+and the heaviest packet types.
 
 Flags:
 `

@@ -66,10 +66,16 @@ type Window struct {
 	// was queued elsewhere (an open stage's bucket or another worker's
 	// local deque, per the counters). Gaps counts such idle stretches of at
 	// least GapThresholdNs.
-	IdleQueuedNs   []int64 `json:"idle_while_queued_ns"`
-	Gaps           int     `json:"idle_gaps"`
-	LongestGapNs   int64   `json:"longest_idle_gap_ns"`
-	LongestGapWork int     `json:"longest_idle_gap_worker"`
+	IdleQueuedNs []int64 `json:"idle_while_queued_ns"`
+	// IdleQueuedParkedNs is the part of IdleQueuedNs each worker spent
+	// parked, asleep until a wake-up: time that wake policies (or a lost
+	// wake-up) account for. The rest it was awake and ran no packet:
+	// searching, taking and stealing, the scheduler's own work between
+	// packets, or the OS running something else on its CPU.
+	IdleQueuedParkedNs []int64 `json:"idle_while_queued_parked_ns"`
+	Gaps               int     `json:"idle_gaps"`
+	LongestGapNs       int64   `json:"longest_idle_gap_ns"`
+	LongestGapWork     int     `json:"longest_idle_gap_worker"`
 	// Critical is the critical path, approximated (see Critical).
 	Critical Critical `json:"critical_path"`
 	// Heaviest are the packet types with the most total time.
@@ -218,6 +224,7 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 	w := Window{StartNs: start, EndNs: end, MakespanNs: end - start}
 	w.BusyPct = make([]float64, m.workers)
 	w.IdleQueuedNs = make([]int64, m.workers)
+	w.IdleQueuedParkedNs = make([]int64, m.workers)
 	types := map[int32]*TypeStat{}
 	lastEnd, lastWorker, lastIdx := int64(-1), -1, -1
 	for wk, ps := range m.packets {

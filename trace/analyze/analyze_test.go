@@ -125,6 +125,9 @@ func TestIdleWhileQueued(t *testing.T) {
 	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedNs[0] != 0 {
 		t.Errorf("idle while queued %v, want [0 50000]", cy.IdleQueuedNs)
 	}
+	if cy.IdleQueuedParkedNs[1] != 50_000 || cy.IdleQueuedParkedNs[0] != 0 {
+		t.Errorf("of which parked %v, want [0 50000]: worker 1 was parked throughout", cy.IdleQueuedParkedNs)
+	}
 	if cy.Gaps != 1 || cy.LongestGapNs != 50_000 || cy.LongestGapWork != 1 {
 		t.Errorf("gaps %d longest %d on %d", cy.Gaps, cy.LongestGapNs, cy.LongestGapWork)
 	}
@@ -136,6 +139,52 @@ func TestIdleWhileQueued(t *testing.T) {
 	}
 	if s := rep.Cycles[0].Stages[0]; s.Critical.Worker != 0 || len(s.Critical.Packets) != 1 || cy.Critical.BusyNs != 60_000 {
 		t.Errorf("critical %+v", cy.Critical)
+	}
+}
+
+// TestIdleWhileQueuedParked: the parked share of a worker's idle time
+// while work was queued. Worker 1 is parked from 1 to 21 µs, then awake
+// without a packet (searching, or descheduled) until it steals at 51 µs:
+// 50 µs idle while queued, 20 of them parked. A second stretch, 70 to 80
+// µs, is idle but not while work was queued, and counts in neither.
+func TestIdleWhileQueuedParked(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	a, st := r.Intern("A"), r.Intern("S")
+	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
+	now = 1000
+	c.CycleBegin(1)
+	c.StageOpen(1, st)
+	w1.Park()
+	w0.PacketBegin(a, 1, 0)
+	w0.Counter(trace.CounterLocalLen, 0, 3)
+	now = 21_000
+	w1.Unpark()
+	now = 51_000
+	w1.Steal(0, 1, 9)
+	w0.Counter(trace.CounterLocalLen, 0, 0)
+	w1.PacketBegin(a, 1, 9)
+	now = 61_000
+	w1.PacketEnd()
+	now = 70_000
+	w1.Park()
+	now = 80_000
+	w1.Unpark()
+	w0.PacketEnd()
+	c.StageClose(1)
+	c.CycleEnd(1)
+	var text strings.Builder
+	rep, err := Bytes(encode(t, r.Snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cy := rep.Cycles[0]
+	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedParkedNs[1] != 20_000 {
+		t.Errorf("worker 1 idle while queued %d, parked %d; want 50000 and 20000", cy.IdleQueuedNs[1], cy.IdleQueuedParkedNs[1])
+	}
+	rep.WriteText(&text)
+	if !strings.Contains(text.String(), "w1 50µs (20µs parked)") {
+		t.Errorf("text report lacks the parked share:\n%s", text.String())
 	}
 }
 

@@ -27,8 +27,11 @@
 //     again without running a packet is counted as futile instead;
 //   - idle while work was queued elsewhere: per worker, the time it ran no
 //     packet while an open stage's bucket or another worker's local deque
-//     held packets, according to the counter tracks; gaps of at least 10 µs
-//     are counted and the longest is named. This is as good as the
+//     held packets, according to the counter tracks, and how much of it
+//     the worker spent parked (asleep until a wake-up; the rest it was
+//     awake between packets: searching, taking, stealing, the scheduler's
+//     own work, or off its CPU); gaps of at least 10 µs are counted and the
+//     longest is named. This is as good as the
 //     scheduler's samples: bucket depth at a stage's opening and after
 //     every bucket take, a deque's length after its owner took a batch
 //     from a bucket or stole, and the victim's after each steal (not after

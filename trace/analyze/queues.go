@@ -240,11 +240,16 @@ func (q *queues) idle(m *model, w *Window, start, end int64) {
 			}
 			gapStart = -1
 		}
+		parks := m.parks[wk]
+		k := 0 // parks[k:] may overlap what comes next (pieces are in order)
 		for _, iv := range idle {
 			for ; j < len(qs) && qs[j].s < iv.e; j++ {
 				s, e := max(iv.s, qs[j].s), min(iv.e, qs[j].e)
 				if e > s {
 					w.IdleQueuedNs[wk] += e - s
+					var parked int64
+					parked, k = overlap(parks, k, s, e)
+					w.IdleQueuedParkedNs[wk] += parked
 					if gapStart >= 0 && s == gapEnd {
 						gapEnd = e
 					} else {
@@ -259,4 +264,20 @@ func (q *queues) idle(m *model, w *Window, start, end int64) {
 		}
 		flush()
 	}
+}
+
+// overlap returns how much of [s, e) the slices ps[k:] cover (they are
+// sorted by start and disjoint, as a worker's parks are), and the index
+// from which a later interval, starting at or after e, must look.
+func overlap(ps []slice, k int, s, e int64) (int64, int) {
+	for k < len(ps) && ps[k].end <= s {
+		k++
+	}
+	var n int64
+	for i := k; i < len(ps) && ps[i].start < e; i++ {
+		if d := min(e, ps[i].end) - max(s, ps[i].start); d > 0 {
+			n += d
+		}
+	}
+	return n, k
 }

@@ -61,6 +61,9 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 	fmt.Fprintf(b, "%sidle while work was queued elsewhere:", in)
 	for i, d := range w.IdleQueuedNs {
 		fmt.Fprintf(b, " w%d %s", i, dur(d))
+		if p := w.IdleQueuedParkedNs[i]; p > 0 {
+			fmt.Fprintf(b, " (%s parked)", dur(p))
+		}
 	}
 	fmt.Fprintf(b, "; %d gaps >= %s", w.Gaps, dur(GapThresholdNs))
 	if w.Gaps > 0 {
