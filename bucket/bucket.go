@@ -102,7 +102,7 @@ func (b *Bucket[T]) Add(v T) (int, error) {
 // BulkAdd queues vs on the normal lane, in order. Any goroutine. It returns
 // len(vs) if the bucket is open, else 0; ErrDisabled if it is disabled (then
 // nothing was queued).
-func (b *Bucket[T]) BulkAdd(vs []T) (int, error) { return b.bulkSlice(b.queue, vs) }
+func (b *Bucket[T]) BulkAdd(vs []T) (int, error) { return b.bulkSlice(false, vs) }
 
 // BulkAddFunc queues at(0), …, at(n-1) on the normal lane, for callers whose
 // packets are not already a []T. Same results as BulkAdd. (A Bulk spares
@@ -110,7 +110,7 @@ func (b *Bucket[T]) BulkAdd(vs []T) (int, error) { return b.bulkSlice(b.queue, v
 // queued, released to consumers but not reported as arrived, so the
 // caller's wake policy is not applied to them; the bucket stays usable.
 func (b *Bucket[T]) BulkAddFunc(n int, at func(i int) T) (int, error) {
-	return b.bulk(b.queue, n, at)
+	return b.bulk(false, n, at)
 }
 
 // A Bulk adds packets to one lane of a bucket in runs, with the results of
@@ -183,50 +183,53 @@ func (b *Bucket[T]) AddPriority(v T) (int, error) {
 }
 
 // BulkAddPriority queues vs on the priority lane. Same results as BulkAdd.
-func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) { return b.bulkSlice(b.prio, vs) }
+func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) { return b.bulkSlice(true, vs) }
 
 // BulkAddPriorityFunc is BulkAddFunc for the priority lane.
 func (b *Bucket[T]) BulkAddPriorityFunc(n int, at func(i int) T) (int, error) {
-	return b.bulk(b.prio, n, at)
+	return b.bulk(true, n, at)
 }
 
-// bulkSlice queues vs on q: one Injector.PushBatch, no staging.
-func (b *Bucket[T]) bulkSlice(q *deque.Injector[T], vs []T) (int, error) {
+// bulkSlice queues vs on a lane as one Bulk: one Injector.PushBatch, no
+// staging.
+func (b *Bucket[T]) bulkSlice(prio bool, vs []T) (int, error) {
 	if len(vs) == 0 {
 		return 0, nil
 	}
-	if !b.enter() {
-		return 0, ErrDisabled
+	a, err := b.StartBulk(prio)
+	if err != nil {
+		return 0, err
 	}
-	q.PushBatch(vs)
-	b.leave()
-	return b.arrived(len(vs)), nil
+	a.Push(vs)
+	return a.End(), nil
 }
 
-func (b *Bucket[T]) bulk(q *deque.Injector[T], n int, at func(i int) T) (int, error) {
+// bulk queues at(0), …, at(n-1) on a lane as one Bulk, staging the
+// packets 64 at a time on the stack: one atomic add and one atomic OR per
+// 64 packets instead of two locked instructions per packet.
+func (b *Bucket[T]) bulk(prio bool, n int, at func(i int) T) (int, error) {
 	if n <= 0 {
 		return 0, nil
 	}
-	if !b.enter() {
-		return 0, ErrDisabled
+	a, err := b.StartBulk(prio)
+	if err != nil {
+		return 0, err
 	}
-	// Stage the packets 64 at a time on the stack and publish each run
-	// with one Injector.PushBatch: one atomic add and one atomic OR per
-	// 64 packets instead of two locked instructions per packet. An at
-	// that panics must not leave the gate held (Disable would wait for
-	// ever), hence the deferred leave.
-	defer b.leave()
+	// An at that panics must not leave the gate held (Disable would wait
+	// for ever); End is idempotent, so the deferred call is a no-op
+	// after the one below.
+	defer a.End()
 	var chunk [64]T
 	for i := 0; i < n; {
 		k := min(n-i, len(chunk))
 		for j := range k {
 			chunk[j] = at(i + j)
 		}
-		q.PushBatch(chunk[:k])
+		a.Push(chunk[:k])
 		i += k
 	}
 	clear(chunk[:]) // drop the references the stack copy holds
-	return b.arrived(n), nil
+	return a.End(), nil
 }
 
 // TakePriority takes one packet from the priority lane. Consumers.

@@ -413,15 +413,21 @@ func (d *Deque[T]) Pop() (T, bool) {
 		return v, true
 	case n >= 2 && !d.fifo:
 		// At least two items by topCache, a lower bound of top that
-		// may be stale: retract bottom, then look at top (the store–
-		// load order of popSlow, where the argument is written down).
+		// may be stale: retract bottom, then look at top.
 		b--
 		slots := d.slots
 		s := &slots[b&uint64(len(slots)-1)]
 		v := s.val
+		// Sequentially consistent store then load: the claim on index b
+		// must be visible to thieves before we read top (the store–load
+		// order that Chase–Lev needs; an XCHG on amd64). A thief loads
+		// top before bottom, so either it sees the lowered bottom or we
+		// see its CAS.
 		d.bottom.Store(b)
 		t := d.top.Load()
 		d.topCache = t
+		// Index b is ours if it is above top: no thief can claim an
+		// index >= bottom.
 		if size := int64(b - t); size > 0 {
 			s.val = zero
 			d.ownBot = b
@@ -436,7 +442,8 @@ func (d *Deque[T]) Pop() (T, bool) {
 }
 
 // popSlow is Pop for the cases the fast paths leave: an empty or released
-// deque, a FIFO deque with more than one item, a stale topCache.
+// deque, a FIFO deque with more than one item, a lone item whose CAS lost
+// to a thief (topCache was stale).
 func (d *Deque[T]) popSlow() (T, bool) {
 	buf := d.mustOwn("Pop")
 	var zero T
@@ -454,60 +461,38 @@ func (d *Deque[T]) popSlow() (T, bool) {
 		}
 		return zero, false
 	}
-	if d.fifo || b-d.topCache == 1 {
-		// FIFO, or at most one item left: take the oldest from the top
-		// end with one CAS, as a thief would, without moving bottom.
-		// For the lone item of a LIFO deque this is the same CAS that
-		// Chase–Lev's last-item race ends in, minus the two stores of
-		// bottom around it.
-		for {
-			t := d.top.Load()
-			if t == b {
-				d.topCache = t
-				if len(buf.slots) > minCap {
-					d.endEpoch()
-				}
-				return zero, false
+	// FIFO, or the lone item of a LIFO deque whose CAS in Pop failed (a
+	// LIFO deque with two or more items never gets here: Pop retracts
+	// bottom itself). Take the oldest from the top end with one CAS, as a
+	// thief would, without moving bottom. For the lone item this is the
+	// same CAS that Chase–Lev's last-item race ends in, minus the two
+	// stores of bottom around it.
+	for {
+		t := d.top.Load()
+		if t == b {
+			d.topCache = t
+			if len(buf.slots) > minCap {
+				d.endEpoch()
 			}
-			if d.top.CompareAndSwap(t, t+1) {
-				d.topCache = t + 1
-				s := &buf.slots[t&buf.mask]
-				v := s.val
-				s.val = zero
-				s.free = t + uint64(len(buf.slots))
-				if len(buf.slots) > minCap {
-					if t+1 == b {
-						d.endEpoch() // that was the last item
-					} else {
-						d.notePeak(int64(b - t - 1))
-					}
-				}
-				return v, true
-			}
-			// A thief took index t first; try the next one.
+			return zero, false
 		}
+		if d.top.CompareAndSwap(t, t+1) {
+			d.topCache = t + 1
+			s := &buf.slots[t&buf.mask]
+			v := s.val
+			s.val = zero
+			s.free = t + uint64(len(buf.slots))
+			if len(buf.slots) > minCap {
+				if t+1 == b {
+					d.endEpoch() // that was the last item
+				} else {
+					d.notePeak(int64(b - t - 1))
+				}
+			}
+			return v, true
+		}
+		// A thief took index t first; try the next one.
 	}
-	b--
-	// Sequentially consistent store then load: the claim on index b must
-	// be visible to thieves before we read top (the store–load order
-	// that Chase–Lev needs; an XCHG on amd64). A thief loads top before
-	// bottom, so either it sees the lowered bottom or we see its CAS.
-	d.bottom.Store(b)
-	t := d.top.Load()
-	d.topCache = t
-	size := int64(b - t)
-	if size <= 0 {
-		return d.popRetracted(b, t)
-	}
-	// Index b is ours: no thief can claim an index >= bottom.
-	s := &buf.slots[b&buf.mask]
-	v := s.val
-	s.val = zero
-	d.ownBot = b
-	if len(buf.slots) > minCap {
-		d.notePeak(size)
-	}
-	return v, true
 }
 
 // popRetracted finishes a Pop that lowered bottom to b and then read top

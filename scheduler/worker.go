@@ -225,9 +225,7 @@ func (w *Worker) SpawnOrRun(p Packet) {
 	p.Run(w)
 	w.countPacket(p)
 	w.hot.inlined++
-	if w.unflush++; w.unflush >= flushEvery {
-		w.flush()
-	}
+	w.tick()
 	done = true
 }
 
@@ -328,9 +326,7 @@ func (w *Worker) exec(t task) {
 	}
 	t.p.Run(w)
 	w.countPacket(t.p)
-	if w.unflush++; w.unflush >= flushEvery {
-		w.flush()
-	}
+	w.tick()
 }
 
 // execInstrumented is exec with timing, tracing, runtime/trace regions or
@@ -374,6 +370,12 @@ func (w *Worker) execInstrumented(t task) {
 		w.tb.PacketEnd()
 		w.inPacket = false
 	}
+	w.tick()
+}
+
+// tick counts one packet run towards the next publication of w's
+// counters: every flushEvery packets (and at every park). Owner.
+func (w *Worker) tick() {
 	if w.unflush++; w.unflush >= flushEvery {
 		w.flush()
 	}
