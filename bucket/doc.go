@@ -38,9 +38,9 @@
 // (Injector.PushBatch). A BulkAdd of a []T is one PushBatch; the Func
 // variants stage 64 packets at a time on the stack, calling their function
 // per packet. The scheduler stages its own runs of 64 and pushes them with
-// a Bulk: its BulkAdd of 4096 packets went from 5.6 to 3.8 ns per packet
-// (BenchmarkBulkAddFanout's add-ns/packet, medians of 8 interleaved runs
-// each, p=0.002; a second set, on a busier machine: 7.0 → 4.7, p<0.001).
+// a Bulk: its BulkAdd of 4096 packets went from 7.0 to 4.7 ns per packet
+// (BenchmarkBulkAddFanout's add-ns/packet, test binaries of commits
+// 637bf04 and 6044d0a, medians of 8 interleaved runs each, p<0.001).
 // Measured with
 //
 //	go test -run XXX -bench . -benchtime=200ms -count=3 ./bucket/

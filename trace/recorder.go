@@ -39,10 +39,10 @@ type Options struct {
 	// buffers first (it then holds MaxBytes of resident memory): a page
 	// touched for the first time while recording costs a page fault in
 	// the middle of the run, every 170 events or so, and the trace shows
-	// those stalls as a worker's idle time. On the project's 2-vCPU VM,
-	// a traced 16,384-packet fan-out showed 810–1080 µs per worker per
-	// cycle "idle while work was queued elsewhere" with lazy pages and
-	// 300–370 µs with touched ones (wsched analyze, same program).
+	// those stalls as a worker's idle time. On the project's 2-vCPU VM
+	// the tracing overhead of BenchmarkTraceOverhead/Interleaved
+	// (scheduler package) was 7.1-7.6% with lazy pages and 3.7-4.4% with
+	// touched ones (trace/doc.go).
 	LazyPages bool
 	// Overwrite selects the policy when a buffer is full. false (default):
 	// stop recording on that buffer and count what is dropped, so the
