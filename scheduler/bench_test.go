@@ -281,6 +281,61 @@ func BenchmarkSpawnOrRunWide(b *testing.B) {
 	b.ReportMetric(float64(stolen)/float64(b.N), "stolen/cycle")
 }
 
+// spinKid is a child that computes for about iters dependent steps.
+type spinKid struct{ iters int }
+
+var spinSink atomic.Uint64
+
+func (k spinKid) Run(*Worker) {
+	x := uint64(k.iters) | 1
+	for range k.iters {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	if x == 0 {
+		spinSink.Add(1) // never: keeps the loop
+	}
+}
+
+// BenchmarkSpawnOrRunWideCost: BenchmarkSpawnOrRunWide's shape with
+// children of rising cost (iters xorshift steps each, about 1 ns per
+// step on the EPYC), where SpawnOrRun must hand children to idle workers
+// for the run to scale: ns/packet per child against the cost of one
+// child run serially (serial-ns).
+func BenchmarkSpawnOrRunWideCost(b *testing.B) {
+	for _, c := range []struct{ iters, kids int }{{0, 16383}, {64, 16383}, {512, 4096}, {4096, 1024}, {32768, 256}} {
+		b.Run(fmt.Sprintf("iters=%d", c.iters), func(b *testing.B) {
+			s, err := New(Config{Stages: []string{"work"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			root := &wideRoot{kids: make([]Packet, c.kids)}
+			for i := range root.kids {
+				root.kids[i] = spinKid{c.iters}
+			}
+			t0 := time.Now()
+			for _, k := range root.kids {
+				k.Run(nil)
+			}
+			serial := time.Since(t0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if err := s.Add(1, root); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.kids), "ns/packet")
+			b.ReportMetric(float64(serial.Nanoseconds())/float64(c.kids), "serial-ns")
+		})
+	}
+}
+
 func benchForkJoinTree(b *testing.B, inline bool) {
 	const depth = 20
 	s, err := New(Config{Stages: []string{"work"}})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wsched/wsched/internal/watchdog"
+	"github.com/wsched/wsched/scheduler"
 
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
@@ -378,5 +379,39 @@ func TestSaturateKeepsUpAtLowRate(t *testing.T) {
 	t.Logf("%+v", p)
 	if p.N < 50 || p.P50 <= 0 || p.P99 < p.P50 || p.Achieved <= 0 {
 		t.Errorf("implausible point %+v", p)
+	}
+}
+
+// TestSweepBaseIsDefault: every sweep compares its values with the
+// scheduler's current default, so a default changed in the scheduler
+// without its sweep's Base (or the other way round) fails here.
+func TestSweepBaseIsDefault(t *testing.T) {
+	for _, sw := range Sweeps {
+		p, err := system.ParsePolicy(sw.Base)
+		if err != nil {
+			t.Fatalf("sweep %s: base %q: %v", sw.Name, sw.Base, err)
+		}
+		var ok bool
+		switch sw.Name {
+		case "batch":
+			ok = p.Batch == scheduler.DefaultBucketBatch
+		case "spins":
+			ok = p.Spins == scheduler.DefaultSpins
+		case "take":
+			ok = p.Fixed != nil && !*p.Fixed
+		case "order":
+			ok = p.LocalFIFO != nil && !*p.LocalFIFO
+		case "wake":
+			w, err := scheduler.ParseWakePolicy(p.Wake)
+			ok = err == nil && w == scheduler.DefaultWake
+		case "steal":
+			s, err := scheduler.ParseStealPolicy(p.Steal)
+			ok = err == nil && s == scheduler.StealHalf()
+		default:
+			t.Fatalf("sweep %s: no check of its base; add one", sw.Name)
+		}
+		if !ok {
+			t.Errorf("sweep %s: base %q is not the scheduler's default", sw.Name, sw.Base)
+		}
 	}
 }

@@ -30,7 +30,7 @@ var Sweeps = []Sweep{
 	{Name: "order", Doc: "local deque order",
 		Specs: []string{"order=lifo", "order=fifo"}, Base: "order=lifo"},
 	{Name: "wake", Doc: "wake policy for bulk adds and stage openings",
-		Specs: []string{"wake=one", "wake=all", "wake=n", "wake=searcher"}, Base: "wake=searcher"},
+		Specs: []string{"wake=one", "wake=all", "wake=n", "wake=searcher"}, Base: "wake=n"},
 	{Name: "steal", Doc: "steal policy between workers",
 		Specs: []string{"steal=one", "steal=half", "steal=batch:4", "steal=batch:16", "steal=batch:32", "steal=batch:64"}, Base: "steal=half"},
 }

@@ -29,13 +29,7 @@ list=1
 while [ $((ws * 2)) -le "$MAXW" ]; do ws=$((ws * 2)); list="$list,$ws"; done
 [ "$ws" -ne "$MAXW" ] && list="$list,$MAXW"
 
-step() {
-	local name=$1 limit=$(($2 * SCALE)) t0=$SECONDS rc
-	shift 2
-	timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-	rc=$?
-	echo "step $name: exit $rc in $((SECONDS - t0))s (limit ${limit}s)" | tee -a "$OUT/steps.txt"
-}
+. "$(dirname "$0")/step.sh"
 
 step selftest-w2 80 "$B" selftest -workers 2 -trials "$TRIALS" -count 8 -iters 2 -out "$OUT/selftest-w2"
 step sweeps-w2 120 "$B" sweep -workers 2 -count "$K" -iters "$I" -warmup 1 -workloads "$WL" -out "$OUT/w2" batch spins order wake steal
