@@ -242,6 +242,12 @@ func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Sta
 	return b.queue.StealBatchAndPop(dst, limit)
 }
 
+// TakeInto takes up to len(dst) packets from the normal lane into dst,
+// oldest first, and returns how many: TakeBatch for a consumer that keeps
+// the batch to itself instead of publishing it in a deque. Consumers. It
+// panics if dst is empty.
+func (b *Bucket[T]) TakeInto(dst []T) (int, deque.Status) { return b.queue.TakeBatch(dst) }
+
 // Take takes one packet, from the priority lane if it has one, else from the
 // normal lane. Consumers.
 func (b *Bucket[T]) Take() (T, deque.Status) {

@@ -76,6 +76,11 @@ func TestZeroAllocs(t *testing.T) {
 				popAll(d)
 				popAll(dst)
 			})
+			batch := []packet{{x, 1}, {x, 2}, {x, 3}, {x, 4}}
+			allocs(t, "PushBatch×4+drain", func() {
+				d.PushBatch(batch)
+				popAll(d)
+			})
 			allocs(t, "Pop on empty, Steal on empty, Len", func() {
 				d.Pop()
 				d.Steal()
@@ -101,6 +106,11 @@ func TestZeroAllocs(t *testing.T) {
 				}
 			}
 			q.Steal()
+		})
+		buf := make([]packet, 8)
+		allocs(t, "PushBatch×4+TakeBatch", func() {
+			q.PushBatch(buf[:4])
+			q.TakeBatch(buf)
 		})
 		// At most one block per BlockCap pushes, counted by
 		// AllocsPerRun (which pins GOMAXPROCS to 1, so other goroutines'

@@ -229,6 +229,120 @@ func TestInjectorStealBatchAndPopCount(t *testing.T) {
 	}
 }
 
+// TestInjectorTakeBatchCount: TakeBatch takes min(queued, len(dst), what
+// is left of the first item's block), oldest first, writes nothing past
+// what it took, and leaves the rest queued in order.
+func TestInjectorTakeBatchCount(t *testing.T) {
+	bc := deque.BlockCap
+	for _, base := range []uint64{0, 0 - 2*uint64(bc)} {
+		for _, off := range []int{0, 1, bc / 2, bc - 1} {
+			start := base + uint64(off)
+			for _, n := range []int{0, 1, 2, 33, bc - 1, bc, bc + 1, 2*bc + 5} {
+				for _, size := range []int{1, 2, 8, 32, bc, bc + 1, 3 * bc} {
+					q := deque.NewInjectorAt[int](start)
+					for i := range n {
+						q.Push(i + 1)
+					}
+					dst := make([]int, size)
+					got, st := q.TakeBatch(dst)
+					if n == 0 {
+						if st != deque.Empty || got != 0 {
+							t.Fatalf("n=0: TakeBatch = %d, %v; want empty", got, st)
+						}
+						continue
+					}
+					k := min(n, size, bc-off)
+					if got != k || st != deque.Success {
+						t.Fatalf("start %s n=%d size=%d: TakeBatch = %d, %v; want %d, success", startName(start), n, size, got, st, k)
+					}
+					for i := range size {
+						want := 0 // untouched
+						if i < k {
+							want = i + 1
+						}
+						if dst[i] != want {
+							t.Fatalf("start %s n=%d size=%d: dst[%d] = %d, want %d", startName(start), n, size, i, dst[i], want)
+						}
+					}
+					if q.Len() != n-k {
+						t.Fatalf("n=%d size=%d: Len %d after, want %d", n, size, q.Len(), n-k)
+					}
+					for i := k; i < n; i++ {
+						if v, st := q.Steal(); v != i+1 || st != deque.Success {
+							t.Fatalf("n=%d size=%d: Steal = %d, %v; want %d", n, size, v, st, i+1)
+						}
+					}
+				}
+			}
+		}
+	}
+	mustPanic(t, func() { deque.NewInjector[int]().TakeBatch(nil) }, "deque:", "TakeBatch", "empty destination")
+}
+
+// TestDequePushBatch: PushBatch leaves the items as that many Pushes
+// would (Pop gives them newest first, Steal oldest first), through growth
+// and after a thief emptied the buffer; an empty batch does nothing; a
+// released deque panics.
+func TestDequePushBatch(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		for _, pre := range []int{0, 1, 7, 100} {
+			for _, m := range []int{0, 1, 4, 5, 64, 65, 300, 301} {
+				d := deque.NewDequeAt[int](fifo, ^uint64(0)-50)
+				for i := range pre {
+					d.Push(-1 - i)
+				}
+				for range pre / 2 {
+					d.Steal()
+				}
+				vs := make([]int, m)
+				for i := range vs {
+					vs[i] = i + 1
+				}
+				d.PushBatch(vs)
+				if d.Len() != pre-pre/2+m {
+					t.Fatalf("fifo=%v pre=%d m=%d: Len %d, want %d", fifo, pre, m, d.Len(), pre-pre/2+m)
+				}
+				// The older items first from the top, then vs: by Steal
+				// oldest first; by Pop newest first (LIFO) or oldest
+				// first (FIFO).
+				for range pre - pre/2 {
+					if v, st := d.Steal(); st != deque.Success || v >= 0 {
+						t.Fatalf("fifo=%v pre=%d m=%d: Steal = %d, %v; want an older item", fifo, pre, m, v, st)
+					}
+				}
+				byPop := m%2 == 1
+				for i := range m {
+					want := i + 1
+					var v int
+					if byPop {
+						var ok bool
+						if v, ok = d.Pop(); !ok {
+							t.Fatalf("fifo=%v pre=%d m=%d: Pop found nothing", fifo, pre, m)
+						}
+						if !fifo {
+							want = m - i
+						}
+					} else {
+						var st deque.Status
+						if v, st = d.Steal(); st != deque.Success {
+							t.Fatalf("fifo=%v pre=%d m=%d: Steal: %v", fifo, pre, m, st)
+						}
+					}
+					if v != want {
+						t.Fatalf("fifo=%v pre=%d m=%d byPop=%v: item %d is %d, want %d", fifo, pre, m, byPop, i, v, want)
+					}
+				}
+				if !d.IsEmpty() {
+					t.Fatalf("fifo=%v pre=%d m=%d: %d left", fifo, pre, m, d.Len())
+				}
+			}
+		}
+	}
+	d := deque.New[int]()
+	d.Release()
+	mustPanic(t, func() { d.PushBatch([]int{1}) }, "deque:", "PushBatch", "after Release")
+}
+
 // TestInjectorBatchIntoFullDeque: a batch that meets a destination slot
 // that is not free (the buffer is full, or a thief took the slot's last
 // occupant and the owner has not lapped it yet) moves the rest through

@@ -224,6 +224,19 @@ func (d *Deque[T]) put(v T) {
 	d.ownBot = b + 1
 }
 
+// PushBatch adds vs at the bottom end in order (vs[len(vs)-1] ends
+// nearest the bottom, as len(vs) calls of Push would leave them), and
+// publishes them with one store of bottom: thieves see all of them or
+// none. Owner only. It allocates only when the buffer must grow.
+func (d *Deque[T]) PushBatch(vs []T) {
+	d.mustOwn("PushBatch")
+	if len(vs) == 0 {
+		return
+	}
+	d.putAll(vs)
+	d.bottom.Store(d.ownBot) // release: the slots' writes happen before
+}
+
 // putAll writes vs at ownBot, ownBot+1, … without publishing them, as
 // len(vs) calls of put would, but in one loop: a slot that is free takes
 // a plain store, and only the first one that is not (full, or still held

@@ -7,8 +7,9 @@
 //
 // A Deque has one owner, the worker goroutine that created it (or that a
 // scheduler handed it to). The owner calls Push and Pop at the bottom end
-// (Pop is LIFO for [New], FIFO for [NewFIFO]), Cap and Release, and uses
-// its deque as the destination of a batch steal. Any goroutine, the thieves,
+// (Pop is LIFO for [New], FIFO for [NewFIFO]; PushBatch adds a run of
+// items and publishes them with one store, so thieves see all or none),
+// Cap and Release, and uses its deque as the destination of a batch steal. Any goroutine, the thieves,
 // may call Steal, StealBatch and StealBatchAndPop on it, which take from
 // the top end, oldest first. A steal says [Empty] (nothing there), [Retry]
 // (items there, but another goroutine won the race for them) or
@@ -18,7 +19,10 @@
 // StealBatchAndPop moves min(⌊(n−1)/2⌋, limit−1) and returns one more to
 // run at once, both as crossbeam-deque defines them. An Injector takes any
 // goroutine on every method; its StealBatchAndPop takes up to limit items
-// (never across one of its internal blocks).
+// (never across one of its internal blocks), and TakeBatch takes up to
+// len(dst) into a slice, for a consumer that keeps the batch private
+// instead of publishing it in a deque (wsched's workers hold a bucket take
+// that way while nobody is idle).
 //
 // Misuse panics with a "deque:" message: a limit ≤ 0, a nil destination,
 // a deque stealing into itself, any use after Release (but Len and

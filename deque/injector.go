@@ -281,6 +281,41 @@ func (q *Injector[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status
 	return v, int(k - 1), Success
 }
 
+// TakeBatch takes up to len(dst) items from the front into dst, oldest
+// first, and returns how many: StealBatchAndPop for a consumer that keeps
+// the items private (a scheduler's worker running a batch from a bucket
+// without publishing it in its deque), so that taking them back costs a
+// plain load each instead of a deque Pop. Like StealBatchAndPop, a batch
+// never crosses a block boundary. dst's remaining elements are left as
+// they were. Any goroutine; a dst of length 0 panics.
+func (q *Injector[T]) TakeBatch(dst []T) (int, Status) {
+	if len(dst) == 0 {
+		panic("deque: Injector.TakeBatch into an empty destination")
+	}
+	hb := q.headBlock.Load()
+	h := q.head.Load()
+	n := int64(q.tail.Load() - h)
+	if n <= 0 {
+		return 0, Empty
+	}
+	b := q.locate(hb, h)
+	if b == nil || !b.isWritten(h-b.start) {
+		return 0, Retry
+	}
+	// The written prefix, as in StealBatchAndPop.
+	off := h - b.start
+	k := uint64(1)
+	for k < uint64(min(n, int64(len(dst)))) && off+k < blockCap && b.isWritten(off+k) {
+		k++
+	}
+	if !q.head.CompareAndSwap(h, h+k) {
+		return 0, Retry
+	}
+	copy(dst, b.vals[off:off+k])
+	clear(b.vals[off : off+k]) // ours alone; drop the references for the GC
+	return int(k), Success
+}
+
 // Len returns the number of items drawn and not yet consumed (including
 // tickets whose producer is still writing), as a snapshot. Any goroutine.
 func (q *Injector[T]) Len() int {

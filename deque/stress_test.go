@@ -237,9 +237,11 @@ func TestInjectorExactlyOnceMany(t *testing.T) {
 }
 
 // injectorExactlyOnce: p producers push n items in all (producer j pushes
-// j, j+p, j+2p, ..., one by one if j is even, in PushBatch runs if odd); k consumers take with Steal (consumer 0) or
-// StealBatchAndPop into a deque of their own (the others, LIFO and FIFO),
-// which they pop and their peers steal from. The queue is FIFO, so the
+// j, j+p, j+2p, ..., one by one if j is even, in PushBatch runs if odd); k consumers take with Steal (consumer 0),
+// TakeBatch into a slice handed on to their own deque by Deque.PushBatch
+// (consumers 2, 5, ...) or StealBatchAndPop into that deque (the others;
+// the deques alternate LIFO and FIFO), which they pop and their peers
+// steal from. The queue is FIFO, so the
 // items one consumer takes straight from the injector must come out in
 // each producer's order.
 func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
@@ -256,7 +258,7 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 		fails.CompareAndSwap(nil, &s)
 		g.stop.Store(true)
 	}
-	var statuses [2][3]atomic.Int64
+	var statuses [3][3]atomic.Int64 // Steal, StealBatchAndPop, TakeBatch
 	for j := range p {
 		g.Go(func() {
 			if j%2 == 0 {
@@ -294,6 +296,7 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 				last[v%p] = v
 			}
 			var local int64
+			buf := make([]int, 1<<12)
 			for !g.stopped() && !c.done() {
 				if i == 0 {
 					v, st := q.Steal()
@@ -302,6 +305,26 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 						ordered(v)
 						c.add(v)
 						local++
+					}
+				} else if i%3 == 2 {
+					// TakeBatch into a private slice: run the first at
+					// once, hand the rest to mine with PushBatch (its
+					// pops and the peers' steals count them).
+					limit := min(randLimit(rng), len(buf))
+					got, st := q.TakeBatch(buf[:limit])
+					statuses[2][st].Add(1)
+					if st == deque.Success {
+						if got < 1 || got > limit || got > deque.BlockCap {
+							fail("Injector.TakeBatch(%d slots) took %d", limit, got)
+						}
+						for _, v := range buf[:got] {
+							ordered(v)
+						}
+						c.add(buf[0])
+						local++
+						mine.PushBatch(buf[1:got])
+					} else if got != 0 {
+						fail("Injector.TakeBatch = %d, %v", got, st)
 					}
 				} else {
 					limit := randLimit(rng)
@@ -338,10 +361,11 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 	if !q.IsEmpty() || q.Len() != 0 {
 		t.Errorf("injector Len %d after all items were consumed", q.Len())
 	}
-	t.Logf("%d items, %d producers, %d consumers; Steal %d/%d/%d, StealBatchAndPop %d/%d/%d (success/empty/retry)",
+	t.Logf("%d items, %d producers, %d consumers; Steal %d/%d/%d, StealBatchAndPop %d/%d/%d, TakeBatch %d/%d/%d (success/empty/retry)",
 		n, p, k,
 		statuses[0][deque.Success].Load(), statuses[0][deque.Empty].Load(), statuses[0][deque.Retry].Load(),
-		statuses[1][deque.Success].Load(), statuses[1][deque.Empty].Load(), statuses[1][deque.Retry].Load())
+		statuses[1][deque.Success].Load(), statuses[1][deque.Empty].Load(), statuses[1][deque.Retry].Load(),
+		statuses[2][deque.Success].Load(), statuses[2][deque.Empty].Load(), statuses[2][deque.Retry].Load())
 }
 
 // takeSome is a consumer's turn after its own take: now and then one item

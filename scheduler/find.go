@@ -106,6 +106,11 @@ func (w *Worker) findLocal() (task, bool) {
 		w.slot = task{}
 		return t, true
 	}
+	if w.heldLo != w.heldHi {
+		if t, ok := w.nextHeld(); ok {
+			return t, true
+		}
+	}
 	return w.local.Pop()
 }
 
@@ -140,9 +145,25 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			// The fair share: ⌈depth ÷ workers⌉ (two atomic loads).
 			limit = max(1, min(limit, (b.Len()+s.n-1)/s.n))
 		}
-		t, moved, status := b.TakeBatch(w.local, limit)
+		// The batch stays private (held) until a worker is idle: see
+		// nextHeld. held is empty here: find runs after a burst, which
+		// ends only when nothing is held.
+		got, status := b.TakeInto(w.held[:min(limit, len(w.held))])
 		switch status {
 		case deque.Success:
+			t := w.held[0]
+			w.held[0] = task{}
+			moved := got - 1
+			w.heldLo, w.heldHi = 1, got
+			if got < min(s.cfg.BucketBatch, len(w.held)) || moved < minHeld {
+				// A take that the fair share (or the bucket) cut below
+				// a full batch: the bucket is running low, and workers
+				// that go idle will find nothing there. Balance matters
+				// more now than the cost of a Pop: publish the take at
+				// once, as thieves' work. (So is a take too small to be
+				// worth holding.)
+				w.exposeHeld()
+			}
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()
@@ -150,7 +171,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				// Queue depths for `wsched analyze`: what is left in
 				// the bucket, and what we hold for others to steal.
 				w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
-				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
+				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()+moved))
 			}
 			if moved > 0 {
 				w.surplus()

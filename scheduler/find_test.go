@@ -89,7 +89,7 @@ func TestBucketFairShare(t *testing.T) {
 		s.cur.Store(1) // stage 1 open for findBuckets
 		w := s.workers[0]
 		tk, ok, _ := w.findBuckets()
-		if got := w.local.Len() + 1; !ok || tk.p == nil || got != c.want {
+		if got := w.local.Len() + w.heldHi - w.heldLo + 1; !ok || tk.p == nil || got != c.want {
 			t.Errorf("fixed %v, %d workers, %d queued: took %d (ok %v); want %d", c.fixed, c.workers, c.n, got, ok, c.want)
 		}
 	}

@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestHeldBatchReachesIdleWorker: a bucket take that a worker keeps to
+// itself (held) goes to its deque as soon as another worker is idle, at
+// the next packet boundary. One take grabs the whole stage (BucketBatch
+// 64, fixed), so the other worker can only get work through that hand-over;
+// every packet runs exactly once.
+func TestHeldBatchReachesIdleWorker(t *testing.T) {
+	const n = 64
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, BucketBatchFixed: true})
+	var runs [n]atomic.Int32
+	var by [2]atomic.Int32
+	ps := make([]Packet, n)
+	for i := range ps {
+		ps[i] = fn(func(w *Worker) {
+			runs[i].Add(1)
+			by[w.ID()].Add(1)
+			time.Sleep(200 * time.Microsecond)
+		})
+	}
+	if err := s.BulkAdd(1, ps); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		if r := runs[i].Load(); r != 1 {
+			t.Fatalf("packet %d ran %d times", i, r)
+		}
+	}
+	st := s.Stats()
+	if st.Workers[0].BucketTakes+st.Workers[1].BucketTakes != 1 {
+		t.Fatalf("bucket takes %d + %d; want one take of the whole stage", st.Workers[0].BucketTakes, st.Workers[1].BucketTakes)
+	}
+	if by[0].Load() == 0 || by[1].Load() == 0 {
+		t.Fatalf("packets per worker %d, %d: the held batch never reached the idle worker", by[0].Load(), by[1].Load())
+	}
+	t.Logf("packets per worker: %d, %d; steals %d, %d", by[0].Load(), by[1].Load(), st.Workers[0].Steals, st.Workers[1].Steals)
+}
+
+// TestHeldBatchDroppedOnPanic: when the first packet of a held take
+// panics, the packets held behind it are dropped and counted like queued
+// ones.
+func TestHeldBatchDroppedOnPanic(t *testing.T) {
+	const n = 40
+	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}, BucketBatch: n, BucketBatchFixed: true})
+	var ran atomic.Int64
+	ps := make([]Packet, n)
+	ps[0] = boom{}
+	for i := 1; i < n; i++ {
+		ps[i] = counter{&ran}
+	}
+	if err := s.BulkAdd(1, ps); err != nil {
+		t.Fatal(err)
+	}
+	err := runCycle(t, s)
+	var pe *PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Run = %v, want *PanicError", err)
+	}
+	if pe.Dropped != n-1 || ran.Load() != 0 {
+		t.Fatalf("Dropped = %d, ran = %d; want %d, 0", pe.Dropped, ran.Load(), n-1)
+	}
+	// The worker holds nothing afterwards: the next cycle runs each once.
+	if err := s.BulkAdd(1, ps[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() != n-1 {
+		t.Fatalf("ran %d, want %d", ran.Load(), n-1)
+	}
+}
+
+// TestHeldSmallTakeStealable: a take that is not held (smaller than
+// minHeld, or cut by the fair share below a full batch) goes to the deque
+// at once, so a worker stuck in the take's first packet does not keep the
+// rest from an idle worker. The first packet waits until every other
+// packet of its take has run.
+func TestHeldSmallTakeStealable(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		batch, n int
+		fixed    bool
+		take     int // packets 0..take-1 form the first take
+	}{
+		{"small", minHeld, minHeld, true, minHeld}, // minHeld-1 beyond the first
+		{"fair-share", 32, 40, false, 20},          // ⌈40/2⌉ = 20 < 32
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: c.batch, BucketBatchFixed: c.fixed})
+			var wg sync.WaitGroup
+			wg.Add(c.take - 1)
+			done := make(chan struct{})
+			ps := make([]Packet, c.n)
+			ps[0] = fn(func(*Worker) {
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					panic("the rest of the take never ran elsewhere")
+				}
+			})
+			for i := 1; i < c.n; i++ {
+				ps[i] = fn(func(*Worker) {
+					if i < c.take {
+						wg.Done()
+					}
+				})
+			}
+			go func() { wg.Wait(); close(done) }()
+			if err := s.BulkAdd(1, ps); err != nil {
+				t.Fatal(err)
+			}
+			if err := runCycle(t, s); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
