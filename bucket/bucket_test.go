@@ -450,3 +450,29 @@ func TestBulkAddFuncPanic(t *testing.T) {
 		t.Fatal("Disable waits for ever: the panicking add kept the gate")
 	}
 }
+
+// TestTakeInto: TakeInto takes from the normal lane only, oldest first, at
+// most len(dst), and says Empty when the lane is.
+func TestTakeInto(t *testing.T) {
+	b := New[int]()
+	b.Open()
+	if _, err := b.BulkAdd([]int{1, 2, 3, 4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AddPriority(99); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int, 3)
+	if n, st := b.TakeInto(dst); n != 3 || st != deque.Success || dst[0] != 1 || dst[1] != 2 || dst[2] != 3 {
+		t.Fatalf("TakeInto = %d, %v, %v; want 3, success, [1 2 3]", n, st, dst)
+	}
+	if n, st := b.TakeInto(dst); n != 2 || st != deque.Success || dst[0] != 4 || dst[1] != 5 {
+		t.Fatalf("TakeInto = %d, %v, %v; want 2, success, [4 5 ...]", n, st, dst)
+	}
+	if n, st := b.TakeInto(dst); n != 0 || st != deque.Empty {
+		t.Fatalf("TakeInto on an empty normal lane = %d, %v", n, st)
+	}
+	if v, st := b.TakePriority(); v != 99 || st != deque.Success {
+		t.Fatalf("the priority lane lost its packet: %d, %v", v, st)
+	}
+}
