@@ -202,14 +202,17 @@ type Config struct {
 	// DefaultSpins.
 	Spins int
 	// LocalFIFO makes each worker run its own spawned packets oldest first.
-	// The default (false) is LIFO, with a one-packet LIFO slot in front of
-	// the deque (see Worker.Spawn); FIFO has no slot.
+	// The default (false) is LIFO, through a private stack of up to 256
+	// packets in front of the deque (see Worker.Spawn); FIFO has no
+	// private stack.
 	LocalFIFO bool
 	// NoLIFOSlot sends every Spawn to the deque, where thieves see it at
-	// once. By default the packet spawned last waits in a private slot
-	// until the spawning packet returns (see Worker.Spawn); a packet that
-	// spawns and then computes for long hides that one child meanwhile.
-	// Costs about 2-3× SpawnTrivial per spawned packet here (scheduler/doc.go).
+	// once, and makes that deque LIFO. By default spawned packets wait on
+	// the worker's private stack while no worker is idle, and the newest
+	// waits there until the spawning packet returns or spawns again (see
+	// Worker.Spawn); a packet that spawns and then computes for long hides
+	// them meanwhile from workers that become idle. Costs about 2-3×
+	// SpawnTrivial per spawned packet here (scheduler/doc.go).
 	NoLIFOSlot bool
 	// PacketTiming records per-packet-type total/min/max run times. Off by
 	// default: it reads the monotonic clock once per packet (≈ 33 ns here,

@@ -14,10 +14,13 @@
 // coordinator goroutine and no polling: the last worker to go idle decides
 // under the scheduler's monitor (as MMTk's WorkerMonitor), see stage.go.
 //
-// Each worker has a local deque (LIFO by default, with a one-packet LIFO
-// slot in front of it; FIFO with Config.LocalFIFO) and a bounded queue of
+// Each worker has a private stack of up to 256 spawned packets, run newest
+// first and invisible to thieves, in front of a deque that holds what it
+// offers to thieves (they take its oldest packets, half of them with one
+// CAS); with Config.LocalFIFO, a FIFO deque alone, and with
+// Config.NoLIFOSlot a LIFO deque alone. It also has a bounded queue of
 // designated packets. It looks for work in this order (find.go):
-// designated → slot, held batch and deque → the open buckets in stage
+// designated → private stack, held batch and deque → the open buckets in stage
 // order, priority lane first (one packet, never batched), then the normal
 // lane (a batch of up to Config.BucketBatch, capped at the worker's fair
 // share of the bucket unless Config.BucketBatchFixed) → other workers'
@@ -35,9 +38,9 @@
 // deque holds fewer packets than there are such workers; then the batch
 // goes to its deque for them to steal (worker.go, nextHeld). Other takes
 // (the end of a stage, where the bucket no longer has a batch for every
-// worker) go to the deque at once. So, as for the packet in
-// the LIFO slot, an idle worker may wait for up to one running packet
-// before it can steal what that worker holds, and a packet must not wait
+// worker) go to the deque at once. So, as for its private stack, an idle
+// worker may wait for up to one running packet before it can steal what
+// that worker holds, and a packet must not wait
 // for another packet of its cycle: the one it waits for may be queued
 // behind it, invisible to the others. (On an idle 16-vCPU Xeon, old and
 // new builds alternating six rounds: the harness's fan-out of 16,384
@@ -72,8 +75,9 @@
 // worker is searching; a searcher that finds work wakes the next). The
 // default is WakeN, chosen by the sweep in benchmarks/results/DEFAULTS.md
 // (see DefaultWake for the figures). Under
-// every policy, a worker whose deque gains surplus packets (a Spawn that
-// displaces the LIFO slot, a batch from a bucket, a steal of several), or
+// every policy, a worker whose deque gains surplus packets (the private
+// packets a Spawn or a packet boundary offers while workers are idle, a
+// batch from a bucket, a steal of several), or
 // a thief that leaves packets behind in its victim's deque, wakes one
 // parked worker if nobody is searching, so work spreads without waking a
 // herd; Spawn wakes nobody while others search. Packets left in a bucket
@@ -154,12 +158,15 @@
 //	WakeLatency (Add to start, parked worker)     p50 0.4 µs, p99 10 µs
 //	Cycle (three stages, one packet each)         2.6 µs
 //
-// A packet spawned by a packet costs an interface call, the LIFO slot
-// (plain loads and stores, no atomics: Tokio's lifo_slot, the Go runtime's
-// runnext) and a per-type counter behind a one-entry type cache; it stays
-// below the deque's two locked instructions per push and pop, which
-// NoLIFOSlot pays. The slot holds the packet spawned last until the
-// spawner returns; thieves cannot take it meanwhile. Config.PacketTiming
+// A packet spawned by a packet costs an interface call, a push and a pop
+// of the private stack (plain loads and stores, no atomics: Tokio's
+// lifo_slot and the Go runtime's runnext, grown to 256 packets), two loads
+// of the idle counters, and a per-type counter behind a one-entry type
+// cache; it stays below the deque's two locked instructions per push and
+// pop, which NoLIFOSlot pays. While no worker is idle, thieves cannot take
+// the private packets; while one is, Spawn and every packet boundary offer
+// all but the newest to the deque (Worker.Spawn). (The figures above were
+// measured with a one-packet LIFO slot; the README has the private stack's.) Config.PacketTiming
 // reads the monotonic clock once per packet (≈ 33 ns here, time.Since via
 // the vDSO), so it is off by default; tracing adds two events per packet,
 // ≈ 13 ns each (package trace). A stage transition costs the last worker's

@@ -10,7 +10,8 @@ import (
 // Finding work. A worker looks, in order:
 //
 //  1. its designated queue;
-//  2. its LIFO slot, then its deque;
+//  2. its private stack (offering all but the newest to the deque while
+//     workers are idle), its held bucket batch, then its deque;
 //  3. the open buckets in stage order (Unconstrained first): the priority
 //     lane, one packet only, never batched; then the normal lane, up to
 //     BucketBatch packets and (unless BucketBatchFixed) no more than the
@@ -101,10 +102,9 @@ func (w *Worker) findLocal() (task, bool) {
 			return mkTask(p, Unconstrained), true
 		}
 	}
-	if w.slot.p != nil {
-		t := w.slot
-		w.slot = task{}
-		return t, true
+	if w.privTail != w.privHead {
+		w.offerPriv()
+		return w.popPriv(), true
 	}
 	if w.heldLo != w.heldHi {
 		if t, ok := w.nextHeld(); ok {

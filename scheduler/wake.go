@@ -14,7 +14,7 @@ import (
 //
 // Parking worker W (Worker.park):
 //
-//	P1. W's search failed: its designated queue, its LIFO slot and deque,
+//	P1. W's search failed: its designated queue, its private stack and deque,
 //	    every open bucket and Spins rounds of steals were empty. W stops
 //	    counting itself as a searcher: nSearching.Add(-1).
 //	P2. Under mu, W registers as parked: pushes itself on s.idle, sets
@@ -64,8 +64,9 @@ import (
 // contradiction. Designated sends are ordered by the mutex instead:
 // AddDesignated always takes mu after its send, so either the owner's P2
 // came first (X sees w.parked and wakes that worker) or the send
-// happens-before the owner's P4 re-check. The LIFO slot is invisible to
-// others, but its owner is awake while it holds a packet. A packet
+// happens-before the owner's P4 re-check. The private stack and held
+// batch are invisible to others, but their owner is awake while they
+// hold a packet. A packet
 // published while the last parked worker ends the cycle (advance, under
 // mu) waits in its bucket for the next cycle: X's W3 finds the cycle
 // inactive.

@@ -156,7 +156,7 @@ func TestPriorityLane(t *testing.T) {
 	}
 	s.AddPriority(1, fn(func(w *Worker) {
 		order = append(order, "p")
-		alone = w.local.IsEmpty() && w.slot.p == nil
+		alone = w.local.IsEmpty() && w.privTail == w.privHead
 	}))
 	s.BulkAddPriority(1, []Packet{fn(func(*Worker) { order = append(order, "p2") })})
 	if err := runCycle(t, s); err != nil {
@@ -202,7 +202,7 @@ func TestPriorityLaneWorkers(t *testing.T) {
 			}
 			if err := s.AddPriority(2, fn(func(w *Worker) {
 				started.Store(true)
-				alone = w.local.IsEmpty() && w.slot.p == nil
+				alone = w.local.IsEmpty() && w.privTail == w.privHead
 			})); err != nil {
 				t.Fatal(err)
 			}

@@ -35,12 +35,16 @@ type Worker struct {
 	// Owner-only fields: read and written by the worker's goroutine alone
 	// (set up by New before the goroutine starts).
 	//
-	// slot is the LIFO slot (Tokio's lifo_slot, the Go runtime's runnext):
-	// the packet Spawn added last, run next without touching the deque's
-	// atomics. Invisible to thieves. Empty (p == nil) when LocalFIFO.
-	slot       task
-	useSlot    bool
-	instrument bool // copy of s.instrument
+	// priv is the private stack (the LIFO slot of Tokio and the Go
+	// runtime, grown to privCap packets): the packets Spawn added and
+	// nobody else has been offered, a ring of [privHead, privTail), run
+	// newest first without touching the deque's atomics. Invisible to
+	// thieves; Spawn and every packet boundary hand all but the newest to
+	// the deque while workers are idle (offerPriv). Unused (nil) when
+	// LocalFIFO or NoLIFOSlot.
+	priv               *[privCap]task
+	privHead, privTail uint32
+	instrument         bool // copy of s.instrument
 	// inlineDepth is how many SpawnOrRun runs are nested on the stack
 	// now (0 between packets; SpawnOrRun restores it on a panic, burst
 	// resets it when a Goexit unwinds inline runs).
@@ -103,7 +107,6 @@ func newWorker(s *Scheduler, id int) *Worker {
 	w := &Worker{
 		s:          s,
 		id:         id,
-		useSlot:    !s.cfg.LocalFIFO && !s.cfg.NoLIFOSlot,
 		instrument: s.instrument,
 		rng:        uint64(id)*0x9E3779B97F4A7C15 + 1,
 		tb:         s.cfg.Tracer.Worker(id),
@@ -115,9 +118,18 @@ func newWorker(s *Scheduler, id int) *Worker {
 		idleIdx:    -1,
 	}
 	w.held = make([]task, min(s.cfg.BucketBatch, maxHeld))
-	if s.cfg.LocalFIFO {
+	switch {
+	case !s.cfg.LocalFIFO && !s.cfg.NoLIFOSlot:
+		// LIFO through the private stack; the deque holds what the
+		// worker offers to thieves, who take from its old end, and what
+		// it steals. FIFO, so that a thief claims half of it with one
+		// CAS: in a LIFO Chase–Lev deque the owner pops without one, so
+		// a thief must claim item by item.
+		w.priv = new([privCap]task)
 		w.local = deque.NewFIFO[task]()
-	} else {
+	case s.cfg.LocalFIFO:
+		w.local = deque.NewFIFO[task]()
+	default:
 		w.local = deque.New[task]()
 	}
 	return w
@@ -135,14 +147,20 @@ func (w *Worker) Stage() StageID { return w.cur.stage() }
 
 // Spawn queues p on this worker, in the running packet's stage. Only the
 // packet running on w may call it. It costs a few nanoseconds and wakes
-// nobody while other workers are busy or searching: the LIFO slot takes p,
-// and the slot's previous packet goes to the deque, where thieves can take
-// it. When the deque gains a packet and some worker is parked while none is
-// searching, Spawn wakes one (the surplus rule), so spare work never waits
-// for a busy worker. The packet spawned last waits in the slot, invisible
-// to thieves, until the running packet returns: spawn before a long
-// computation only what the worker itself should run next, or set
-// Config.NoLIFOSlot. Spawn(nil) panics.
+// nobody while every other worker is busy: p goes onto the worker's
+// private stack, where only this worker sees it (plain stores, no
+// atomics), and the worker runs it, newest first, after the running
+// packet. While some worker is parked or searching and the deque holds
+// fewer packets than there are such workers, Spawn hands every private
+// packet but the newest to the deque, where thieves take the oldest, and
+// wakes one parked worker if nobody searches (the surplus rule), so spare
+// work never waits for a busy worker; the newest stays private, as in the
+// LIFO slot of Tokio and the Go runtime. A worker that becomes idle while
+// this packet computes without spawning waits until the packet returns
+// (or spawns again) for what it spawned: spawn before a long computation
+// only what the worker itself should run next, or set Config.NoLIFOSlot,
+// which sends every Spawn to the deque. The stack holds privCap packets;
+// the older half of a full one goes to the deque. Spawn(nil) panics.
 func (w *Worker) Spawn(p Packet) {
 	if p == nil {
 		panic("scheduler: Spawn(nil)")
@@ -154,22 +172,79 @@ func (w *Worker) Spawn(p Packet) {
 		// inside the spawning packet's slice.
 		t.stamp(w.tb.Last(), w.from)
 	}
-	if w.useSlot {
-		if w.slot.p == nil {
-			w.slot = t
-			return
+	if w.priv != nil {
+		n := w.privTail - w.privHead
+		if n == privCap {
+			w.spillPriv()
 		}
-		t, w.slot = w.slot, t
+		w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
+		w.privTail++
+		if n != 0 { // two or more now: something to offer
+			w.offerPriv()
+		}
+		return
 	}
 	w.local.Push(t)
 	w.surplus()
 }
 
+// privCap is the private stack's size: 256 packets (6 KiB), the Go
+// runtime's local run queue's.
+const privCap = 256
+
+// offerPriv hands every private packet but the newest to the deque if
+// there are two or more, some worker is parked or searching and the deque holds fewer packets
+// than there are such workers (SpawnOrRun's rule), then applies the
+// surplus rule. Owner. (Its callers test for two or more first, so that a
+// chain of single spawns, each run next, makes no call and loads nothing
+// shared.)
+func (w *Worker) offerPriv() {
+	if w.privTail-w.privHead < 2 {
+		return
+	}
+	s := w.s
+	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle == 0 || w.local.Len() >= idle {
+		return
+	}
+	w.movePriv(w.privTail - 1)
+	w.surplus()
+}
+
+// spillPriv moves the older half of a full private stack to the deque
+// (the Go runtime's runqput moves half of a full run queue to the global
+// one) and applies the surplus rule. Owner.
+func (w *Worker) spillPriv() {
+	w.movePriv(w.privHead + privCap/2)
+	w.surplus()
+}
+
+// movePriv moves the private packets [privHead, end) to the deque, oldest
+// first (thieves take them in that order). Owner.
+func (w *Worker) movePriv(end uint32) {
+	for w.privHead != end {
+		lo := w.privHead % privCap
+		n := min(end-w.privHead, privCap-lo) // up to the ring's end
+		run := w.priv[lo : lo+n]
+		w.local.PushBatch(run)
+		clear(run)
+		w.privHead += n
+	}
+}
+
+// popPriv takes the newest private packet. Owner; the stack is not empty.
+func (w *Worker) popPriv() task {
+	w.privTail--
+	i := w.privTail % privCap
+	t := w.priv[i]
+	w.priv[i] = task{} // drop the reference for the GC
+	return t
+}
+
 // SpawnOrRun runs p at once, on this worker and inside the running packet,
 // unless workers are idle (parked or searching) and this worker's deque
 // holds fewer packets than there are idle workers: then it spawns p,
-// exactly as Spawn (the LIFO slot's previous packet goes to the deque,
-// and the surplus rule wakes a parked worker). So while every worker is
+// exactly as Spawn (which offers the private packets but the newest to
+// the deque, and the surplus rule wakes a parked worker). So while every worker is
 // busy, or the idle ones already have this worker's queued surplus to
 // take, children run inline instead of waiting in the queue: errgroup's
 // TryGo with a fallback to running inline, for fine-grained recursive work
@@ -284,7 +359,7 @@ func (w *Worker) main(sleepFirst bool) {
 }
 
 // burst runs t and then, without searching, the packets w has at hand:
-// designated, LIFO slot, deque. It returns when they run out or the cycle
+// designated, private stack, held batch, deque. It returns when they run out or the cycle
 // is aborting. One deferred recover covers the whole burst, so panics cost
 // nothing per packet. If a packet calls runtime.Goexit, burst never
 // returns: its deferred function reports it and starts a new goroutine for
@@ -320,8 +395,11 @@ func (w *Worker) burst(t task) {
 				continue
 			}
 		}
-		if w.slot.p != nil {
-			t, w.slot = w.slot, task{}
+		if n := w.privTail - w.privHead; n != 0 {
+			if n > 1 {
+				w.offerPriv()
+			}
+			t = w.popPriv()
 			continue
 		}
 		if w.heldLo != w.heldHi {
@@ -583,14 +661,15 @@ func (w *Worker) drainDesignated() uint64 {
 	}
 }
 
-// dropLocal discards w's slot, held packets and deque (the cycle is
-// aborting). Owner.
+// dropLocal discards w's private stack, held packets and deque (the cycle
+// is aborting). Owner.
 func (w *Worker) dropLocal() {
 	var n uint64
-	if w.slot.p != nil {
-		w.slot = task{}
-		n++
+	n += uint64(w.privTail - w.privHead)
+	if w.priv != nil {
+		clear(w.priv[:])
 	}
+	w.privHead, w.privTail = 0, 0
 	n += uint64(w.heldHi - w.heldLo)
 	clear(w.held[w.heldLo:w.heldHi])
 	w.heldLo, w.heldHi = 0, 0

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ab.sh measures an old and a new build side by side on one machine, the
 # two alternating round by round so that drift hits both alike: the
-# harness (wsched only) at WORKERS, the scheduler's fan-out benchmarks at
-# -cpu 2 and MAXW, and `wsched demo`'s stage ratios at 2 and MAXW workers.
+# harness (wsched only) at WORKERS, the scheduler's benchmarks SCHEDBENCH
+# (default: the fan-out ones) at -cpu 2 and MAXW, and `wsched demo`'s stage ratios at 2 and MAXW workers.
 # From BIN it needs bench-{old,new}, sched-{old,new}.test and
 # wsched-{old,new}, built for instance as
 #
@@ -19,6 +19,7 @@ ROUNDS=${ROUNDS:-4}
 MAXW=${MAXW:-$(nproc)}
 W=${WORKERS:-2,$MAXW}
 WL=${WORKLOADS:-fanout,spawn,uniform,forkjoin,irregular,gcmark,prepare}
+SB=${SCHEDBENCH:-FanoutPhases|BulkAddFanout} # the scheduler benchmarks to run
 mkdir -p "$OUT"
 for r in $(seq 1 "$ROUNDS"); do
 	for v in old new; do
@@ -26,7 +27,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			-plots=false -out "$OUT/m-$v-$r" >/dev/null 2>&1
 		cat "$OUT/m-$v-$r/raw.txt" >>"$OUT/matrix-$v.txt"
 		for c in $(printf '%s\n' 2 "$MAXW" | sort -un); do
-			"$BIN/sched-$v.test" -test.run '^$' -test.bench 'FanoutPhases|BulkAddFanout' \
+			"$BIN/sched-$v.test" -test.run '^$' -test.bench "$SB" \
 				-test.cpu "$c" -test.benchtime 200ms >>"$OUT/sched-$v.txt" 2>&1
 			"$BIN/wsched-$v" demo -trace=false -workers "$c" -cycles 5 -policy a,b,c,d,e \
 				>>"$OUT/demo-$v-w$c.txt" 2>/dev/null
