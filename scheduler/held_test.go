@@ -26,17 +26,7 @@ func TestHeldBatchReachesIdleWorker(t *testing.T) {
 			time.Sleep(200 * time.Microsecond)
 		})
 	}
-	if err := s.BulkAdd(1, ps); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	for i := range runs {
-		if r := runs[i].Load(); r != 1 {
-			t.Fatalf("packet %d ran %d times", i, r)
-		}
-	}
+	runOnce(t, s, ps, runs[:])
 	st := s.Stats()
 	if st.Workers[0].BucketTakes+st.Workers[1].BucketTakes != 1 {
 		t.Fatalf("bucket takes %d + %d; want one take of the whole stage", st.Workers[0].BucketTakes, st.Workers[1].BucketTakes)

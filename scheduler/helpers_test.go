@@ -85,3 +85,20 @@ var bg = context.Background()
 
 // watch: see watchdog.Watch.
 var watch = watchdog.Watch
+
+// runOnce adds ps to stage 1, runs a cycle and checks that each counter
+// in runs reads 1: every packet it tracks ran exactly once.
+func runOnce(t *testing.T, s *Scheduler, ps []Packet, runs []atomic.Int32) {
+	t.Helper()
+	if err := s.BulkAdd(1, ps); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		if r := runs[i].Load(); r != 1 {
+			t.Fatalf("packet %d ran %d times", i, r)
+		}
+	}
+}

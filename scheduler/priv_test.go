@@ -62,17 +62,7 @@ func TestPrivSpill(t *testing.T) {
 			panic("private stack and deque do not hold the spawned packets")
 		}
 	})
-	if err := s.Add(1, root); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	for i := range runs {
-		if r := runs[i].Load(); r != 1 {
-			t.Fatalf("packet %d ran %d times", i, r)
-		}
-	}
+	runOnce(t, s, []Packet{root}, runs[:])
 	if inDeque < privCap {
 		t.Fatalf("%d packets in the deque after %d spawns: the private stack did not spill", inDeque, n)
 	}
