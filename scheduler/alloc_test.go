@@ -7,8 +7,8 @@ import (
 
 // TestAllocs: the hot paths allocate nothing. Add and BulkAdd pay only the
 // bucket's block, one per 128 packets (below one per call here); a cycle
-// that runs thousands of packets spawned by packets (through the LIFO slot,
-// through the deque, and a fork tree whose workers steal) allocates nothing
+// that runs thousands of packets spawned by packets (through the private
+// stack, through the deque, and a fork tree whose workers steal) allocates nothing
 // per packet, with or without PacketTiming.
 func TestAllocs(t *testing.T) {
 	if raceEnabled {

@@ -89,8 +89,8 @@
 // A panicking packet ends its cycle: Run returns a *PanicError with the
 // packet's name, stage, worker, panic value and stack. The other workers
 // stop after their current packet (an atomic flag checked between
-// packets); every queued packet (buckets, deques, LIFO slots, designated
-// queues, sentinels) is discarded and counted in PanicError.Dropped and
+// packets); every queued packet (buckets, deques, private stacks, held
+// batches, designated queues, sentinels) is discarded and counted in PanicError.Dropped and
 // Stats.Dropped; the next Run works normally. A packet calling
 // runtime.Goexit is reported the same way (a fresh goroutine takes over
 // the worker). Cancelling Run's context does the same once the running
@@ -160,13 +160,14 @@
 //
 // A packet spawned by a packet costs an interface call, a push and a pop
 // of the private stack (plain loads and stores, no atomics: Tokio's
-// lifo_slot and the Go runtime's runnext, grown to 256 packets), two loads
-// of the idle counters, and a per-type counter behind a one-entry type
-// cache; it stays below the deque's two locked instructions per push and
-// pop, which NoLIFOSlot pays. While no worker is idle, thieves cannot take
-// the private packets; while one is, Spawn and every packet boundary offer
-// all but the newest to the deque (Worker.Spawn). (The figures above were
-// measured with a one-packet LIFO slot; the README has the private stack's.) Config.PacketTiming
+// lifo_slot and the Go runtime's runnext, grown to 256 packets), with two
+// or more packets on it two loads of the idle counters, and a per-type
+// counter behind a one-entry type cache; it stays below the deque's two
+// locked instructions per push and pop, which NoLIFOSlot pays. While no
+// worker is idle, thieves cannot take the private packets; while one is,
+// Spawn and every packet boundary offer all but the newest to the deque
+// (Worker.Spawn). (The figures above were measured with a one-packet LIFO
+// slot; the README has the private stack's.) Config.PacketTiming
 // reads the monotonic clock once per packet (≈ 33 ns here, time.Since via
 // the vDSO), so it is off by default; tracing adds two events per packet,
 // ≈ 13 ns each (package trace). A stage transition costs the last worker's
