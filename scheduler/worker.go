@@ -179,7 +179,10 @@ func (w *Worker) Spawn(p Packet) {
 		}
 		w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
 		w.privTail++
-		if n != 0 { // two or more now: something to offer
+		// Two or more now: something to offer, if anyone is idle. (The
+		// idle test is offerPriv's first, repeated here to spare the
+		// call while every worker is busy.)
+		if s := w.s; n != 0 && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
 			w.offerPriv()
 		}
 		return
@@ -396,8 +399,8 @@ func (w *Worker) burst(t task) {
 			}
 		}
 		if n := w.privTail - w.privHead; n != 0 {
-			if n > 1 {
-				w.offerPriv()
+			if n > 1 && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
+				w.offerPriv() // as in Spawn
 			}
 			t = w.popPriv()
 			continue
