@@ -405,13 +405,12 @@ func (w *Worker) burst(t task) {
 			t = w.popPriv()
 			continue
 		}
+		var got bool
 		if w.heldLo != w.heldHi {
-			if t, ok = w.nextHeld(); ok {
-				ok = false
+			if t, got = w.nextHeld(); got {
 				continue
 			}
 		}
-		var got bool
 		if t, got = w.local.Pop(); !got {
 			break
 		}
