@@ -84,7 +84,7 @@ func FuzzDeque(f *testing.F) {
 			return v, true
 		}
 		for i := 0; i < len(ops); i++ {
-			switch ops[i] % 11 {
+			switch ops[i] % 12 {
 			case 0: // Push
 				d.Push(next)
 				model = append(model, next)
@@ -181,9 +181,18 @@ func FuzzDeque(f *testing.F) {
 					take("dst.StealBatch into d", v)
 				}
 			case 10: // Len, IsEmpty, Cap
+			case 11: // PushBatch: as that many Pushes
+				m := arg(&i) % 70
+				vs := make([]int, m)
+				for j := range vs {
+					vs[j] = next
+					next++
+				}
+				d.PushBatch(vs)
+				model = append(model, vs...)
 			}
 			if d.Len() != len(model) || d.IsEmpty() != (len(model) == 0) {
-				t.Fatalf("op %d (%d): Len %d, IsEmpty %v; model holds %d", i, ops[i]%11, d.Len(), d.IsEmpty(), len(model))
+				t.Fatalf("op %d (%d): Len %d, IsEmpty %v; model holds %d", i, ops[i]%12, d.Len(), d.IsEmpty(), len(model))
 			}
 			if dst.Len() != len(dstModel) {
 				t.Fatalf("op %d: dst Len %d; model holds %d", i, dst.Len(), len(dstModel))
