@@ -8,6 +8,10 @@ import "sync/atomic"
 // memory. It is a multiple of 64, the slots one written word covers.
 const blockCap = 128
 
+// MaxTake is the most items one Injector take (StealBatchAndPop,
+// TakeBatch) moves: a take never crosses one of its blocks.
+const MaxTake = blockCap
+
 // block is a run of slots, each written once by the producer that drew its
 // ticket and read once by the consumer that claimed it. written holds one
 // publication bit per slot: 0 until the slot's value has been stored, then

@@ -202,9 +202,11 @@ type Config struct {
 	// DefaultSpins.
 	Spins int
 	// LocalFIFO makes each worker run its own spawned packets oldest first.
-	// The default (false) is LIFO, through a private stack of up to 256
-	// packets in front of the deque (see Worker.Spawn); FIFO has no
-	// private stack.
+	// By default (false) a worker runs them newest first, through a
+	// private stack of up to 256 packets in front of its deque (see
+	// Worker.Spawn); packets it offered to thieves and got back come out of
+	// that deque oldest first, as thieves take them. FIFO has no private
+	// stack.
 	LocalFIFO bool
 	// NoLIFOSlot sends every Spawn to the deque, where thieves see it at
 	// once, and makes that deque LIFO. By default spawned packets wait on

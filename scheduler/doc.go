@@ -31,18 +31,19 @@
 // protocol as numbered steps with the argument that no wake-up is lost,
 // and the designs that were rejected.
 //
-// A full bucket take (Config.BucketBatch packets, not cut by the fair
-// share, and at least 9) is held: the worker keeps the batch to itself and runs it oldest first, each
-// packet a plain load instead of a deque Pop (a locked instruction), until
-// at a packet boundary it sees a worker parked or searching while its
+// A full bucket take (not cut by the fair share; at least 9 packets, and
+// at most 128, one block of the bucket's queue) is held: the worker keeps
+// the batch to itself and runs it oldest first, each packet a plain load
+// instead of a deque Pop (a locked instruction), until at a packet
+// boundary or a Spawn it sees a worker parked or searching while its
 // deque holds fewer packets than there are such workers; then the batch
-// goes to its deque for them to steal (worker.go, nextHeld). Other takes
-// (the end of a stage, where the bucket no longer has a batch for every
-// worker) go to the deque at once. So, as for its private stack, an idle
-// worker may wait for up to one running packet before it can steal what
-// that worker holds, and a packet must not wait
-// for another packet of its cycle: the one it waits for may be queued
-// behind it, invisible to the others. (On an idle 16-vCPU Xeon, old and
+// goes to its deque for them to steal (worker.go: nextHeld, offerHeld).
+// Other takes (the end of a stage, where the bucket no longer has a
+// batch for every worker) go to the deque at once. So, as for its
+// private stack, an idle worker may wait until the running packet
+// returns or spawns before it can steal what that worker holds, and a
+// packet must not wait for another packet of its cycle: the one it waits
+// for may be queued behind it, invisible to the others. (On an idle 16-vCPU Xeon, old and
 // new builds alternating six rounds: the harness's fan-out of 16,384
 // trivial packets on 2 workers −23%, p < 0.001, every other workload at 2
 // and 16 workers unchanged within the noise; BenchmarkFanoutPhases −19%
@@ -56,7 +57,7 @@
 //     most one per stage; a sentinel that sets a new one makes its stage
 //     loop).
 //   - From a running packet, through its *Worker: Spawn (same stage, onto
-//     the worker's own deque, the cheap path), SpawnOrRun (the same, but
+//     the worker's private stack, the cheap path), SpawnOrRun (the same, but
 //     run at once, inline, unless idle workers lack queued work to take:
 //     errgroup's TryGo-or-run-inline for fine-grained recursion), Stage,
 //     ID, and everything above through w.Scheduler().

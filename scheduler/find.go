@@ -15,8 +15,8 @@ import (
 //  3. the open buckets in stage order (Unconstrained first): the priority
 //     lane, one packet only, never batched; then the normal lane, up to
 //     BucketBatch packets and (unless BucketBatchFixed) no more than the
-//     worker's fair share ⌈depth ÷ workers⌉, one to run and the rest into
-//     its deque;
+//     worker's fair share ⌈depth ÷ workers⌉, one to run and the rest held
+//     (a full take) or into its deque;
 //  4. the other workers' deques, starting at a random victim, by the steal
 //     policy;
 //  5. steps 1-4 again, Spins rounds in all, with runtime.Gosched between
@@ -103,7 +103,7 @@ func (w *Worker) findLocal() (task, bool) {
 		}
 	}
 	if w.privTail != w.privHead {
-		w.offerPriv()
+		w.offerAll()
 		return w.popPriv(), true
 	}
 	if w.heldLo != w.heldHi {
@@ -155,23 +155,23 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			w.held[0] = task{}
 			moved := got - 1
 			w.heldLo, w.heldHi = 1, got
-			if got < min(s.cfg.BucketBatch, len(w.held)) || moved < minHeld {
-				// A take that the fair share (or the bucket) cut below
-				// a full batch: the bucket is running low, and workers
-				// that go idle will find nothing there. Balance matters
-				// more now than the cost of a Pop: publish the take at
-				// once, as thieves' work. (So is a take too small to be
-				// worth holding.)
+			if limit < min(s.cfg.BucketBatch, len(w.held)) || moved < minHeld {
+				// A take that the fair share cut below a full batch: the
+				// bucket is running low, and workers that go idle will
+				// find little there. Balance matters more now than the
+				// cost of a Pop: publish the take at once, as thieves'
+				// work. (So is a take too small to be worth holding. A
+				// take cut short by the end of one of the bucket's
+				// blocks is still held.)
 				w.exposeHeld()
 			}
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()
 			if w.tb != nil {
-				// Queue depths for `wsched analyze`: what is left in
-				// the bucket, and what we hold for others to steal.
+				// Queue depth for `wsched analyze`: what is left in the
+				// bucket. (exposeHeld records the deque's.)
 				w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
-				w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()+moved))
 			}
 			if moved > 0 {
 				w.surplus()

@@ -117,3 +117,81 @@ func TestHeldSmallTakeStealable(t *testing.T) {
 		})
 	}
 }
+
+// chainLink spawns the next link until left is 0; the last one waits
+// (with a deadline) until ran reaches want.
+type chainLink struct {
+	left     int
+	ran      *atomic.Int32
+	want     int32
+	timedOut *atomic.Bool
+}
+
+func (c chainLink) Run(w *Worker) {
+	if c.left > 0 {
+		w.Spawn(chainLink{c.left - 1, c.ran, c.want, c.timedOut})
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); c.ran.Load() < c.want; time.Sleep(50 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			c.timedOut.Store(true)
+			return
+		}
+	}
+}
+
+// TestHeldNotHiddenBySpawnChain: a held batch reaches an idle worker
+// while the packet before it spawns a chain of single children (each run
+// next, so the private stack never holds two): every spawn offers the
+// held batch. The chain's last link waits until the whole batch has run
+// elsewhere; a reviewer found the batch hidden for the whole chain.
+func TestHeldNotHiddenBySpawnChain(t *testing.T) {
+	const n = 32
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, BucketBatchFixed: true})
+	var ran atomic.Int32
+	var timedOut atomic.Bool
+	ps := make([]Packet, n)
+	ps[0] = chainLink{5, &ran, n - 1, &timedOut}
+	for i := 1; i < n; i++ {
+		ps[i] = counter32{&ran}
+	}
+	if err := s.BulkAdd(1, ps); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if timedOut.Load() || ran.Load() != n-1 {
+		t.Fatalf("the chain's last link waited 10 s for the held batch (timed out: %v; %d of %d had run by the cycle's end)", timedOut.Load(), ran.Load(), n-1)
+	}
+}
+
+// counter32 counts its runs.
+type counter32 struct{ n *atomic.Int32 }
+
+func (c counter32) Run(*Worker) { c.n.Add(1) }
+
+// TestHeldLargeBatch: a BucketBatch larger than one bucket block still
+// holds its full takes (a take never crosses a block, so the take's
+// size cannot say whether the fair share cut it).
+func TestHeldLargeBatch(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}, BucketBatch: 1024})
+	var heldSeen atomic.Int32
+	ps := make([]Packet, 2000)
+	for i := range ps {
+		ps[i] = fn(func(w *Worker) {
+			if w.heldHi-w.heldLo > minHeld {
+				heldSeen.Store(1)
+			}
+		})
+	}
+	if err := s.BulkAdd(1, ps); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if heldSeen.Load() == 0 {
+		t.Fatal("no take of a 2000-packet stage was held with BucketBatch 1024")
+	}
+}

@@ -14,8 +14,9 @@ import (
 //
 // Parking worker W (Worker.park):
 //
-//	P1. W's search failed: its designated queue, its private stack and deque,
-//	    every open bucket and Spins rounds of steals were empty. W stops
+//	P1. W's search failed: its designated queue, its private stack, held
+//	    batch and deque, every open bucket and Spins rounds of steals were
+//	    empty. W stops
 //	    counting itself as a searcher: nSearching.Add(-1).
 //	P2. Under mu, W registers as parked: pushes itself on s.idle, sets
 //	    w.parked, parked++ and nParked.Store(parked) (sequentially

@@ -78,9 +78,10 @@ type Worker struct {
 	// held is the rest of the last full bucket take, [heldLo, heldHi),
 	// kept private (invisible to thieves) and run oldest first: taking
 	// one back is a plain load, where a deque Pop costs a locked
-	// instruction. While any worker is parked or searching, the next
-	// packet boundary moves what is held into the deque for it
-	// (nextHeld). Empty (heldLo == heldHi) between bursts. len(held) is
+	// instruction. While a worker is parked or searching and the deque
+	// holds fewer packets than there are such workers, the next packet
+	// boundary or Spawn moves what is held into the deque for them
+	// (offerHeld). Empty (heldLo == heldHi) between bursts. len(held) is
 	// the bucket batch limit, capped at maxHeld. (Last among the
 	// owner-only fields, so that it moves none of the others.)
 	held           []task
@@ -179,11 +180,11 @@ func (w *Worker) Spawn(p Packet) {
 		}
 		w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
 		w.privTail++
-		// Two or more now: something to offer, if anyone is idle. (The
-		// idle test is offerPriv's first, repeated here to spare the
-		// call while every worker is busy.)
-		if s := w.s; n != 0 && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
-			w.offerPriv()
+		// Something to offer (two or more private packets, or a held
+		// batch), if anyone is idle. (The idle test is the offers' first,
+		// repeated here to spare the calls while every worker is busy.)
+		if s := w.s; (n != 0 || w.heldLo != w.heldHi) && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
+			w.offerAll()
 		}
 		return
 	}
@@ -213,6 +214,17 @@ func (w *Worker) offerPriv() {
 	w.surplus()
 }
 
+// offerAll makes both of w's private offers: the private stack's packets
+// but the newest, and the held batch (a chain of single spawns, each run
+// next, would otherwise keep the batch behind it from idle workers for
+// the whole chain). Owner.
+func (w *Worker) offerAll() {
+	w.offerPriv()
+	if w.heldLo != w.heldHi {
+		w.offerHeld()
+	}
+}
+
 // spillPriv moves the older half of a full private stack to the deque
 // (the Go runtime's runqput moves half of a full run queue to the global
 // one) and applies the surplus rule. Owner.
@@ -232,6 +244,7 @@ func (w *Worker) movePriv(end uint32) {
 		clear(run)
 		w.privHead += n
 	}
+	w.traceLocalLen()
 }
 
 // popPriv takes the newest private packet. Owner; the stack is not empty.
@@ -246,8 +259,10 @@ func (w *Worker) popPriv() task {
 // SpawnOrRun runs p at once, on this worker and inside the running packet,
 // unless workers are idle (parked or searching) and this worker's deque
 // holds fewer packets than there are idle workers: then it spawns p,
-// exactly as Spawn (which offers the private packets but the newest to
-// the deque, and the surplus rule wakes a parked worker). So while every worker is
+// exactly as Spawn: p joins the private stack, and the private packets
+// before it, if any, go to the deque, where the surplus rule wakes a
+// parked worker for them (p itself is offered at the next spawn or packet
+// boundary, as the LIFO slot's packet was). So while every worker is
 // busy, or the idle ones already have this worker's queued surplus to
 // take, children run inline instead of waiting in the queue: errgroup's
 // TryGo with a fallback to running inline, for fine-grained recursive work
@@ -399,8 +414,8 @@ func (w *Worker) burst(t task) {
 			}
 		}
 		if n := w.privTail - w.privHead; n != 0 {
-			if n > 1 && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
-				w.offerPriv() // as in Spawn
+			if (n > 1 || w.heldLo != w.heldHi) && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
+				w.offerAll() // as in Spawn
 			}
 			t = w.popPriv()
 			continue
@@ -426,10 +441,7 @@ func (w *Worker) burst(t task) {
 // every worker is busy, a packet costs two loads of counters that nobody
 // writes, not a Pop. Owner; held is not empty.
 func (w *Worker) nextHeld() (task, bool) {
-	s := w.s
-	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle != 0 && w.local.Len() < idle {
-		w.exposeHeld()
-		w.surplus()
+	if w.offerHeld() {
 		return task{}, false
 	}
 	t := w.held[w.heldLo]
@@ -450,10 +462,22 @@ func (w *Worker) nextHeld() (task, bool) {
 // 1.09–1.14× its bound in four rounds, against 1.035–1.055 before.)
 const minHeld = 8
 
-// maxHeld bounds a worker's held batch (and its memory, 24 bytes a
-// packet): a larger BucketBatch takes at most this many at once, as the
-// bucket's blocks would cap a take anyway.
-const maxHeld = 1024
+// maxHeld bounds a worker's held batch (24 bytes a packet): no bucket
+// take moves more than deque.MaxTake, whatever BucketBatch asks.
+const maxHeld = deque.MaxTake
+
+// offerHeld moves what w holds into its deque if workers are idle and
+// the deque holds fewer packets than there are idle workers, then applies
+// the surplus rule, and reports whether it did. Owner; held is not empty.
+func (w *Worker) offerHeld() bool {
+	s := w.s
+	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle == 0 || w.local.Len() >= idle {
+		return false
+	}
+	w.exposeHeld()
+	w.surplus()
+	return true
+}
 
 // exposeHeld moves what w holds into its deque, where thieves can take
 // it. Owner.
@@ -462,6 +486,15 @@ func (w *Worker) exposeHeld() {
 	w.local.PushBatch(h)
 	clear(h)
 	w.heldLo, w.heldHi = 0, 0
+	w.traceLocalLen()
+}
+
+// traceLocalLen records the deque's length (what thieves can take from
+// w) for `wsched analyze`, after the deque gained packets. Owner.
+func (w *Worker) traceLocalLen() {
+	if w.tb != nil {
+		w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
+	}
 }
 
 // exec runs one packet and counts it.
