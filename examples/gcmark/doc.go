@@ -83,6 +83,14 @@
 // from it, so its ratio grew from 1.05 at 2 workers to 3.6 at 16. Bucket
 // takes are now capped at a worker's fair share of the bucket (see
 // scheduler.Config.BucketBatchFixed); the 16-worker figures predate that.
+// On the same kind of host a later run (commit 50ca7f8, with the fair
+// share) measured the harness's smaller heap (512 Ki objects, `bench
+// -workers 1,2,...,16 -workloads gcmark -peers none -count 8 -iters 3
+// -warmup 1`) at every worker count: 36.4 ms on 1 worker, 22.7 on 2
+// (1.60×), 8.98 on 8 (4.05×), 6.78 on 16 (5.37×), the curve in
+// benchmarks/results/xeon16-s4/scaling-speedup-gcmark.svg; `wsched demo
+// -workers 16` there put Release within 2.0–3.9× of its bound (about 300
+// µs of work), Closure within 1.025–1.063.
 //
 // The mark is memory-bound: each newly marked object costs a cache miss on
 // its offsets and another on its slots. Marking and scanning are done in
