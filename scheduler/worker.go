@@ -153,15 +153,16 @@ func (w *Worker) Stage() StageID { return w.cur.stage() }
 // atomics), and the worker runs it, newest first, after the running
 // packet. While some worker is parked or searching and the deque holds
 // fewer packets than there are such workers, Spawn hands every private
-// packet but the newest to the deque, where thieves take the oldest, and
-// wakes one parked worker if nobody searches (the surplus rule), so spare
+// packet but the newest (and any bucket batch the worker holds) to the
+// deque, where thieves take the oldest, and wakes one parked worker if
+// nobody searches (the surplus rule), so spare
 // work never waits for a busy worker; the newest stays private, as in the
 // LIFO slot of Tokio and the Go runtime. A worker that becomes idle while
 // this packet computes without spawning waits until the packet returns
 // (or spawns again) for what it spawned: spawn before a long computation
 // only what the worker itself should run next, or set Config.NoLIFOSlot,
-// which sends every Spawn to the deque. The stack holds privCap packets;
-// the older half of a full one goes to the deque. Spawn(nil) panics.
+// which sends every Spawn to the deque. The stack holds 256 packets; the
+// older half of a full one goes to the deque. Spawn(nil) panics.
 func (w *Worker) Spawn(p Packet) {
 	if p == nil {
 		panic("scheduler: Spawn(nil)")
