@@ -31,15 +31,16 @@
 // protocol as numbered steps with the argument that no wake-up is lost,
 // and the designs that were rejected.
 //
-// A full bucket take (not cut by the fair share; at least 9 packets, and
-// at most 128, one block of the bucket's queue) is held: the worker keeps
+// A full bucket take (BucketBatch packets, or 128 when BucketBatch is
+// larger: one block of the bucket's queue; at least 9) is held: the worker keeps
 // the batch to itself and runs it oldest first, each packet a plain load
 // instead of a deque Pop (a locked instruction), until at a packet
 // boundary or a Spawn it sees a worker parked or searching while its
 // deque holds fewer packets than there are such workers; then the batch
 // goes to its deque for them to steal (worker.go: nextHeld, offerHeld).
 // Other takes (the end of a stage, where the bucket no longer has a
-// batch for every worker) go to the deque at once. So, as for its
+// batch for every worker, and takes cut short by the end of a block) go
+// to the deque at once. So, as for its
 // private stack, an idle worker may wait until the running packet
 // returns or spawns before it can steal what that worker holds, and a
 // packet must not wait for another packet of its cycle: the one it waits
