@@ -257,15 +257,32 @@ func (q *Injector[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status
 		panic("deque: Injector.StealBatchAndPop into a nil destination")
 	}
 	dst.mustOwn("Injector.StealBatchAndPop destination")
+	run, st := q.claim(limit)
+	if st != Success {
+		return zero, 0, st
+	}
+	v := run[0]
+	if len(run) > 1 {
+		dst.putAll(run[1:])
+		dst.bottom.Store(dst.ownBot) // publish the moved items at once
+	}
+	clear(run) // ours alone; drop the references for the GC
+	return v, len(run) - 1, Success
+}
+
+// claim takes up to limit items from the front, never across a block
+// boundary, and returns them in place: the claimed run of the block's
+// slots, ours alone once the CAS on head has succeeded. Any goroutine.
+func (q *Injector[T]) claim(limit int) ([]T, Status) {
 	hb := q.headBlock.Load()
 	h := q.head.Load()
 	n := int64(q.tail.Load() - h)
 	if n <= 0 {
-		return zero, 0, Empty
+		return nil, Empty
 	}
 	b := q.locate(hb, h)
 	if b == nil || !b.isWritten(h-b.start) {
-		return zero, 0, Retry
+		return nil, Retry
 	}
 	// Count the written prefix: every slot we claim must be published.
 	off := h - b.start
@@ -274,15 +291,9 @@ func (q *Injector[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status
 		k++
 	}
 	if !q.head.CompareAndSwap(h, h+k) {
-		return zero, 0, Retry
+		return nil, Retry
 	}
-	v := b.vals[off]
-	if k > 1 {
-		dst.putAll(b.vals[off+1 : off+k])
-		dst.bottom.Store(dst.ownBot) // publish the moved items at once
-	}
-	clear(b.vals[off : off+k]) // ours alone; drop the references for the GC
-	return v, int(k - 1), Success
+	return b.vals[off : off+k], Success
 }
 
 // TakeBatch takes up to len(dst) items from the front into dst, oldest
@@ -296,28 +307,13 @@ func (q *Injector[T]) TakeBatch(dst []T) (int, Status) {
 	if len(dst) == 0 {
 		panic("deque: Injector.TakeBatch into an empty destination")
 	}
-	hb := q.headBlock.Load()
-	h := q.head.Load()
-	n := int64(q.tail.Load() - h)
-	if n <= 0 {
-		return 0, Empty
+	run, st := q.claim(len(dst))
+	if st != Success {
+		return 0, st
 	}
-	b := q.locate(hb, h)
-	if b == nil || !b.isWritten(h-b.start) {
-		return 0, Retry
-	}
-	// The written prefix, as in StealBatchAndPop.
-	off := h - b.start
-	k := uint64(1)
-	for k < uint64(min(n, int64(len(dst)))) && off+k < blockCap && b.isWritten(off+k) {
-		k++
-	}
-	if !q.head.CompareAndSwap(h, h+k) {
-		return 0, Retry
-	}
-	copy(dst, b.vals[off:off+k])
-	clear(b.vals[off : off+k]) // ours alone; drop the references for the GC
-	return int(k), Success
+	copy(dst, run)
+	clear(run) // ours alone; drop the references for the GC
+	return len(run), Success
 }
 
 // Len returns the number of items drawn and not yet consumed (including

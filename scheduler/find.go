@@ -74,7 +74,7 @@ func (w *Worker) find() (task, bool) {
 		// wakes a worker itself (wake.go). Spinning on would only delay the
 		// last-parked decision that opens the next stage (BenchmarkCycle:
 		// 140-230 µs per three-stage cycle with Spins 64, 6-15 µs without).
-		if spins++; spins > s.cfg.Spins || int(s.nParked.Load())+int(s.nSearching.Load()) >= s.n {
+		if spins++; spins > s.cfg.Spins || s.nIdle() >= s.n {
 			break
 		}
 	}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -100,5 +101,20 @@ func runOnce(t *testing.T, s *Scheduler, ps []Packet, runs []atomic.Int32) {
 		if r := runs[i].Load(); r != 1 {
 			t.Fatalf("packet %d ran %d times", i, r)
 		}
+	}
+}
+
+// runDropping runs a cycle in which a packet panics and checks that it
+// ends with a *PanicError that dropped want queued packets, none of which
+// ran (ran counts their runs).
+func runDropping(t *testing.T, s *Scheduler, ran *atomic.Int64, want uint64) {
+	t.Helper()
+	err := runCycle(t, s)
+	var pe *PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Run = %v, want *PanicError", err)
+	}
+	if pe.Dropped != want || ran.Load() != 0 {
+		t.Fatalf("Dropped = %d, ran = %d; want %d, 0", pe.Dropped, ran.Load(), want)
 	}
 }

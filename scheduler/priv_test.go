@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,12 +85,5 @@ func TestPrivDroppedOnPanic(t *testing.T) {
 	if err := s.Add(1, root); err != nil {
 		t.Fatal(err)
 	}
-	err := runCycle(t, s)
-	var pe *PanicError
-	if !errors.As(err, &pe) {
-		t.Fatalf("Run = %v, want *PanicError", err)
-	}
-	if pe.Dropped != n || ran.Load() != 0 {
-		t.Fatalf("Dropped = %d, ran = %d; want %d, 0", pe.Dropped, ran.Load(), n)
-	}
+	runDropping(t, s, &ran, n)
 }

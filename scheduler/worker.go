@@ -40,7 +40,7 @@ type Worker struct {
 	// nobody else has been offered, a ring of [privHead, privTail), run
 	// newest first without touching the deque's atomics. Invisible to
 	// thieves; Spawn and every packet boundary hand all but the newest to
-	// the deque while workers are idle (offerPriv). Unused (nil) when
+	// the deque while workers are idle (offerAll). Unused (nil) when
 	// LocalFIFO or NoLIFOSlot.
 	priv               *[privCap]task
 	privHead, privTail uint32
@@ -182,9 +182,9 @@ func (w *Worker) Spawn(p Packet) {
 		w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
 		w.privTail++
 		// Something to offer (two or more private packets, or a held
-		// batch), if anyone is idle. (The idle test is the offers' first,
-		// repeated here to spare the calls while every worker is busy.)
-		if s := w.s; (n != 0 || w.heldLo != w.heldHi) && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
+		// batch), if anyone is idle. (The idle test is offerAll's first,
+		// made here to spare the call while every worker is busy.)
+		if (n != 0 || w.heldLo != w.heldHi) && w.s.nIdle() != 0 {
 			w.offerAll()
 		}
 		return
@@ -197,33 +197,40 @@ func (w *Worker) Spawn(p Packet) {
 // runtime's local run queue's.
 const privCap = 256
 
-// offerPriv hands every private packet but the newest to the deque if
-// there are two or more, some worker is parked or searching and the deque holds fewer packets
-// than there are such workers (SpawnOrRun's rule), then applies the
-// surplus rule. Owner. (Its callers test for two or more first, so that a
-// chain of single spawns, each run next, makes no call and loads nothing
-// shared.)
-func (w *Worker) offerPriv() {
-	if w.privTail-w.privHead < 2 {
+// offerAll makes w's private packets available to idle workers: if some
+// worker is parked or searching and w's deque holds fewer packets than
+// there are such workers (wantsWork), it moves every private packet but
+// the newest to the deque, then the held batch if the deque still holds
+// too few (a chain of single spawns, each run next, would otherwise keep
+// the batch behind it from idle workers for the whole chain), and applies
+// the surplus rule if anything moved. Owner. (Its callers in Spawn and
+// burst test for something to offer and for idle workers first, so that
+// while every worker is busy a spawn or packet boundary costs two loads
+// and no call.)
+func (w *Worker) offerAll() {
+	if !w.wantsWork() {
 		return
 	}
-	s := w.s
-	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle == 0 || w.local.Len() >= idle {
-		return
+	moved := false
+	if w.privTail-w.privHead >= 2 {
+		w.movePriv(w.privTail - 1)
+		moved = true
 	}
-	w.movePriv(w.privTail - 1)
-	w.surplus()
+	if w.heldLo != w.heldHi && (!moved || w.wantsWork()) {
+		w.exposeHeld()
+		moved = true
+	}
+	if moved {
+		w.surplus()
+	}
 }
 
-// offerAll makes both of w's private offers: the private stack's packets
-// but the newest, and the held batch (a chain of single spawns, each run
-// next, would otherwise keep the batch behind it from idle workers for
-// the whole chain). Owner.
-func (w *Worker) offerAll() {
-	w.offerPriv()
-	if w.heldLo != w.heldHi {
-		w.offerHeld()
-	}
+// wantsWork reports whether some worker is parked or searching and w's
+// deque holds fewer packets than there are such workers: the rule by
+// which SpawnOrRun spawns and w offers what it keeps private. Owner.
+func (w *Worker) wantsWork() bool {
+	idle := w.s.nIdle()
+	return idle != 0 && w.local.Len() < idle
 }
 
 // spillPriv moves the older half of a full private stack to the deque
@@ -301,7 +308,7 @@ func (w *Worker) SpawnOrRun(p Packet) {
 		w.Spawn(p)
 		return
 	}
-	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle != 0 && w.local.Len() < idle {
+	if w.wantsWork() {
 		w.Spawn(p)
 		return
 	}
@@ -343,6 +350,10 @@ func (w *Worker) SpawnOrRun(p Packet) {
 // can keep busy; the bound is there for stack depth, not for speed.
 const maxInline = 64
 
+// nIdle returns how many workers are parked or searching (two loads).
+// Any goroutine.
+func (s *Scheduler) nIdle() int { return int(s.nParked.Load()) + int(s.nSearching.Load()) }
+
 // surplus applies the surplus rule after w's deque gained packets, or w
 // stole from a deque that still holds some: wake one parked worker if
 // nobody is searching (W2, then W3 in wakeOneIdle). Owner.
@@ -378,8 +389,8 @@ func (w *Worker) main(sleepFirst bool) {
 }
 
 // burst runs t and then, without searching, the packets w has at hand:
-// designated, private stack, held batch, deque. It returns when they run out or the cycle
-// is aborting. One deferred recover covers the whole burst, so panics cost
+// designated, private stack, held batch, deque. It returns when they run
+// out or the cycle is aborting. One deferred recover covers the whole burst, so panics cost
 // nothing per packet. If a packet calls runtime.Goexit, burst never
 // returns: its deferred function reports it and starts a new goroutine for
 // w while this one exits.
@@ -415,7 +426,7 @@ func (w *Worker) burst(t task) {
 			}
 		}
 		if n := w.privTail - w.privHead; n != 0 {
-			if (n > 1 || w.heldLo != w.heldHi) && (s.nParked.Load() != 0 || s.nSearching.Load() != 0) {
+			if (n > 1 || w.heldLo != w.heldHi) && s.nIdle() != 0 {
 				w.offerAll() // as in Spawn
 			}
 			t = w.popPriv()
@@ -455,10 +466,9 @@ func (w *Worker) nextHeld() (task, bool) {
 // (Config.BucketBatch or maxHeld packets, not cut by the fair share: the
 // bucket still had a batch for every worker, so a worker that goes idle
 // finds work there) and holds at least minHeld packets beyond the one run
-// at once. Other
-// takes go to its deque at once: near the end of a stage a packet held
-// behind a long one would keep an idle worker waiting for the whole long
-// packet. (examples/prepare's configuration (d), the heavy packet split
+// at once. Other takes go to its deque at once: near the end of a stage a
+// packet held behind a long one would keep an idle worker waiting for the
+// whole long packet. (examples/prepare's configuration (d), the heavy packet split
 // into seven 4096-slot chunks queued last, on the idle 16-vCPU Xeon with 2
 // workers: with every take of 8 or more held, its Prepare stage ran
 // 1.09–1.14× its bound in four rounds, against 1.035–1.055 before.)
@@ -472,8 +482,7 @@ const maxHeld = deque.MaxTake
 // the deque holds fewer packets than there are idle workers, then applies
 // the surplus rule, and reports whether it did. Owner; held is not empty.
 func (w *Worker) offerHeld() bool {
-	s := w.s
-	if idle := int(s.nParked.Load()) + int(s.nSearching.Load()); idle == 0 || w.local.Len() >= idle {
+	if !w.wantsWork() {
 		return false
 	}
 	w.exposeHeld()
