@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -507,4 +509,63 @@ func BenchmarkFanoutPhases(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/packet")
 		})
 	}
+}
+
+// BenchmarkParkSpin: what Config.ParkSpin buys and costs. One cycle per
+// iteration over a binary spawn tree of 2^15-1 packets (about 0.5 ms of
+// work here): every cycle starts with the workers parked, so the second
+// worker's first packet waits for a wake-up. back-to-back starts the next
+// cycle at once; gap=1ms sleeps a millisecond between cycles (untimed),
+// longer than any poll, so every wake-up blocks. ns/op is the cycle (Run)
+// alone; cpu-ns/op is the process's CPU time (user + system) per cycle,
+// gap included: what the polling costs.
+func BenchmarkParkSpin(b *testing.B) {
+	const depth = 14
+	for _, gap := range []time.Duration{0, time.Millisecond} {
+		for _, spin := range []time.Duration{NoParkSpin, 10 * time.Microsecond, DefaultParkSpin, 200 * time.Microsecond} {
+			name := "back-to-back"
+			if gap > 0 {
+				name = "gap=" + gap.String()
+			}
+			sp := "off"
+			if spin > 0 {
+				sp = strconv.Itoa(int(spin/time.Microsecond)) + "us"
+			}
+			b.Run(name+"/parkspin="+sp, func(b *testing.B) {
+				s, err := New(Config{Stages: []string{"work"}, ParkSpin: spin})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				t := &heapTree{nodes: make([]heapNode, 1<<(depth+1)-1), leaves: make([]paddedCount, s.Workers())}
+				for i := range t.nodes {
+					t.nodes[i] = heapNode{tree: t, i: i}
+				}
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				for b.Loop() {
+					if gap > 0 {
+						b.StopTimer()
+						time.Sleep(gap)
+						b.StartTimer()
+					}
+					clear(t.leaves)
+					if err := s.Add(1, &t.nodes[0]); err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Run(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// processCPU is the process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var r syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wsched/wsched/trace"
 )
@@ -31,6 +32,9 @@ func TestConfigValidation(t *testing.T) {
 		{"limit without kind", Config{Stages: st, Steal: StealPolicy{Limit: 3}}, "without a Steal.Kind"},
 		{"negative bucket batch", Config{Stages: st, BucketBatch: -2}, "BucketBatch = -2"},
 		{"negative spins", Config{Stages: st, Spins: -1}, "Spins = -1"},
+		{"park spin off", Config{Stages: st, ParkSpin: NoParkSpin}, ""},
+		{"park spin 1s", Config{Stages: st, ParkSpin: time.Second}, ""},
+		{"park spin too long", Config{Stages: st, ParkSpin: time.Minute}, "ParkSpin = 1m0s: at most 1s"},
 		{"tracer size", Config{Workers: 2, Stages: st, Tracer: trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16})}, "Tracer has 3"},
 	}
 	for _, c := range cases {
@@ -59,12 +63,18 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Workers != runtime.GOMAXPROCS(0) || cfg.Wake != DefaultWake || cfg.Steal != StealHalf() ||
-		cfg.BucketBatch != DefaultBucketBatch || cfg.Spins != DefaultSpins || cfg.BucketBatchFixed {
+		cfg.BucketBatch != DefaultBucketBatch || cfg.Spins != DefaultSpins || cfg.BucketBatchFixed ||
+		cfg.ParkSpin != DefaultParkSpin {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 	// The defaults the sweeps chose (benchmarks/results/DEFAULTS.md).
-	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 {
-		t.Fatalf("defaults moved from the sweeps' choice: wake %v, batch %d, spins %d", DefaultWake, DefaultBucketBatch, DefaultSpins)
+	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 || DefaultParkSpin != 50*time.Microsecond {
+		t.Fatalf("defaults moved from the sweeps' choice: wake %v, batch %d, spins %d, park spin %v",
+			DefaultWake, DefaultBucketBatch, DefaultSpins, DefaultParkSpin)
+	}
+	// Any negative ParkSpin means NoParkSpin.
+	if cfg, err := (Config{Stages: []string{"x"}, ParkSpin: -5 * time.Second}).validate(); err != nil || cfg.ParkSpin != NoParkSpin {
+		t.Fatalf("ParkSpin -5s: %v, %v; want NoParkSpin", cfg.ParkSpin, err)
 	}
 	// The scheduler keeps its own copy of Stages.
 	stages := []string{"a", "b"}

@@ -28,6 +28,7 @@ type hotStats struct {
 	dropped       uint64
 	panics        uint64
 	inlined       uint64
+	spinWakes     uint64
 }
 
 // monStats are a worker's counters kept under s.mu (parking and waking
@@ -111,6 +112,7 @@ type WorkerStats struct {
 	Dropped       uint64        // packets this worker discarded (aborts)
 	Panics        uint64
 	Inlined       uint64        // packets SpawnOrRun ran inline (counted in Packets too)
+	SpinWakes     uint64        // wake-ups taken while polling (Config.ParkSpin), not blocked
 	PacketTypes   []PacketStats // this worker's share of Stats.Packets, by name, sorted
 }
 
@@ -186,6 +188,7 @@ func (s *Scheduler) Stats() Stats {
 		ws.Dropped = h.dropped
 		ws.Panics = h.panics
 		ws.Inlined = h.inlined
+		ws.SpinWakes = h.spinWakes
 		for _, ts := range w.pub.types {
 			ws.Packets += ts.count
 			if ts.count == 0 {

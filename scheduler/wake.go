@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/wsched/wsched/trace"
@@ -34,7 +35,15 @@ import (
 //	    itself as a searcher and searches again. If it is no longer
 //	    registered, a waker chose it (W3) and its token is already in the
 //	    channel: W takes it and searches.
-//	P6. Otherwise W blocks receiving its token. Parked workers use no CPU.
+//	P6. Otherwise W waits for its token: for up to Config.ParkSpin it polls
+//	    the channel (non-blocking receives, runtime.Gosched between them),
+//	    then it blocks receiving. W is registered as parked throughout, so
+//	    the poll changes nothing above: wakers choose W and send its token
+//	    as before, the last worker to register still advances (P3), and a
+//	    token taken by a poll is taken by a receive that synchronizes with
+//	    its send exactly as a blocking one does. It only spares the OS
+//	    thread wake-up when the token comes early (see ParkSpin). Parked
+//	    workers use no CPU once the poll has ended.
 //
 // Waker X (Add, BulkAdd, AddDesignated, Spawn with surplus, a thief that
 // gained or left surplus, a searcher that found work, advance):
@@ -89,7 +98,13 @@ import (
 //   - Always locking the monitor in Add (MMTk locks to notify): W2's two
 //     atomic loads keep a busy scheduler's Add and Spawn lock-free.
 //   - Spinning forever, or parking with a timeout (polling): idle CPU.
-//     Workers spin at most Spins rounds, then block (TestIdleCPU).
+//     Workers search at most Spins rounds, poll their token at most
+//     ParkSpin, then block (TestIdleCPU).
+//   - More search rounds (Spins) instead of the poll, to keep a worker
+//     awake for the next wake-up: a searching worker is not parked, so the
+//     last-parked decision that ends a stage or cycle (P3) waits for its
+//     search to end, and it keeps scanning every queue. A polling worker
+//     is parked and reads one channel.
 //   - Capping searchers at half the busy workers (the Go runtime's and
 //     Tokio's rule). Here a searcher already spins at most Spins rounds,
 //     yields the CPU between rounds (runtime.Gosched) and parks at once
@@ -270,7 +285,9 @@ func (w *Worker) park() {
 	}
 
 	start := time.Now() // P6
-	<-w.wake
+	if !w.pollToken(start) {
+		<-w.wake
+	}
 	w.hot.idleNs += int64(time.Since(start))
 	w.resumed()
 	w.tb.WakeReceived()
@@ -301,4 +318,29 @@ func (w *Worker) workVisible() bool {
 		}
 	}
 	return false
+}
+
+// pollToken is P6's first phase: until Config.ParkSpin has passed since
+// start, w polls its channel for a token (a non-blocking receive), with
+// runtime.Gosched between polls so that any other runnable goroutine gets
+// the CPU first. It reports whether a token came. Owner; w is registered
+// as parked.
+func (w *Worker) pollToken(start time.Time) bool {
+	d := w.s.cfg.ParkSpin
+	if d <= 0 {
+		return false
+	}
+	for i := 1; ; i++ {
+		select {
+		case <-w.wake:
+			w.hot.spinWakes++
+			return true
+		default:
+		}
+		// The clock costs about as much as a poll: read it every 8th.
+		if i%8 == 0 && time.Since(start) >= d {
+			return false
+		}
+		runtime.Gosched()
+	}
 }

@@ -402,3 +402,56 @@ func TestNoLeak(t *testing.T) {
 	s2.Close()
 	goleak.VerifyNone(t, opt)
 }
+
+// TestParkSpinWake: a worker woken while it polls (Config.ParkSpin) takes
+// its token without blocking, and counts it in SpinWakes; with NoParkSpin
+// it blocks, and the same wake-up counts nothing. Either way the packet
+// runs on the woken worker.
+func TestParkSpinWake(t *testing.T) {
+	for _, c := range []struct {
+		spin time.Duration
+		want uint64
+	}{{time.Second, 1}, {NoParkSpin, 0}} {
+		s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, ParkSpin: c.spin})
+		end := holdCycle(t, s) // worker 0 blocks; worker 1 parks
+		// Give worker 1 time to pass P4 and P5 into P6 (microseconds).
+		time.Sleep(5 * time.Millisecond)
+		before := s.Stats().Workers[1].SpinWakes // published when it parked
+		ran := make(chan int, 1)
+		if err := s.Add(1, fn(func(w *Worker) { ran <- w.ID() })); err != nil {
+			t.Fatal(err)
+		}
+		var id int
+		watch(t, 30*time.Second, func() { id = <-ran })
+		end()
+		got := s.Stats().Workers[1].SpinWakes - before
+		if id != 1 || got != c.want {
+			t.Fatalf("ParkSpin %v: ran on worker %d, which took %d wake-ups polling; want worker 1, %d",
+				c.spin, id, got, c.want)
+		}
+	}
+}
+
+// TestParkSpinKeepsStagesMoving: a polling worker is parked as far as the
+// protocol goes, so the last worker to park still ends its stage and the
+// cycle at once: forty three-stage cycles with a one-second ParkSpin take
+// nowhere near the forty seconds they would if a stage waited for a poll
+// to time out.
+func TestParkSpinKeepsStagesMoving(t *testing.T) {
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b", "c"}, ParkSpin: time.Second})
+	var n atomic.Int64
+	start := time.Now()
+	for range 40 {
+		for st := StageID(1); st <= 3; st++ {
+			if err := s.Add(st, counter{&n}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := runCycle(t, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if el := time.Since(start); n.Load() != 120 || el > 10*time.Second {
+		t.Fatalf("ran %d of 120 packets in %v", n.Load(), el)
+	}
+}

@@ -371,7 +371,9 @@ func (w *Worker) main(sleepFirst bool) {
 	defer s.wg.Done()
 	if sleepFirst {
 		start := time.Now() // parked since New: idle, as in park's P6
-		<-w.wake
+		if !w.pollToken(start) {
+			<-w.wake
+		}
 		w.hot.idleNs += int64(time.Since(start))
 		w.resumed()
 		w.tb.WakeReceived()

@@ -397,6 +397,8 @@ func TestSweepBaseIsDefault(t *testing.T) {
 			ok = p.Batch == scheduler.DefaultBucketBatch
 		case "spins":
 			ok = p.Spins == scheduler.DefaultSpins
+		case "parkspin":
+			ok = p.ParkSpin == scheduler.DefaultParkSpin
 		case "take":
 			ok = p.Fixed != nil && !*p.Fixed
 		case "order":

@@ -25,6 +25,8 @@ var Sweeps = []Sweep{
 		Specs: []string{"batch=1", "batch=2", "batch=4", "batch=8", "batch=16", "batch=32", "batch=64"}, Base: "batch=32"},
 	{Name: "spins", Doc: "search rounds before a worker parks",
 		Specs: []string{"spins=1", "spins=4", "spins=16", "spins=64", "spins=256"}, Base: "spins=64"},
+	{Name: "parkspin", Doc: "how long a parked worker polls for its wake-up before it blocks",
+		Specs: []string{"parkspin=off", "parkspin=10us", "parkspin=50us", "parkspin=200us", "parkspin=1ms"}, Base: "parkspin=50us"},
 	{Name: "take", Doc: "bucket take: capped at the fair share ⌈depth ÷ workers⌉, or MMTk's fixed batch",
 		Specs: []string{"take=fair", "take=fixed"}, Base: "take=fair"},
 	{Name: "order", Doc: "local deque order",

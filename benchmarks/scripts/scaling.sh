@@ -49,7 +49,7 @@ step matrix 200 "$BIN/bench" -workers "$list" -count "$K" -iters "$I" -warmup 1 
 step scaling 150 "$BIN/bench" -workers "$all" -count "$K" -iters "$I" -warmup 1 -peers none \
 	-workloads gcmark,prepare -out "$OUT/scaling"
 step sweeps-w$MAXW 120 "$BIN/bench" sweep -workers "$MAXW" -count "$K" -iters "$I" -warmup 1 \
-	-workloads fanout,spawn,uniform,forkjoin,irregular,gcmark -out "$OUT/w$MAXW" batch spins wake steal
+	-workloads fanout,spawn,uniform,forkjoin,irregular,gcmark -out "$OUT/w$MAXW" batch spins parkspin wake steal
 step saturate-w$MAXW 40 "$BIN/bench" saturate -workers "$MAXW" -step 100ms -out "$OUT/w$MAXW"
 for w in $(printf '%s\n' 2 "$MAXW" | sort -un); do
 	step demo-w$w 60 "$BIN/wsched" demo -workers "$w" -trace=false

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/wsched/wsched/scheduler"
 )
 
 // A Policy is a set of wsched scheduler settings to benchmark, written as
@@ -13,6 +16,9 @@ import (
 //	steal=one|half|batch:N     Config.Steal
 //	batch=N                    Config.BucketBatch (bucket batch limit)
 //	spins=N                    Config.Spins (search rounds before parking)
+//	parkspin=DUR|off           Config.ParkSpin (how long a parked worker polls
+//	                           for its wake-up before blocking; a Go
+//	                           duration such as 50us, or off)
 //	order=lifo|fifo            Config.LocalFIFO
 //	take=fair|fixed            Config.BucketBatchFixed (fixed: MMTk's whole batches)
 //	spawn=queue|inline         how tasks spawn children: Worker.Spawn (queue,
@@ -27,13 +33,14 @@ import (
 type Policy struct {
 	Spec string
 
-	Wake      string // "" = default
-	Steal     string // "" = default
-	Batch     int    // 0 = default
-	Spins     int    // -1 = default
-	LocalFIFO *bool  // nil = default
-	Fixed     *bool  // nil = default (fair-share bucket takes)
-	Inline    bool   // spawn with Worker.SpawnOrRun
+	Wake      string        // "" = default
+	Steal     string        // "" = default
+	Batch     int           // 0 = default
+	Spins     int           // -1 = default
+	ParkSpin  time.Duration // 0 = default; scheduler.NoParkSpin = off
+	LocalFIFO *bool         // nil = default
+	Fixed     *bool         // nil = default (fair-share bucket takes)
+	Inline    bool          // spawn with Worker.SpawnOrRun
 }
 
 // DefaultPolicy is the scheduler's defaults.
@@ -80,6 +87,16 @@ func ParsePolicy(spec string) (Policy, error) {
 			} else {
 				p.Spins = n
 			}
+		case "parkspin":
+			if v == "off" {
+				p.ParkSpin = scheduler.NoParkSpin
+				break
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 || d > time.Second {
+				return p, fmt.Errorf("policy %q: parkspin must be off or a duration in (0, 1s], such as 50us", spec)
+			}
+			p.ParkSpin = d
 		case "order":
 			switch v {
 			case "lifo":
@@ -107,7 +124,7 @@ func ParsePolicy(spec string) (Policy, error) {
 				return p, fmt.Errorf("policy %q: spawn must be queue or inline", spec)
 			}
 		default:
-			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, order, take, spawn)", spec, k)
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn)", spec, k)
 		}
 	}
 	return p, nil

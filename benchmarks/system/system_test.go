@@ -8,6 +8,7 @@ import (
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
 	"github.com/wsched/wsched/internal/watchdog"
+	"github.com/wsched/wsched/scheduler"
 )
 
 // Every system runs every tree it can express, each task exactly once,
@@ -99,13 +100,13 @@ func TestBadWorkers(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed"}
+	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4"}
 	for _, s := range good {
 		if _, err := system.ParsePolicy(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
-	bad := []string{"wake", "wake=some", "steal=batch:0", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager"}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast"}
 	for _, s := range bad {
 		if _, err := system.ParsePolicy(s); err == nil {
 			t.Errorf("%q: accepted", s)
@@ -124,5 +125,14 @@ func TestParsePolicy(t *testing.T) {
 	}
 	if cfg.Workers != 3 || cfg.Wake.String() != "n" || cfg.Steal.String() != "batch:8" || cfg.BucketBatch != 4 || cfg.Spins != 16 || !cfg.LocalFIFO {
 		t.Errorf("config %+v does not match the policy", cfg)
+	}
+	for spec, want := range map[string]time.Duration{"default": 0, "parkspin=off": scheduler.NoParkSpin, "parkspin=200us": 200 * time.Microsecond} {
+		p, err := system.ParsePolicy(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err := p.Config(1, "s"); err != nil || cfg.ParkSpin != want {
+			t.Errorf("%s: ParkSpin %v, %v; want %v", spec, cfg.ParkSpin, err, want)
+		}
 	}
 }

@@ -29,6 +29,7 @@ func (p Policy) Config(workers int, stages ...string) (scheduler.Config, error) 
 	if p.Spins >= 0 {
 		cfg.Spins = p.Spins
 	}
+	cfg.ParkSpin = p.ParkSpin
 	if p.LocalFIFO != nil {
 		cfg.LocalFIFO = *p.LocalFIFO
 	}

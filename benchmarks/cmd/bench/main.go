@@ -6,7 +6,7 @@
 //
 //	go run ./cmd/bench [flags]                  run the matrix (policies × workloads × workers, plus peers)
 //	go run ./cmd/bench compare OLD NEW          compare two raw result files
-//	go run ./cmd/bench sweep [flags] NAME...    sweep a scheduler setting (batch, spins, order, wake, steal)
+//	go run ./cmd/bench sweep [flags] NAME...    sweep a scheduler setting (batch, spins, parkspin, take, order, wake, steal)
 //	go run ./cmd/bench saturate [flags]         open-loop saturation curves
 //	go run ./cmd/bench selftest [flags]         A/A false-alarm rate and planted-slowdown detection
 //	go run ./cmd/bench report [-out DIR] RAW... rebuild summaries and plots from raw files
@@ -37,7 +37,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 const topUsage = `usage: bench [flags]                 run the matrix: policies × workloads × workers, plus peers
        bench compare OLD NEW        compare two raw result files (fingerprints first)
-       bench sweep [flags] NAME...  sweep one scheduler setting: batch, spins, take, order, wake, steal
+       bench sweep [flags] NAME...  sweep one scheduler setting: batch, spins, parkspin, take, order, wake, steal
        bench saturate [flags]       open-loop arrival at rising rates: latency and saturation point
        bench selftest [flags]       A/A false-alarm rate and planted 5% slowdown detection
        bench report [flags] RAW...  rebuild summaries, plots or a markdown table from raw files

@@ -52,7 +52,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if m.fs.NArg() == 0 {
-		return usagef("sweep needs a setting to sweep (batch, spins, order, wake, steal)")
+		return usagef("sweep needs a setting to sweep (batch, spins, parkspin, take, order, wake, steal)")
 	}
 	var sweeps []harness.Sweep
 	for _, n := range m.fs.Args() {
