@@ -73,17 +73,21 @@ func TestExactlyOnce(t *testing.T) {
 	steals := []StealPolicy{StealOne(), StealHalf(), StealBatch(4)}
 	for _, wake := range wakes {
 		for _, steal := range steals {
-			for _, local := range []string{"", "fifo", "noslot"} {
+			for _, local := range []string{"", "fifo", "noslot", "noparkspin"} {
 				name := fmt.Sprintf("%v/%v", wake, steal)
 				if local != "" {
 					if !stress() && steal.Kind != StealKindHalf {
-						continue // FIFO and slot-less locals: one pair by default, all under stress
+						continue // FIFO, slot-less and no-poll variants: one pair by default, all under stress
 					}
 					name += "/" + local
 				}
 				fifo, noSlot := local == "fifo", local == "noslot"
+				park := time.Duration(0) // DefaultParkSpin: wake-ups both polled and blocked
+				if local == "noparkspin" {
+					park = NoParkSpin // every wake-up through a blocked receive
+				}
 				t.Run(name, func(t *testing.T) {
-					s := newSched(t, Config{Workers: 4, Stages: []string{"a", "b"}, Wake: wake, Steal: steal, LocalFIFO: fifo, NoLIFOSlot: noSlot})
+					s := newSched(t, Config{Workers: 4, Stages: []string{"a", "b"}, Wake: wake, Steal: steal, LocalFIFO: fifo, NoLIFOSlot: noSlot, ParkSpin: park})
 					tr := &treeRun{budget: size, seen: make([]atomic.Uint32, size)}
 					// Roots: one bulk-added in stage 1, one in Unconstrained.
 					tr.next.Store(2)
