@@ -515,17 +515,18 @@ func BenchmarkFanoutPhases(b *testing.B) {
 // iteration over a binary spawn tree of 2^15-1 packets (about 0.5 ms of
 // work here): every cycle starts with the workers parked, so the second
 // worker's first packet waits for a wake-up. back-to-back starts the next
-// cycle at once; gap=1ms sleeps a millisecond between cycles (untimed),
-// longer than any poll, so every wake-up blocks. ns/op is the cycle (Run)
-// alone; cpu-ns/op is the process's CPU time (user + system) per cycle,
-// gap included: what the polling costs.
+// cycle at once; gap=100us and gap=1000us sleep that long between cycles
+// (untimed; a batch job preparing its next batch), so a wake-up is polled
+// only if the poll outlasts the gap. ns/op is the cycle (Run) alone;
+// cpu-ns/op is the process's CPU time (user + system) per cycle, gap
+// included: what the polling costs.
 func BenchmarkParkSpin(b *testing.B) {
 	const depth = 14
-	for _, gap := range []time.Duration{0, time.Millisecond} {
+	for _, gap := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
 		for _, spin := range []time.Duration{NoParkSpin, 10 * time.Microsecond, DefaultParkSpin, 200 * time.Microsecond} {
 			name := "back-to-back"
 			if gap > 0 {
-				name = "gap=" + gap.String()
+				name = "gap=" + strconv.Itoa(int(gap/time.Microsecond)) + "us"
 			}
 			sp := "off"
 			if spin > 0 {

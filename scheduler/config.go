@@ -38,14 +38,19 @@ const (
 	DefaultSpins = 64
 
 	// DefaultParkSpin is how long a parked worker polls for its wake-up
-	// token before it blocks (Config.ParkSpin). Chosen in
-	// benchmarks/results/DEFAULTS.md: on the 2-vCPU EPYC, back-to-back
-	// cycles of a 32,767-packet spawn tree on 2 workers ran 1.6× faster
-	// than without the poll (BenchmarkParkSpin, 675 → 420 µs a cycle, 10
-	// µs already 463 and 200 µs 413); with a millisecond between cycles,
-	// where no poll can help, a cycle cost about 170 µs more CPU. The
-	// harness's sweep proved no value different on any workload.
-	DefaultParkSpin = 50 * time.Microsecond
+	// token before it blocks (Config.ParkSpin): about what a blocked
+	// worker's wake-up costs on the project's virtual machine (180 µs).
+	// Spinning for as long as blocking costs is the classic spin-then-block
+	// rule (Karlin, Li, Manasse and Owicki, SOSP 1991): it never pays more
+	// than twice what the better choice, made in hindsight, would have. Chosen in benchmarks/results/DEFAULTS.md: on the
+	// 2-vCPU EPYC, back-to-back cycles of a 32,767-packet spawn tree on 2
+	// workers ran about 2× faster than without the poll (BenchmarkParkSpin,
+	// medians 631 → 305 µs a cycle; 50 µs 350); in the harness, fork-join on
+	// 2 workers was 13% faster than without it (proven; 50 µs 8%, not
+	// proven) and 200 µs had the sweep's lowest geometric mean; with a
+	// millisecond between cycles, where no poll can help, each cycle cost
+	// about 250 µs more CPU.
+	DefaultParkSpin = 200 * time.Microsecond
 
 	// maxParkSpin bounds Config.ParkSpin: a worker that polls longer burns
 	// a CPU for that long after every park, which no measured workload

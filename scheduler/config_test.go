@@ -68,7 +68,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 	// The defaults the sweeps chose (benchmarks/results/DEFAULTS.md).
-	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 || DefaultParkSpin != 50*time.Microsecond {
+	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 || DefaultParkSpin != 200*time.Microsecond {
 		t.Fatalf("defaults moved from the sweeps' choice: wake %v, batch %d, spins %d, park spin %v",
 			DefaultWake, DefaultBucketBatch, DefaultSpins, DefaultParkSpin)
 	}

@@ -27,7 +27,7 @@
 // deques (Config.Steal: one,
 // half, or half up to a limit, from a random victim) → Config.Spins
 // rounds of the same with runtime.Gosched between them → park. A parked
-// worker polls its wake-up channel for Config.ParkSpin (50 µs by
+// worker polls its wake-up channel for Config.ParkSpin (200 µs by
 // default), so that a wake-up soon after it parked (the next stage, the
 // next back-to-back cycle) costs a channel poll instead of an OS thread
 // wake-up, then blocks on the channel and uses no CPU; wake.go states the
@@ -164,12 +164,13 @@
 //	Cycle (three stages, one packet each)         2.6 µs
 //
 // and, fifth session (BenchmarkParkSpin, -benchtime 300x, six processes,
-// 2026-11-30 02:01 UTC): back-to-back cycles of a 32,767-packet spawn tree
-// on 2 workers, 675 µs a cycle with Config.ParkSpin off and 420 µs with
-// the default 50 µs poll, which catches the wake-up of a worker that
-// parked at the end of the previous cycle before its thread sleeps (the
-// host took about 180 µs to run a halted virtual CPU again); cycles a
-// millisecond apart cost about 170 µs more CPU each with the poll.
+// 2026-11-30 02:12 UTC, medians): back-to-back cycles of a 32,767-packet
+// spawn tree on 2 workers, 631 µs a cycle with Config.ParkSpin off and 305
+// µs with the default 200 µs poll (50 µs: 350), which catches the wake-up
+// of a worker that parked at the end of the previous cycle before its
+// thread sleeps (the host took about 180 µs to run a halted virtual CPU
+// again); cycles a millisecond apart cost about 250 µs more CPU each with
+// the poll, and their Run took 1.08 ms against 0.83 without it.
 //
 // A packet spawned by a packet costs an interface call, a push and a pop
 // of the private stack (plain loads and stores, no atomics: Tokio's

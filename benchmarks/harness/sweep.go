@@ -26,7 +26,7 @@ var Sweeps = []Sweep{
 	{Name: "spins", Doc: "search rounds before a worker parks",
 		Specs: []string{"spins=1", "spins=4", "spins=16", "spins=64", "spins=256"}, Base: "spins=64"},
 	{Name: "parkspin", Doc: "how long a parked worker polls for its wake-up before it blocks",
-		Specs: []string{"parkspin=off", "parkspin=10us", "parkspin=50us", "parkspin=200us", "parkspin=1ms"}, Base: "parkspin=50us"},
+		Specs: []string{"parkspin=off", "parkspin=10us", "parkspin=50us", "parkspin=200us", "parkspin=1ms"}, Base: "parkspin=200us"},
 	{Name: "take", Doc: "bucket take: capped at the fair share ⌈depth ÷ workers⌉, or MMTk's fixed batch",
 		Specs: []string{"take=fair", "take=fixed"}, Base: "take=fair"},
 	{Name: "order", Doc: "local deque order",
