@@ -164,7 +164,7 @@
 //	Cycle (three stages, one packet each)         2.6 µs
 //
 // and, fifth session (BenchmarkParkSpin, -benchtime 300x, six processes,
-// 2026-11-30 02:12 UTC, medians): back-to-back cycles of a 32,767-packet
+// 2026-11-30 02:13 UTC, medians): back-to-back cycles of a 32,767-packet
 // spawn tree on 2 workers, 631 µs a cycle with Config.ParkSpin off and 305
 // µs with the default 200 µs poll (50 µs: 350), which catches the wake-up
 // of a worker that parked at the end of the previous cycle before its
