@@ -455,3 +455,53 @@ func TestParkSpinKeepsStagesMoving(t *testing.T) {
 		t.Fatalf("ran %d of 120 packets in %v", n.Load(), el)
 	}
 }
+
+// TestParkSpinYields: a polling worker yields the CPU between polls, so
+// the rest of the program keeps its CPU while workers poll. With
+// GOMAXPROCS 1 and both workers polling (ParkSpin one second), a
+// goroutine that computes for about 30 ms must take about as long as it
+// does with no scheduler at all: without the yield the runtime would share
+// the one CPU among it and the two pollers in 10 ms slices, and it would
+// take about three times as long. The better of three tries must come in
+// under twice the baseline (a shared machine's noise).
+func TestParkSpinYields(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	// Calibrate a computation of about 30 ms.
+	iters := 1 << 20
+	for compute(iters) < 30*time.Millisecond && iters < 1<<30 {
+		iters *= 2
+	}
+	base := min(compute(iters), compute(iters), compute(iters))
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, ParkSpin: time.Second})
+	var n atomic.Int64
+	best := time.Duration(1 << 62)
+	for range 3 {
+		// A cycle leaves both workers parked and polling for a second.
+		if err := s.Add(1, counter{&n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := runCycle(t, s); err != nil {
+			t.Fatal(err)
+		}
+		best = min(best, compute(iters))
+	}
+	t.Logf("computation: %v alone, %v with two workers polling", base, best)
+	if best > 2*base {
+		t.Fatalf("a %v computation took %v while two workers polled on the same CPU", base, best)
+	}
+}
+
+var computeSink uint64
+
+// compute runs iters xorshift steps and returns how long they took.
+func compute(iters int) time.Duration {
+	start := time.Now()
+	x := uint64(iters) | 1
+	for range iters {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	computeSink += x
+	return time.Since(start)
+}
