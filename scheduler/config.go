@@ -42,19 +42,21 @@ const (
 	// worker's wake-up costs on the project's virtual machine (180 µs).
 	// Spinning for as long as blocking costs is the classic spin-then-block
 	// rule (Karlin, Li, Manasse and Owicki, SOSP 1991): it never pays more
-	// than twice what the better choice, made in hindsight, would have. Chosen in benchmarks/results/DEFAULTS.md: on the
-	// 2-vCPU EPYC, back-to-back cycles of a 32,767-packet spawn tree on 2
-	// workers ran about 2× faster than without the poll (BenchmarkParkSpin,
-	// medians 631 → 305 µs a cycle; 50 µs 350); in the harness, fork-join on
-	// 2 workers was 13% faster than without it (proven; 50 µs 8%, not
-	// proven) and 200 µs had the sweep's lowest geometric mean; with a
-	// millisecond between cycles, where no poll can help, each cycle cost
-	// about 250 µs more CPU.
+	// than twice what the better choice, made in hindsight, would have.
+	// Chosen in benchmarks/results/DEFAULTS.md: on the 2-vCPU EPYC,
+	// back-to-back cycles of a 32,767-packet spawn tree on 2 workers ran
+	// about 2× faster than without the poll (BenchmarkParkSpin, medians 631
+	// → 305 µs a cycle; 50 µs 350); in the harness, fork-join on 2 workers
+	// was 13% faster than without it (proven; 50 µs 8%, not proven) and 200
+	// µs had the sweep's lowest geometric mean; with a millisecond between
+	// cycles, where no poll can help, each cycle cost about 250 µs more
+	// CPU.
 	DefaultParkSpin = 200 * time.Microsecond
 
-	// maxParkSpin bounds Config.ParkSpin: a worker that polls longer burns
-	// a CPU for that long after every park, which no measured workload
-	// repaid.
+	// maxParkSpin bounds Config.ParkSpin: a longer poll burns a CPU for
+	// that long after every park that no wake-up ends (the longest value
+	// measured, 1 ms, gained little over 200 µs), so more is taken for a
+	// mistake in units.
 	maxParkSpin = time.Second
 
 	// designatedCap bounds each worker's designated queue. MMTk uses 16 for
