@@ -55,8 +55,8 @@ const (
 
 	// maxParkSpin bounds Config.ParkSpin: a longer poll burns a CPU for
 	// that long after every park that no wake-up ends (the longest value
-	// measured, 1 ms, beat 200 µs by 9% on fork-join and by nothing proven
-	// elsewhere), so more is taken for a mistake in units.
+	// measured, 1 ms, had a 9% lower median than 200 µs on fork-join and
+	// the same on the fan-out), so more is taken for a mistake in units.
 	maxParkSpin = time.Second
 
 	// designatedCap bounds each worker's designated queue. MMTk uses 16 for
