@@ -272,7 +272,7 @@ func (w *Worker) park() {
 			s.mu.Unlock()
 			<-w.wake // a waker chose w; its token is already there
 			w.resumed()
-			w.tb.WakeReceived()
+			w.tb.WakeReceived(false)
 			return
 		}
 		if s.cycleActive.Load() && !s.abort.Load() {
@@ -285,12 +285,13 @@ func (w *Worker) park() {
 	}
 
 	start := time.Now() // P6
-	if !w.pollToken(start) {
+	polled := w.pollToken(start)
+	if !polled {
 		<-w.wake
 	}
 	w.hot.idleNs += int64(time.Since(start))
 	w.resumed()
-	w.tb.WakeReceived()
+	w.tb.WakeReceived(!polled)
 }
 
 // resumed records that w leaves the parked state as a searcher.

@@ -371,12 +371,13 @@ func (w *Worker) main(sleepFirst bool) {
 	defer s.wg.Done()
 	if sleepFirst {
 		start := time.Now() // parked since New: idle, as in park's P6
-		if !w.pollToken(start) {
+		polled := w.pollToken(start)
+		if !polled {
 			<-w.wake
 		}
 		w.hot.idleNs += int64(time.Since(start))
 		w.resumed()
-		w.tb.WakeReceived()
+		w.tb.WakeReceived(!polled)
 	}
 	for {
 		if s.closed.Load() && !s.cycleActive.Load() {

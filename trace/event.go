@@ -31,7 +31,7 @@ const (
 	KindPark                         // no arguments
 	KindUnpark                       // no arguments
 	KindWakeSent                     // Target() (-1 = unknown)
-	KindWakeReceived                 // no arguments
+	KindWakeReceived                 // Blocked()
 	KindCounter                      // Counter(), Index(), Value()
 	KindStealOrigin                  // Born(), From(): follows a KindSteal (WorkerBuf.StealStamped)
 	kindCount
@@ -133,6 +133,10 @@ func (e Event) Moved() int { return int(e.arg) }
 
 // Target is the worker a KindWakeSent event tried to wake; -1 = unknown.
 func (e Event) Target() int { return int(e.arg) }
+
+// Blocked reports whether the worker of a KindWakeReceived event had been
+// waiting in a blocking receive (see WorkerBuf.WakeReceived).
+func (e Event) Blocked() bool { return e.arg != 0 }
 
 // Counter is the counter a KindCounter event samples.
 func (e Event) Counter() CounterKind { return CounterKind(e.kindArg >> 8) }

@@ -477,12 +477,19 @@ func (w *WorkerBuf) WakeSent(target int) {
 	w.put(uint32(KindWakeSent), int32(target), 0)
 }
 
-// WakeReceived records that the calling worker was woken.
-func (w *WorkerBuf) WakeReceived() {
+// WakeReceived records that the calling worker was woken. blocked says
+// that it had been waiting in a blocking receive (its OS thread may have
+// slept), rather than finding its token while it polled (Config.ParkSpin
+// in package scheduler) or at once.
+func (w *WorkerBuf) WakeReceived(blocked bool) {
 	if w == nil {
 		return
 	}
-	w.put(uint32(KindWakeReceived), 0, 0)
+	var b int32
+	if blocked {
+		b = 1
+	}
+	w.put(uint32(KindWakeReceived), b, 0)
 }
 
 // Counter records a sample of counter kind at index (see CounterKind).

@@ -36,7 +36,7 @@ func TestNilSafe(t *testing.T) {
 	w.Park()
 	w.Unpark()
 	w.WakeSent(1)
-	w.WakeReceived()
+	w.WakeReceived(true)
 	w.Counter(CounterParked, 0, 1)
 	if r.Intern("x") != 0 || r.Now() != 0 || r.Dropped() != 0 || r.Snapshot() != nil || r.Workers() != 0 {
 		t.Fatal("nil recorder methods not zero")
@@ -76,6 +76,13 @@ func TestEventsRoundTrip(t *testing.T) {
 	}
 	if e := ev[3]; e.Kind() != KindWakeSent || e.Target() != -1 {
 		t.Errorf("wake: %v", e)
+	}
+	// The woken worker's blocked flag.
+	w0 := r.Worker(0)
+	w0.WakeReceived(true)
+	w0.WakeReceived(false)
+	if ev := r.Snapshot().Buffers[0].Events; len(ev) != 2 || ev[0].Kind() != KindWakeReceived || !ev[0].Blocked() || ev[1].Blocked() {
+		t.Errorf("woken events: %v, want blocked then not", ev)
 	}
 	ce := s.Control().Events
 	if e := ce[0]; e.Kind() != KindCycleBegin || e.Cycle() != 7 {

@@ -19,7 +19,8 @@ Reads a Perfetto trace written by wsched (wsched demo, or perfetto.WriteFile
 on a trace.Recorder snapshot) and prints, per cycle and per stage: the
 makespan; the lower bound max(longest packet, work / workers) and the ratio
 to it; each worker's busy share; steals; wake-up latency p50/p99 (wake sent
-to the woken worker's first packet); time idle while work was queued
+to the woken worker's first packet), split into wakes of blocked workers and
+of polling ones; time idle while work was queued
 elsewhere, and how much of it each worker spent parked; the critical path
 and the heaviest packet types.
 

@@ -62,6 +62,15 @@ type Window struct {
 	WakeMaxNs    int64 `json:"wake_latency_max_ns"`
 	FutileWakes  int   `json:"futile_wakes"`
 	UnknownWakes int   `json:"untargeted_wakes"`
+	// Of the wakes with a latency, those whose worker had blocked (its
+	// thread may have slept: the OS had to wake it) and those whose worker
+	// was polling for its wake-up or had not parked yet (scheduler's
+	// Config.ParkSpin), with each group's median latency. Both zero for
+	// traces that do not record it.
+	BlockedWakes     int   `json:"blocked_wakes"`
+	BlockedWakeP50Ns int64 `json:"blocked_wake_latency_p50_ns"`
+	PolledWakes      int   `json:"polled_wakes"`
+	PolledWakeP50Ns  int64 `json:"polled_wake_latency_p50_ns"`
 	// IdleQueuedNs is, per worker, the time it ran no packet while work
 	// was queued elsewhere (an open stage's bucket or another worker's
 	// local deque, per the counters). Gaps counts such idle stretches of at
@@ -346,7 +355,7 @@ func (m *model) critical(wk, idx int, start int64) Critical {
 // stealsAndWakes counts steals and measures wake latencies for instants in
 // the window.
 func (m *model) stealsAndWakes(w *Window, start, end int64) {
-	var lat []int64
+	var lat, blocked, polled []int64
 	lo, _ := slices.BinarySearchFunc(m.instants, start, func(i instant, t int64) int { return cmp.Compare(i.t, t) })
 	for _, in := range m.instants[lo:] {
 		if in.t > end {
@@ -364,6 +373,11 @@ func (m *model) stealsAndWakes(w *Window, start, end int64) {
 			}
 			if d, ok := m.wakeLatency(int(in.arg), in.t); ok {
 				lat = append(lat, d)
+				if b, known := m.wokenBlocked(int(in.arg), in.t); known && b {
+					blocked = append(blocked, d)
+				} else if known {
+					polled = append(polled, d)
+				}
 			} else {
 				w.FutileWakes++
 			}
@@ -375,6 +389,26 @@ func (m *model) stealsAndWakes(w *Window, start, end int64) {
 		w.WakeP99Ns = percentile(lat, 99)
 		w.WakeMaxNs = lat[len(lat)-1]
 	}
+	if w.BlockedWakes = len(blocked); w.BlockedWakes > 0 {
+		slices.Sort(blocked)
+		w.BlockedWakeP50Ns = percentile(blocked, 50)
+	}
+	if w.PolledWakes = len(polled); w.PolledWakes > 0 {
+		slices.Sort(polled)
+		w.PolledWakeP50Ns = percentile(polled, 50)
+	}
+}
+
+// wokenBlocked reports whether worker wk's first wake-up received at or
+// after t (the one a wake sent at t caused: a waker records the wake before
+// it sends the token) found wk blocked, and whether the trace says.
+func (m *model) wokenBlocked(wk int, t int64) (blocked, known bool) {
+	ws := m.woken[wk]
+	i, _ := slices.BinarySearchFunc(ws, t, func(x wokenAt, t int64) int { return cmp.Compare(x.t, t) })
+	if i == len(ws) {
+		return false, false
+	}
+	return ws[i].blocked, true
 }
 
 // wakeLatency is the time from a wake sent at t to worker wk's first packet

@@ -441,3 +441,53 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// TestBlockedAndPolledWakes: the control track wakes worker 1, which had
+// blocked (its first packet 181 µs later), and worker 2, which was polling
+// for its wake-up (2 µs later); the report tells the two apart.
+func TestBlockedAndPolledWakes(t *testing.T) {
+	var now int64
+	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	a, st := r.Intern("A"), r.Intern("S")
+	c, w1, w2 := r.Control(), r.Worker(1), r.Worker(2)
+	now = 500
+	c.CycleBegin(1)
+	c.StageOpen(1, st)
+	w1.Park()
+	w2.Park()
+	now = 1000
+	c.WakeSent(1)
+	c.WakeSent(2)
+	now = 2500
+	w2.Unpark()
+	w2.WakeReceived(false)
+	now = 3000
+	w2.PacketBegin(a, 1, 0)
+	now = 10_000
+	w2.PacketEnd()
+	now = 181_000
+	w1.Unpark()
+	w1.WakeReceived(true)
+	now = 182_000
+	w1.PacketBegin(a, 1, 0)
+	now = 190_000
+	w1.PacketEnd()
+	c.StageClose(1)
+	c.CycleEnd(1)
+	rep, err := Bytes(encode(t, r.Snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cy := rep.Cycles[0]
+	if cy.Wakes != 2 || cy.BlockedWakes != 1 || cy.BlockedWakeP50Ns != 181_000 || cy.PolledWakes != 1 || cy.PolledWakeP50Ns != 2000 {
+		t.Errorf("wakes %d: blocked %d (p50 %d), polled %d (p50 %d); want 2: 1 (181000), 1 (2000)",
+			cy.Wakes, cy.BlockedWakes, cy.BlockedWakeP50Ns, cy.PolledWakes, cy.PolledWakeP50Ns)
+	}
+	var text strings.Builder
+	rep.WriteText(&text)
+	for _, want := range []string{"1 to a blocked worker (p50 181µs)", "1 to a polling one (p50 2µs)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+}

@@ -24,7 +24,12 @@
 //   - steals and packets moved;
 //   - wake-up latency p50/p99/max: from a "wake" instant aimed at a worker
 //     to that worker's next packet; a wake after which the worker parks
-//     again without running a packet is counted as futile instead;
+//     again without running a packet is counted as futile instead. Split
+//     by the worker's next "woken" instant (its "blocked" argument, from
+//     traces written since the scheduler's Config.ParkSpin): wakes to a
+//     blocked worker, whose OS thread the system had to wake, and wakes to
+//     a polling one (or one that had not finished parking), with each
+//     group's median;
 //   - idle while work was queued elsewhere: per worker, the time it ran no
 //     packet while an open stage's bucket or another worker's local deque
 //     held packets, according to the counter tracks, and how much of it

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -36,6 +37,11 @@ const (
 	instWake
 	instWoken
 )
+
+type wokenAt struct {
+	t       int64
+	blocked bool
+}
 
 type stealSource struct {
 	victim int
@@ -100,8 +106,11 @@ type model struct {
 	packets [][]slice // per worker, by start
 	// maxEnd[w][i] is the latest end among packets[w][:i+1]: a window
 	// finds its first packet by binary search (firstEndingAfter).
-	maxEnd   [][]int64
-	parks    [][]slice // per worker
+	maxEnd [][]int64
+	parks  [][]slice // per worker
+	// woken holds each worker's wake-ups received, by time, from traces
+	// that say whether the worker had blocked (older ones do not).
+	woken    [][]wokenAt
 	instants []instant
 	counters []*counterTrack
 	// steals maps a steal arrow's flow id to where it starts: the worker
@@ -185,6 +194,7 @@ func load(data []byte) (*model, error) {
 					m.workers = n
 					m.packets = make([][]slice, n)
 					m.parks = make([][]slice, n)
+					m.woken = make([][]wokenAt, n)
 				}
 			case !isWsched:
 				// Not ours (yet): the event that uses it reports ErrNotWsched.
@@ -359,6 +369,9 @@ func load(data []byte) (*model, error) {
 				m.instants = append(m.instants, instant{t: t, kind: instWake, arg: v, worker: worker})
 			case timeline.NameWoken:
 				m.instants = append(m.instants, instant{t: t, kind: instWoken, worker: worker})
+				if b, ok := annot(timeline.ArgBlocked); ok && worker >= 0 && worker < len(m.woken) {
+					m.woken[worker] = append(m.woken[worker], wokenAt{t: t, blocked: b != 0})
+				}
 			case timeline.NameDropped:
 				if ti.role == roleProcess {
 					d, _ := annot(timeline.ArgDropped)
@@ -398,6 +411,7 @@ func load(data []byte) (*model, error) {
 		m.total += len(m.packets[w])
 		slices.SortFunc(m.packets[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
 		slices.SortFunc(m.parks[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
+		slices.SortFunc(m.woken[w], func(a, b wokenAt) int { return cmp.Compare(a.t, b.t) })
 		me := make([]int64, len(m.packets[w]))
 		var last int64
 		for i, p := range m.packets[w] {

@@ -52,6 +52,12 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 		if n := w.Wakes - w.FutileWakes - w.UnknownWakes; n > 0 {
 			fmt.Fprintf(b, " latency to the woken worker's first packet p50 %s p99 %s max %s (%d);", dur(w.WakeP50Ns), dur(w.WakeP99Ns), dur(w.WakeMaxNs), n)
 		}
+		if w.BlockedWakes > 0 {
+			fmt.Fprintf(b, " %d to a blocked worker (p50 %s);", w.BlockedWakes, dur(w.BlockedWakeP50Ns))
+		}
+		if w.PolledWakes > 0 {
+			fmt.Fprintf(b, " %d to a polling one (p50 %s);", w.PolledWakes, dur(w.PolledWakeP50Ns))
+		}
 		fmt.Fprintf(b, " %d futile (the worker parked again without a packet)", w.FutileWakes)
 		if w.UnknownWakes > 0 {
 			fmt.Fprintf(b, ", %d untargeted", w.UnknownWakes)

@@ -26,7 +26,8 @@
 //	            (name = packet type, category = stage), "parked" slices,
 //	            instants "steal" (victim, moved), "queued" (thief, victim:
 //	            a packet queued here, later stolen), "wake" (target),
-//	            "woken"
+//	            "woken" (blocked: 1 if the worker had been blocked, 0 if
+//	            it was polling for its wake-up or had not yet parked)
 //	uuid 16+N…  counter tracks, described on first use: "bucket: STAGE",
 //	            "parked workers", "local deque: worker i" (under the worker)
 //

@@ -27,7 +27,7 @@ func Small() *trace.Snapshot {
 	c.Counter(trace.CounterParked, 0, 1)
 	at(3000)
 	w0.Unpark()
-	w0.WakeReceived()
+	w0.WakeReceived(true) // it had blocked: 1 ms after the wake-up was sent
 	w0.Counter(trace.CounterBucketDepth, 1, 0)
 	w0.PacketBegin(scan, 1, 0)
 	at(3500)
@@ -37,7 +37,7 @@ func Small() *trace.Snapshot {
 	w0.Counter(trace.CounterParked, 0, 0)
 	at(4000)
 	w1.Unpark()
-	w1.WakeReceived()
+	w1.WakeReceived(false) // found its token while polling
 	at(4200)
 	// ...one of which worker 1 steals: flow id with thief 1+1 in the top
 	// bits, as the scheduler does; the arrow starts at its spawn on w0.

@@ -158,7 +158,7 @@ func Generate(cfg Config) *Result {
 					w.parked, w.wakeAt = false, 0
 					parkedCount--
 					tb.Unpark()
-					tb.WakeReceived()
+					tb.WakeReceived(true)
 					counter(tb, trace.CounterParked, 0, int64(parkedCount))
 					continue
 				}

@@ -32,6 +32,7 @@ const (
 	ArgThief     = "thief"
 	ArgMoved     = "moved"
 	ArgTarget    = "target"
+	ArgBlocked   = "blocked" // on "woken": 1 if the worker had blocked, 0 if it polled or found its token at once
 	ArgDropped   = "dropped"
 	ArgPolicy    = "policy"
 	ArgDropUntil = "until_ns"
@@ -488,6 +489,11 @@ func (w *walker) event(buffer int, e trace.Event) {
 	case trace.KindWakeReceived:
 		op := w.reset(Instant, t, own, buffer)
 		op.Name = NameWoken
+		var b int64
+		if e.Blocked() {
+			b = 1
+		}
+		op.Args = append(op.Args, Arg{Key: ArgBlocked, Kind: ArgInt, Int: b})
 		w.emit()
 	case trace.KindCounter:
 		tr := Track{Kind: TrackCounter, Counter: e.Counter(), Index: e.Index()}
