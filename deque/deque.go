@@ -235,6 +235,15 @@ func (d *Deque[T]) PushBatch(vs []T) {
 	}
 	d.putAll(vs)
 	d.bottom.Store(d.ownBot) // release: the slots' writes happen before
+	if len(d.slots) > minCap {
+		// The window's peak counts what a batch leaves in the deque, not
+		// only what the owner sees at its Pops: a spawner whose batches a
+		// thief drains while it spawns would otherwise see a small peak,
+		// shrink at every window's end and regrow in the next burst.
+		if n := int64(d.ownBot - d.top.Load()); n > d.peak {
+			d.peak = n
+		}
+	}
 }
 
 // putAll writes vs at ownBot, ownBot+1, … without publishing them, as

@@ -38,7 +38,11 @@
 // finds its deque empty (or takes or loses its last item) after at least
 // Cap() Pops since the last decision, a buffer that the window never
 // needed a quarter of shrinks to fit the window's peak (at least 64
-// slots). A Pop that finds the deque already known to be empty counts a
+// slots). The peak is the most items the owner saw: after its Pops, when
+// the buffer grew, and after each PushBatch (so that a spawner whose
+// batches thieves drain as fast as it pushes them keeps the buffer its
+// bursts need instead of shrinking it at every window and regrowing it
+// in the next burst). A Pop that finds the deque already known to be empty counts a
 // quarter: an owner that only polls still closes its windows, and a worker
 // that spins a few dozen rounds between bursts no longer closes one made
 // of nothing but polls and shrinks the buffer its next burst regrows (a

@@ -390,3 +390,51 @@ func TestResizeRaceSettledWhenEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestStolenBurstsKeepBuffer: a spawner pushes bursts in batches
+// (PushBatch, as the scheduler spills its private stack) while thieves take
+// them, so that its own Pops find the deque nearly empty. The window's
+// peak counts what each batch left in the deque, so the buffer that the
+// bursts needed stays while they recur: one growth in the first round, no
+// shrink-and-regrow in later ones. (Before, the owner's peak came only from
+// its Pops; the buffer shrank at the end of the second window, round 15,
+// and regrew in the next burst.) Once the bursts stop and the owner only
+// polls, it shrinks.
+func TestStolenBurstsKeepBuffer(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(modeName(fifo), func(t *testing.T) {
+			d := deque.NewDequeAt[int](fifo, 0)
+			const rounds, perRound, batch = 40, 4096, 128
+			vs := make([]int, batch)
+			var grown, resizes int
+			for r := range rounds {
+				for range perRound / batch {
+					d.PushBatch(vs)
+				}
+				for range perRound {
+					if _, st := d.Steal(); st != deque.Success {
+						t.Fatalf("round %d: Steal: %v", r, st)
+					}
+				}
+				for range perRound / 2 { // between bursts: polls, a window every few rounds
+					if _, ok := d.Pop(); ok {
+						t.Fatalf("round %d: Pop found an item after the thief took them all", r)
+					}
+				}
+				if r == 0 {
+					grown, resizes = d.Cap(), deque.Resizes(d)
+					continue
+				}
+				if d.Cap() != grown || deque.Resizes(d) != resizes {
+					t.Fatalf("round %d: Cap %d after %d resizes; want the first round's %d after %d", r, d.Cap(), deque.Resizes(d), grown, resizes)
+				}
+			}
+			for range 8 * grown {
+				d.Pop()
+			}
+			if got := d.Cap(); got > shrunk {
+				t.Errorf("Cap %d (grown to %d) after the bursts stopped and the owner polled 8×Cap() times; want <= %d", got, grown, shrunk)
+			}
+		})
+	}
+}
