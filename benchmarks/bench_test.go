@@ -52,6 +52,7 @@ func benchWorkload(b *testing.B, name string) {
 			b.ReportAllocs()
 			var gc0, gc1 runtime.MemStats
 			runtime.ReadMemStats(&gc0)
+			cpu0, cpuOK := harness.ProcessCPU()
 			for b.Loop() {
 				b.StopTimer()
 				r.Reset()
@@ -61,7 +62,12 @@ func benchWorkload(b *testing.B, name string) {
 				}
 			}
 			b.StopTimer()
+			cpu1, _ := harness.ProcessCPU()
 			runtime.ReadMemStats(&gc1)
+			if cpuOK {
+				// Process CPU per operation, the untimed Resets included.
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), harness.UnitCPUOp)
+			}
 			b.ReportMetric(float64(gc1.NumGC-gc0.NumGC)/float64(b.N), "GCs/op")
 			if wl.Tasks != nil {
 				if n := wl.Tasks(); n > 0 {

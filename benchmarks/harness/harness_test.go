@@ -179,7 +179,7 @@ func TestMatrixWritesBenchfmtAndSummary(t *testing.T) {
 		t.Errorf("raw file lacks the fingerprint:\n%.300s", raw.String())
 	}
 	for _, c := range cfgs {
-		for _, u := range []string{UnitNsOp, UnitNsTask, UnitAllocsOp, UnitBytesOp, UnitGCsOp} {
+		for _, u := range []string{UnitNsOp, UnitNsTask, UnitAllocsOp, UnitBytesOp, UnitGCsOp, UnitCPUOp} {
 			if len(set.Values(c.Name(), u)) != 3 {
 				t.Errorf("%s: %d samples of %s", c.Name(), len(set.Values(c.Name(), u)), u)
 			}
@@ -187,7 +187,7 @@ func TestMatrixWritesBenchfmtAndSummary(t *testing.T) {
 	}
 	var sum bytes.Buffer
 	WriteSummary(&sum, set)
-	for _, want := range []string{"## Small workers=2", "wsched/default against each", "vs chanpool:", "allocs/op", "GCs/op"} {
+	for _, want := range []string{"## Small workers=2", "wsched/default against each", "vs chanpool:", "allocs/op", "GCs/op", "cpu-ns/op"} {
 		if !strings.Contains(sum.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum.String())
 		}

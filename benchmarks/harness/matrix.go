@@ -62,6 +62,10 @@ const (
 	UnitAllocsOp = "allocs/op"
 	UnitBytesOp  = "B/op"
 	UnitGCsOp    = "GCs/op"
+	// UnitCPUOp is the process's CPU time (user + system, every thread)
+	// per operation: what a system that spins or polls pays for its speed
+	// (wsched's parked workers poll for Config.ParkSpin). Unix only.
+	UnitCPUOp = "cpu-ns/op"
 )
 
 // RunMatrix measures every configuration Count times, interleaving them:
@@ -148,6 +152,7 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	cpu0, cpuOK := ProcessCPU()
 	times := make([]time.Duration, 0, o.Iters)
 	for range o.Iters {
 		r.Reset()
@@ -158,6 +163,7 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 			return nil, err
 		}
 	}
+	cpu1, _ := ProcessCPU()
 	runtime.ReadMemStats(&m1)
 	closed = true
 	if err := r.Close(); err != nil {
@@ -176,6 +182,9 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 		benchfmt.Value{Value: round3(float64(m1.Mallocs-m0.Mallocs) / iters), Unit: UnitAllocsOp},
 		benchfmt.Value{Value: round3(float64(m1.TotalAlloc-m0.TotalAlloc) / iters), Unit: UnitBytesOp},
 		benchfmt.Value{Value: round3(float64(m1.NumGC-m0.NumGC) / iters), Unit: UnitGCsOp})
+	if cpuOK {
+		res.Values = append(res.Values, benchfmt.Value{Value: round3(float64(cpu1-cpu0) / iters), Unit: UnitCPUOp})
+	}
 	return res, nil
 }
 

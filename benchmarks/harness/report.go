@@ -84,9 +84,9 @@ func formatNum(x float64) string {
 }
 
 // WriteSummary writes the human summary of a set: per group, every target's
-// median time with its 95% confidence interval, time per task, allocations
-// and GC cycles per operation, then the baseline's verdict against every
-// other target.
+// median time with its 95% confidence interval, time per task, CPU time,
+// allocations and GC cycles per operation, then the baseline's verdict
+// against every other target.
 func WriteSummary(w io.Writer, s *Set) { WriteSummaryBase(w, s, "") }
 
 // WriteSummaryBase is WriteSummary with the target labelled base as the
@@ -95,7 +95,7 @@ func WriteSummaryBase(w io.Writer, s *Set, base string) {
 	for _, g := range s.Groups() {
 		fmt.Fprintf(w, "## %s\n\n", g.Key())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "target\tmedian ns/op\t95% CI\tns/task\tallocs/op\tB/op\tGCs/op\tn\t")
+		fmt.Fprintln(tw, "target\tmedian ns/op\t95% CI\tns/task\tcpu-ns/op\tallocs/op\tB/op\tGCs/op\tn\t")
 		var warn []string
 		for i, n := range g.Names {
 			sum := Summarize(s.Values(n, UnitNsOp))
@@ -111,8 +111,12 @@ func WriteSummaryBase(w io.Writer, s *Set, base string) {
 				}
 				return formatNum(Summarize(v).Center)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", g.Labels[i], FormatNs(sum.Center), ci,
-				med(UnitNsTask), med(UnitAllocsOp), med(UnitBytesOp), med(UnitGCsOp), len(s.Values(n, UnitNsOp)))
+			cpu := "-"
+			if v := s.Values(n, UnitCPUOp); len(v) > 0 {
+				cpu = FormatNs(Summarize(v).Center)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", g.Labels[i], FormatNs(sum.Center), ci,
+				med(UnitNsTask), cpu, med(UnitAllocsOp), med(UnitBytesOp), med(UnitGCsOp), len(s.Values(n, UnitNsOp)))
 		}
 		tw.Flush()
 		b := g.Baseline(base)
