@@ -460,10 +460,11 @@ func TestParkSpinKeepsStagesMoving(t *testing.T) {
 // the rest of the program keeps its CPU while workers poll. With
 // GOMAXPROCS 1 and both workers polling (ParkSpin one second), a
 // goroutine that computes for about 30 ms must take about as long as it
-// does with no scheduler at all: without the yield the runtime would share
+// does with no worker polling: without the yield the runtime would share
 // the one CPU among it and the two pollers in 10 ms slices, and it would
-// take about three times as long. The better of three tries must come in
-// under twice the baseline (a shared machine's noise).
+// take about three times as long (113 against 32 ms when we removed the
+// yield). A round compares the best of three runs each way and passes
+// under 2×; a shared machine's noise gets three rounds.
 func TestParkSpinYields(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	// Calibrate a computation of about 30 ms.
@@ -471,24 +472,38 @@ func TestParkSpinYields(t *testing.T) {
 	for compute(iters) < 30*time.Millisecond && iters < 1<<30 {
 		iters *= 2
 	}
-	base := min(compute(iters), compute(iters), compute(iters))
-	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, ParkSpin: time.Second})
 	var n atomic.Int64
-	best := time.Duration(1 << 62)
-	for range 3 {
-		// A cycle leaves both workers parked and polling for a second.
-		if err := s.Add(1, counter{&n}); err != nil {
+	var base, polled time.Duration
+	for round := range 3 {
+		// Baseline: a scheduler whose workers block at once.
+		quiet := newSched(t, Config{Workers: 2, Stages: []string{"a"}, ParkSpin: NoParkSpin})
+		if err := quiet.Add(1, counter{&n}); err != nil {
 			t.Fatal(err)
 		}
-		if err := runCycle(t, s); err != nil {
+		if err := runCycle(t, quiet); err != nil {
 			t.Fatal(err)
 		}
-		best = min(best, compute(iters))
+		base = min(compute(iters), compute(iters), compute(iters))
+		quiet.Close()
+		s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, ParkSpin: time.Second})
+		polled = time.Duration(1 << 62)
+		for range 3 {
+			// A cycle leaves both workers parked and polling for a second.
+			if err := s.Add(1, counter{&n}); err != nil {
+				t.Fatal(err)
+			}
+			if err := runCycle(t, s); err != nil {
+				t.Fatal(err)
+			}
+			polled = min(polled, compute(iters))
+		}
+		s.Close()
+		t.Logf("round %d: computation %v beside blocked workers, %v beside two polling", round, base, polled)
+		if polled <= 2*base {
+			return
+		}
 	}
-	t.Logf("computation: %v alone, %v with two workers polling", base, best)
-	if best > 2*base {
-		t.Fatalf("a %v computation took %v while two workers polled on the same CPU", base, best)
-	}
+	t.Fatalf("a %v computation took %v while two workers polled on the same CPU, in each of three rounds", base, polled)
 }
 
 var computeSink uint64
