@@ -68,6 +68,14 @@ func TestZeroAllocs(t *testing.T) {
 				popAll(d)
 				popAll(dst)
 			})
+			into := make([]packet, 8)
+			allocs(t, "Push×4+StealInto+drain", func() {
+				for j := range 4 {
+					d.Push(packet{x, uint64(j)})
+				}
+				d.StealInto(into)
+				popAll(d)
+			})
 			allocs(t, "Push×4+StealBatchAndPop+drain", func() {
 				for j := range 4 {
 					d.Push(packet{x, uint64(j)})

@@ -11,6 +11,7 @@ import (
 // Uncontended batch sizes, exactly as documented:
 //
 //	StealBatch        moves min(⌈n/2⌉, limit)
+//	StealInto         takes min(⌈n/2⌉, len(dst)) into dst, oldest first
 //	StealBatchAndPop  moves min(⌊(n−1)/2⌋, limit−1) and returns one more
 //	Injector.StealBatchAndPop takes min(n, limit, what is left of the
 //	                  current block): returns the first, moves the rest
@@ -109,6 +110,39 @@ func TestStealBatchCount(t *testing.T) {
 						if err := checkRest(d, fifo, want, n); err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestStealIntoCount(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		for _, start := range []uint64{0, ^uint64(0) - 40} {
+			for _, n := range batchSizes {
+				for _, size := range batchLimits {
+					if size > 4096 {
+						continue // a destination that big is allocated per case; 100 covers "more than half"
+					}
+					name := fmt.Sprintf("%s/%s/n=%d/len=%d", modeName(fifo), startName(start), n, size)
+					d := fill(fifo, start, n)
+					dst := slices.Repeat([]int{-1}, size+1) // one more: nothing written past len(dst)
+					want := min((n+1)/2, size)
+					got, st := d.StealInto(dst[:size])
+					wantSt := deque.Success
+					if n == 0 {
+						wantSt = deque.Empty
+					}
+					if got != want || st != wantSt {
+						t.Fatalf("%s: StealInto = %d, %v; want %d, %v", name, got, st, want, wantSt)
+					}
+					// The oldest items, oldest first, and nothing else written.
+					if !slices.Equal(dst[:got], seq(0, want-1)) || slices.ContainsFunc(dst[got:], func(v int) bool { return v != -1 }) {
+						t.Fatalf("%s: dst %v, want %v then -1s", name, dst, seq(0, want-1))
+					}
+					if err := checkRest(d, fifo, want, n); err != nil {
+						t.Fatalf("%s: %v", name, err)
 					}
 				}
 			}

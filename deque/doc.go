@@ -10,21 +10,24 @@
 // (Pop is LIFO for [New], FIFO for [NewFIFO]; PushBatch adds a run of
 // items and publishes them with one store, so thieves see all or none),
 // Cap and Release, and uses its deque as the destination of a batch steal. Any goroutine, the thieves,
-// may call Steal, StealBatch and StealBatchAndPop on it, which take from
+// may call Steal, StealBatch, StealBatchAndPop and StealInto on it, which take from
 // the top end, oldest first. A steal says [Empty] (nothing there), [Retry]
 // (items there, but another goroutine won the race for them) or
 // [Success], so a scheduler can tell an idle system from a contended one.
 //
 // StealBatch moves min(⌈n/2⌉, limit) items into the thief's own deque;
 // StealBatchAndPop moves min(⌊(n−1)/2⌋, limit−1) and returns one more to
-// run at once, both as crossbeam-deque defines them. An Injector takes any
+// run at once, both as crossbeam-deque defines them; StealInto takes
+// min(⌈n/2⌉, len(dst)) into a slice, for a thief that runs its batch from
+// a private array (wsched's workers do, 128 at most) instead of pushing it
+// into its deque and popping it back. An Injector takes any
 // goroutine on every method; its StealBatchAndPop takes up to limit items
 // (never across one of its internal blocks), and TakeBatch takes up to
 // len(dst) into a slice, for a consumer that keeps the batch private
 // instead of publishing it in a deque (wsched's workers hold a bucket take
 // that way while nobody is idle).
 //
-// Misuse panics with a "deque:" message: a limit ≤ 0, a nil destination,
+// Misuse panics with a "deque:" message: a limit ≤ 0, a nil or empty destination,
 // a deque stealing into itself, any use after Release (but Len and
 // IsEmpty, which report 0), and Release of a deque that still holds items
 // (which would lose them).

@@ -32,6 +32,8 @@ func TestBadLimit(t *testing.T) {
 
 func TestNilDestination(t *testing.T) {
 	src := fill(false, 0, 10)
+	mustPanic(t, func() { src.StealInto(nil) }, "StealInto", "empty destination")
+	mustPanic(t, func() { src.StealInto([]int{}) }, "StealInto", "empty destination")
 	mustPanic(t, func() { src.StealBatch(nil, 4) }, "StealBatch", "nil")
 	mustPanic(t, func() { src.StealBatchAndPop(nil, 4) }, "StealBatchAndPop", "nil")
 	q := deque.NewInjector[int]()
@@ -107,6 +109,7 @@ func TestStealAfterRelease(t *testing.T) {
 			mustPanic(t, func() { released(fifo).Steal() }, "teal", after)
 			mustPanic(t, func() { released(fifo).StealBatch(deque.New[int](), 4) }, "teal", after)
 			mustPanic(t, func() { released(fifo).StealBatchAndPop(deque.New[int](), 4) }, "teal", after)
+			mustPanic(t, func() { released(fifo).StealInto(make([]int, 4)) }, "teal", after)
 			// Len and IsEmpty are snapshots: they stay usable.
 			if d := released(fifo); d.Len() != 0 || !d.IsEmpty() {
 				t.Fatalf("released deque: Len %d, IsEmpty %v", d.Len(), d.IsEmpty())

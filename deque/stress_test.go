@@ -11,8 +11,8 @@ import (
 )
 
 // Exactly-once stress tests: every item pushed is consumed by exactly one
-// goroutine, whatever mix of Pop, Steal, StealBatch and StealBatchAndPop
-// takes it, from indices that start at zero or just below the uint64
+// goroutine, whatever mix of Pop, Steal, StealBatch, StealBatchAndPop and
+// StealInto takes it, from indices that start at zero or just below the uint64
 // wrap-around. A lost item leaves the run short of its total and trips the
 // watchdog, which prints which items are missing; a duplicated one fails
 // the final count.
@@ -24,11 +24,12 @@ const (
 	viaSteal stealer = iota
 	viaStealBatch
 	viaStealBatchAndPop
+	viaStealInto
 	numStealers
 )
 
 func (s stealer) String() string {
-	return [...]string{"Steal", "StealBatch", "StealBatchAndPop"}[s]
+	return [...]string{"Steal", "StealBatch", "StealBatchAndPop", "StealInto"}[s]
 }
 
 // randLimit draws a batch limit: mostly small, sometimes 1 (a batch of
@@ -47,7 +48,7 @@ func TestDequeExactlyOnce(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		for _, start := range starts {
 			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
-				dequeExactlyOnce(t, fifo, start, items(), 3)
+				dequeExactlyOnce(t, fifo, start, items(), int(numStealers)) // one thief per way of stealing
 			})
 		}
 	}
@@ -71,7 +72,8 @@ func TestDequeExactlyOnceMany(t *testing.T) {
 // dequeExactlyOnce: one owner pushes n items in bursts (now and then a
 // burst of a few thousand, so the buffer grows and shrinks while thieves
 // are stealing) and pops some of them back; k thieves take from it with
-// Steal, StealBatch and StealBatchAndPop in turn, into deques of their own
+// Steal, StealBatch, StealBatchAndPop and StealInto in turn (the last into
+// an array), the others into deques of their own
 // (half LIFO, half FIFO) that they pop from and that their peers also steal
 // from. Values are pushed in increasing order, so any one goroutine's
 // takes from the top end (Steal, the item StealBatchAndPop returns, a FIFO
@@ -142,6 +144,7 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 			rng := rand.New(rand.NewPCG(uint64(start), uint64(i)+2))
 			mine, peer := mines[i], mines[(i+1)%k]
 			how := stealer(i % int(numStealers))
+			into := make([]int, 256)
 			last := -1
 			var local int64
 			ordered := func(v int) {
@@ -166,6 +169,20 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 					statuses[how][st].Add(1)
 					if (st == deque.Success) != (moved > 0) || moved > limit {
 						fail("StealBatch(limit %d) = %d, %v", limit, moved, st)
+					}
+				case viaStealInto:
+					// Into a private array, as a scheduler's thief runs a
+					// batch: every item taken is counted here.
+					buf := into[:min(randLimit(rng), len(into))]
+					got, st := d.StealInto(buf)
+					statuses[how][st].Add(1)
+					if (st == deque.Success) != (got > 0) || got > len(buf) {
+						fail("StealInto(len %d) = %d, %v", len(buf), got, st)
+					}
+					for _, v := range buf[:got] {
+						ordered(v)
+						c.add(v)
+						local++
 					}
 				case viaStealBatchAndPop:
 					limit := randLimit(rng)

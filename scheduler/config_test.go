@@ -28,6 +28,8 @@ func TestConfigValidation(t *testing.T) {
 		{"unknown wake", Config{Stages: st, Wake: 99}, "unknown wake policy"},
 		{"unknown steal", Config{Stages: st, Steal: StealPolicy{Kind: 42}}, "unknown steal policy"},
 		{"batch limit 0", Config{Stages: st, Steal: StealBatch(0)}, "StealBatch limit = 0"},
+		{"batch limit over MaxSteal", Config{Stages: st, Steal: StealBatch(MaxSteal + 1)}, "StealBatch limit = 129: must be 1..128"},
+		{"batch limit MaxSteal", Config{Stages: st, Steal: StealBatch(MaxSteal)}, ""},
 		{"limit on half", Config{Stages: st, Steal: StealPolicy{Kind: StealKindHalf, Limit: 3}}, "only StealBatch"},
 		{"limit without kind", Config{Stages: st, Steal: StealPolicy{Limit: 3}}, "without a Steal.Kind"},
 		{"negative bucket batch", Config{Stages: st, BucketBatch: -2}, "BucketBatch = -2"},

@@ -25,7 +25,8 @@
 // lane (a batch of up to Config.BucketBatch, capped at the worker's fair
 // share of the bucket unless Config.BucketBatchFixed) → other workers'
 // deques (Config.Steal: one,
-// half, or half up to a limit, from a random victim) → Config.Spins
+// half, or half up to a limit, at most MaxSteal = 128, from a random
+// victim) → Config.Spins
 // rounds of the same with runtime.Gosched between them → park. A parked
 // worker polls its wake-up channel for Config.ParkSpin (200 µs by
 // default), so that a wake-up soon after it parked (the next stage, the
@@ -41,6 +42,10 @@
 // boundary or a Spawn it sees a worker parked or searching while its
 // deque holds fewer packets than there are such workers; then the batch
 // goes to its deque for them to steal (worker.go: nextHeld, offerHeld).
+// A stolen batch of 9 or more is held the same way (find.go: stealInto):
+// the thief claims it with one CAS straight into its held array instead
+// of into its deque, from which it would take each packet back with a
+// locked instruction.
 // Other takes (the end of a stage, where the bucket no longer has a
 // batch for every worker, and takes cut short by the end of a block) go
 // to the deque at once. So, as for its

@@ -11,14 +11,16 @@ import (
 //
 //  1. its designated queue;
 //  2. its private stack (offering all but the newest to the deque while
-//     workers are idle), its held bucket batch, then its deque;
+//     workers are idle), its held batch (from a bucket or a steal), then
+//     its deque;
 //  3. the open buckets in stage order (Unconstrained first): the priority
 //     lane, one packet only, never batched; then the normal lane, up to
 //     BucketBatch packets and (unless BucketBatchFixed) no more than the
 //     worker's fair share ⌈depth ÷ workers⌉, one to run and the rest held
 //     (a full take) or into its deque;
 //  4. the other workers' deques, starting at a random victim, by the steal
-//     policy;
+//     policy: one packet, or a batch of at most MaxSteal into the held
+//     array (held like a bucket take if 9 or more, else into its deque);
 //  5. steps 1-4 again, Spins rounds in all, with runtime.Gosched between
 //     rounds, but only while some worker is running a packet (nobody else
 //     could produce work); then it parks (wake.go).
@@ -189,6 +191,23 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 	return task{}, false, contended
 }
 
+// stealInto steals a batch from v into w's held array (empty: w is
+// searching) and returns its first packet to run; the rest are held, or go
+// to w's deque if fewer than minHeld, as for a bucket take. Owner.
+func (w *Worker) stealInto(v *Worker, limit int) (task, int, deque.Status) {
+	got, status := v.local.StealInto(w.held[:min(limit, len(w.held))])
+	if status != deque.Success {
+		return task{}, 0, status
+	}
+	t := w.held[0]
+	w.held[0] = task{}
+	w.heldLo, w.heldHi = 1, got
+	if got-1 < minHeld {
+		w.exposeHeld()
+	}
+	return t, got - 1, deque.Success
+}
+
 // steal is step 4: one pass over the other workers, from a random one.
 // Owner.
 func (w *Worker) steal() (t task, ok, contended bool) {
@@ -210,7 +229,11 @@ func (w *Worker) steal() (t task, ok, contended bool) {
 		if limit == 1 {
 			t, status = v.local.Steal()
 		} else {
-			t, moved, status = v.local.StealBatchAndPop(w.local, limit)
+			// Into the held array (limit <= MaxSteal, its size): run
+			// from there, with no writes into our deque and no locked
+			// instruction per packet to take them back out, and offered
+			// to idle workers as a bucket take is (nextHeld).
+			t, moved, status = w.stealInto(v, limit)
 		}
 		switch status {
 		case deque.Success:

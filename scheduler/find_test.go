@@ -6,10 +6,11 @@ import (
 )
 
 // TestStealPolicies: one steal from a victim holding n packets takes 1
-// (StealOne), ⌈n/2⌉ (StealHalf) or min(⌈n/2⌉, limit) (StealBatch), one to
-// run and the rest into the thief's deque, and counts it. White-box: the
-// scheduler has never run, so its parked workers have never touched their
-// deques and the test goroutine acts as the owner of both.
+// (StealOne), min(⌈n/2⌉, MaxSteal) (StealHalf) or min(⌈n/2⌉, limit)
+// (StealBatch), one to run and the rest held by the thief (minHeld or
+// more) or in its deque, and counts it. White-box: the scheduler has never
+// run, so its parked workers have never touched their deques and the test
+// goroutine acts as the owner of both.
 func TestStealPolicies(t *testing.T) {
 	cases := []struct {
 		steal StealPolicy
@@ -23,6 +24,10 @@ func TestStealPolicies(t *testing.T) {
 		{StealBatch(4), 20, 4},
 		{StealBatch(4), 5, 3},
 		{StealBatch(1), 20, 1},
+		{StealHalf(), 2 * MaxSteal, MaxSteal},
+		{StealHalf(), 600, MaxSteal}, // half capped at MaxSteal
+		{StealBatch(MaxSteal), 600, MaxSteal},
+		{StealBatch(16), 600, 16},
 	}
 	for _, fifo := range []bool{false, true} {
 		for _, c := range cases {
@@ -33,11 +38,18 @@ func TestStealPolicies(t *testing.T) {
 				victim.local.Push(mkTask(counter{&n}, 1))
 			}
 			tk, ok, _ := thief.steal()
-			moved := thief.local.Len()
+			held, queued := thief.heldHi-thief.heldLo, thief.local.Len()
+			moved := held + queued
 			if !ok || tk.p == nil || tk.stage() != 1 || moved+1 != c.want || victim.local.Len() != c.n-c.want {
 				t.Errorf("fifo %v, %v from %d: ok %v, took %d (1 + %d moved), victim left %d; want %d",
 					fifo, c.steal, c.n, ok, moved+1, moved, victim.local.Len(), c.want)
 			}
+			if wantHeld := c.want-1 >= minHeld; moved > 0 && ((held == moved) != wantHeld || (held != 0 && queued != 0)) {
+				t.Errorf("fifo %v, %v from %d: %d held and %d in the deque; want them all %s", fifo, c.steal, c.n, held, queued,
+					map[bool]string{true: "held", false: "in the deque"}[wantHeld])
+			}
+			clear(thief.held)
+			thief.heldLo, thief.heldHi = 0, 0
 			h := thief.hot
 			if h.stealAttempts != 1 || h.steals != 1 || h.stolen != uint64(c.want) {
 				t.Errorf("fifo %v, %v: counters attempts %d steals %d stolen %d", fifo, c.steal, h.stealAttempts, h.steals, h.stolen)

@@ -118,7 +118,8 @@ func newWorker(s *Scheduler, id int) *Worker {
 		wake:       make(chan struct{}, 1),
 		idleIdx:    -1,
 	}
-	w.held = make([]task, min(s.cfg.BucketBatch, maxHeld))
+	// Bucket takes use up to BucketBatch of it, steals all (stealInto).
+	w.held = make([]task, maxHeld)
 	switch {
 	case !s.cfg.LocalFIFO && !s.cfg.NoLIFOSlot:
 		// LIFO through the private stack; the deque holds what the

@@ -70,11 +70,8 @@ func ParsePolicy(spec string) (Policy, error) {
 			}
 			p.Wake = v
 		case "steal":
-			if v != "one" && v != "half" {
-				n, ok := strings.CutPrefix(v, "batch:")
-				if lim, err := strconv.Atoi(n); !ok || err != nil || lim < 1 {
-					return p, fmt.Errorf("policy %q: steal must be one, half or batch:N (N >= 1)", spec)
-				}
+			if _, err := scheduler.ParseStealPolicy(v); err != nil || v == "default" {
+				return p, fmt.Errorf("policy %q: steal must be one, half or batch:N (1 <= N <= %d)", spec, scheduler.MaxSteal)
 			}
 			p.Steal = v
 		case "batch", "spins":

@@ -106,7 +106,7 @@ func TestParsePolicy(t *testing.T) {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
-	bad := []string{"wake", "wake=some", "steal=batch:0", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast"}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast"}
 	for _, s := range bad {
 		if _, err := system.ParsePolicy(s); err == nil {
 			t.Errorf("%q: accepted", s)
