@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wsched/wsched/deque"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -153,11 +154,12 @@ func StealHalf() StealPolicy { return StealPolicy{Kind: StealKindHalf} }
 // from a private array of this size (as it runs a bucket take), not from
 // its deque, so that taking the batch back costs no locked instruction per
 // packet. The Go runtime and Tokio steal at most as many (half of a
-// 256-slot run queue). (A 16,383-child spawn on 2 workers: 736 → 455 µs
-// with batches stolen into the array, against uncapped halves into the
-// deque; the 16-worker sweep found halves capped at 32 or 64 as fast as
-// uncapped ones everywhere: benchmarks/results/DEFAULTS.md.)
-const MaxSteal = maxHeld
+// 256-slot run queue), and it is the size of one bucket block (deque.MaxTake).
+// (A 16,383-child spawn on 2 workers: 735 → 606 µs, −17.6%, with batches
+// stolen into the array against uncapped halves into the deque; the
+// 16-worker sweep found halves capped at 32 or 64 as fast as uncapped ones
+// everywhere: benchmarks/results/DEFAULTS.md.)
+const MaxSteal = deque.MaxTake
 
 // StealBatch steals half of the victim's packets, at most limit
 // (1..MaxSteal).
