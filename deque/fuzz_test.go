@@ -84,7 +84,7 @@ func FuzzDeque(f *testing.F) {
 			return v, true
 		}
 		for i := 0; i < len(ops); i++ {
-			switch ops[i] % 12 {
+			switch ops[i] % 13 {
 			case 0: // Push
 				d.Push(next)
 				model = append(model, next)
@@ -190,9 +190,18 @@ func FuzzDeque(f *testing.F) {
 				}
 				d.PushBatch(vs)
 				model = append(model, vs...)
+			case 12: // StealInto: the oldest min(⌈n/2⌉, len) into a slice
+				into := make([]int, 1+arg(&i)%70)
+				n, st := d.StealInto(into)
+				want := min((len(model)+1)/2, len(into))
+				if n != want || (st == deque.Success) != (want > 0) || (want == 0 && st != deque.Empty) ||
+					!slices.Equal(into[:n], model[:want]) {
+					t.Fatalf("op %d: StealInto(len %d) of %v = %v, %v; want the first %d", i, len(into), model, into[:n], st, want)
+				}
+				model = model[want:]
 			}
 			if d.Len() != len(model) || d.IsEmpty() != (len(model) == 0) {
-				t.Fatalf("op %d (%d): Len %d, IsEmpty %v; model holds %d", i, ops[i]%12, d.Len(), d.IsEmpty(), len(model))
+				t.Fatalf("op %d (%d): Len %d, IsEmpty %v; model holds %d", i, ops[i]%13, d.Len(), d.IsEmpty(), len(model))
 			}
 			if dst.Len() != len(dstModel) {
 				t.Fatalf("op %d: dst Len %d; model holds %d", i, dst.Len(), len(dstModel))

@@ -223,6 +223,7 @@ type linDeque interface {
 	Steal() (int, deque.Status)
 	StealBatch(dst *deque.Deque[int], limit int) (int, deque.Status)
 	StealBatchAndPop(dst *deque.Deque[int], limit int) (int, int, deque.Status)
+	StealInto(dst []int) (int, deque.Status)
 }
 
 // recorder timestamps operations with a shared logical clock: an
@@ -348,7 +349,7 @@ func pause(rng *rand.Rand) {
 var spinSink atomic.Int64
 
 // recordDeque runs one short history on c: the owner does ownerOps
-// pushes and pops, each of thieves does thiefOps steals of the three
+// pushes and pops, each of thieves does thiefOps steals of the four
 // kinds. atomicBatch says whether d's batches are single atomic steps
 // (FIFO) or sequences of steals (LIFO).
 func recordDeque(t testing.TB, deadline time.Time, d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, thiefOps int) []porcupine.Operation {
@@ -373,17 +374,29 @@ func recordDeque(t testing.TB, deadline time.Time, d linDeque, atomicBatch bool,
 		roles = append(roles, func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(i)+1))
 			dst := deque.New[int]()
+			into := make([]int, 4)
 			for range thiefOps {
 				pause(rng)
 				limit := 1 + rng.IntN(4)
 				call := r.clock.Add(1)
-				switch rng.IntN(3) {
+				switch rng.IntN(4) {
 				case 0:
 					v, st := d.Steal()
 					r.add(i+1, call, linIn{kind: linSteal}, linOut{v: v, st: st})
 				case 1:
 					_, st := d.StealBatch(dst, limit)
 					moved := drain(dst)
+					slices.Sort(moved)
+					if atomicBatch {
+						r.add(i+1, call, linIn{kind: linBatch, limit: limit}, linOut{st: st, moved: encode(moved)})
+					} else {
+						r.addSplit(i+1, call, st, moved)
+					}
+				case 3:
+					// StealInto is StealBatch with limit len(into), into a
+					// slice: the same model step.
+					n, st := d.StealInto(into[:limit])
+					moved := slices.Clone(into[:n])
 					slices.Sort(moved)
 					if atomicBatch {
 						r.add(i+1, call, linIn{kind: linBatch, limit: limit}, linOut{st: st, moved: encode(moved)})
@@ -689,6 +702,15 @@ func (w *wrongDeque) StealBatch(dst *deque.Deque[int], limit int) (int, deque.St
 func (w *wrongDeque) StealBatchAndPop(dst *deque.Deque[int], limit int) (int, int, deque.Status) {
 	v, st := w.Steal()
 	return v, 0, st
+}
+
+func (w *wrongDeque) StealInto(dst []int) (int, deque.Status) {
+	v, st := w.Steal()
+	if st == deque.Success {
+		dst[0] = v
+		return 1, st
+	}
+	return 0, st
 }
 
 func TestLinearizabilityCatchesWrongDeques(t *testing.T) {
