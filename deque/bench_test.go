@@ -115,6 +115,51 @@ func BenchmarkDequeStealBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkDequeStealInto: BenchmarkDequeStealBatch's rounds with the
+// batches taken into a slice (as a wsched thief runs them) instead of a
+// deque the thief then pops: ns/op is per item, push included. FIFO
+// victims, as wsched's are: one CAS per batch.
+func BenchmarkDequeStealInto(b *testing.B) {
+	b.ReportAllocs()
+	d := deque.NewFIFO[int]()
+	into := make([]int, 32)
+	sum := 0
+	for i := 0; i < b.N; i += 64 {
+		for j := range 64 {
+			d.Push(j)
+		}
+		for d.Len() > 0 {
+			n, _ := d.StealInto(into)
+			for _, v := range into[:n] {
+				sum += v
+			}
+		}
+	}
+	if sum < 0 {
+		b.Fatal(sum)
+	}
+}
+
+// BenchmarkDequeStealBatchFIFO: BenchmarkDequeStealBatch from a FIFO
+// victim into a FIFO deque, the baseline of BenchmarkDequeStealInto.
+func BenchmarkDequeStealBatchFIFO(b *testing.B) {
+	b.ReportAllocs()
+	d, dst := deque.NewFIFO[int](), deque.NewFIFO[int]()
+	for i := 0; i < b.N; i += 64 {
+		for j := range 64 {
+			d.Push(j)
+		}
+		for d.Len() > 0 {
+			d.StealBatch(dst, 32)
+			for {
+				if _, ok := dst.Pop(); !ok {
+					break
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkDequeStealContended: the owner pushes every item while
 // GOMAXPROCS−1 thieves Steal without pause; once more than 256 are queued
 // the owner pops one back per push, as a busy worker runs its own work.
