@@ -155,7 +155,7 @@ func StealHalf() StealPolicy { return StealPolicy{Kind: StealKindHalf} }
 // its deque, so that taking the batch back costs no locked instruction per
 // packet. The Go runtime and Tokio steal at most as many (half of a
 // 256-slot run queue), and it is the size of one bucket block (deque.MaxTake).
-// (A 16,383-child spawn on 2 workers: 735 → 606 µs, −17.6%, with batches
+// (A 16,383-child spawn on 2 workers: 524 → 413 µs, −21.1%, with batches
 // stolen into the array against uncapped halves into the deque; the
 // 16-worker sweep found halves capped at 32 or 64 as fast as uncapped ones
 // everywhere: benchmarks/results/DEFAULTS.md.)

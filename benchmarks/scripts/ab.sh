@@ -22,7 +22,13 @@ WL=${WORKLOADS:-fanout,spawn,uniform,forkjoin,irregular,gcmark,prepare}
 SB=${SCHEDBENCH:-FanoutPhases|BulkAddFanout} # the scheduler benchmarks to run
 mkdir -p "$OUT"
 for r in $(seq 1 "$ROUNDS"); do
-	for v in old new; do
+	# ABBA: the build that runs second in a round ran measurably slower on
+	# the shared EPYC (fan-out and spawn at 1 worker, +5% and +8% with p <
+	# 0.001 for the second of two identical-path builds; nothing with the
+	# order reversed), so the order alternates too.
+	order="old new"
+	[ $((r % 2)) -eq 0 ] && order="new old"
+	for v in $order; do
 		"$BIN/bench-$v" -workers "$W" -workloads "$WL" -peers none -count 4 -iters 3 -warmup 1 \
 			-plots=false -out "$OUT/m-$v-$r" >/dev/null 2>&1
 		cat "$OUT/m-$v-$r/raw.txt" >>"$OUT/matrix-$v.txt"
