@@ -97,9 +97,15 @@ func BenchmarkDequeStealOnly(b *testing.B) {
 
 // BenchmarkDequeStealBatch: uncontended; 64 items pushed, StealBatch
 // (limit 32) moves them to another deque, both drained; per item.
-func BenchmarkDequeStealBatch(b *testing.B) {
+func BenchmarkDequeStealBatch(b *testing.B) { benchStealBatch(b, deque.New[int]) }
+
+// BenchmarkDequeStealBatchFIFO: the same from a FIFO victim into a FIFO
+// deque, the baseline of BenchmarkDequeStealInto.
+func BenchmarkDequeStealBatchFIFO(b *testing.B) { benchStealBatch(b, deque.NewFIFO[int]) }
+
+func benchStealBatch(b *testing.B, mk func() *deque.Deque[int]) {
 	b.ReportAllocs()
-	d, dst := deque.New[int](), deque.New[int]()
+	d, dst := mk(), mk()
 	for i := 0; i < b.N; i += 64 {
 		for j := range 64 {
 			d.Push(j)
@@ -137,26 +143,6 @@ func BenchmarkDequeStealInto(b *testing.B) {
 	}
 	if sum < 0 {
 		b.Fatal(sum)
-	}
-}
-
-// BenchmarkDequeStealBatchFIFO: BenchmarkDequeStealBatch from a FIFO
-// victim into a FIFO deque, the baseline of BenchmarkDequeStealInto.
-func BenchmarkDequeStealBatchFIFO(b *testing.B) {
-	b.ReportAllocs()
-	d, dst := deque.NewFIFO[int](), deque.NewFIFO[int]()
-	for i := 0; i < b.N; i += 64 {
-		for j := range 64 {
-			d.Push(j)
-		}
-		for d.Len() > 0 {
-			d.StealBatch(dst, 32)
-			for {
-				if _, ok := dst.Pop(); !ok {
-					break
-				}
-			}
-		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -289,13 +288,7 @@ type spinKid struct{ iters int }
 var spinSink atomic.Uint64
 
 func (k spinKid) Run(*Worker) {
-	x := uint64(k.iters) | 1
-	for range k.iters {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	if x == 0 {
+	if xorshift(k.iters) == 0 {
 		spinSink.Add(1) // never: keeps the loop
 	}
 }
@@ -562,11 +555,4 @@ func BenchmarkParkSpin(b *testing.B) {
 			})
 		}
 	}
-}
-
-// processCPU is the process's user + system CPU time so far.
-func processCPU() time.Duration {
-	var r syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
-	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }

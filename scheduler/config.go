@@ -243,10 +243,11 @@ type Config struct {
 	// (runtime.Gosched between polls) before it blocks on it; 0 means
 	// DefaultParkSpin, a negative value (NoParkSpin) blocks at once, and
 	// at most one second is allowed. A worker woken while it polls starts
-	// within a microsecond or so; one woken after it blocked waits for the
-	// Go runtime to wake an OS thread, and on a virtual machine for the
-	// host to run an idle virtual CPU again (about 180 µs seen on the
-	// 2-vCPU EPYC, 56 µs in MMTk's luindex case). The worker is parked all
+	// within microseconds; one woken after it blocked waits for the Go
+	// runtime to wake an OS thread, and on a virtual machine for the host
+	// to run an idle virtual CPU again (140–210 µs on the 2-vCPU EPYC:
+	// `wsched analyze` of the demo's prepare-b trace splits the two; 56 µs
+	// in MMTk's luindex case). The worker is parked all
 	// the while as far as the scheduler is concerned (it counts towards
 	// the end of a stage or cycle, and wakers choose it as before): the
 	// poll only changes how fast it answers. The price is CPU: up to

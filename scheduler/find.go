@@ -153,25 +153,19 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		got, status := b.TakeInto(w.held[:min(limit, len(w.held))])
 		switch status {
 		case deque.Success:
-			t := w.held[0]
-			w.held[0] = task{}
 			moved := got - 1
-			w.heldLo, w.heldHi = 1, got
-			if got < min(s.cfg.BucketBatch, len(w.held)) || moved < minHeld {
-				// A take that came back smaller than a full batch: cut
-				// by the fair share (the bucket is running low, and
-				// workers that go idle will find little there), or by
-				// the end of one of the bucket's blocks. Balance matters
-				// more then than the cost of a Pop: publish the take at
-				// once, as thieves' work. (So is a take too small to be
-				// worth holding.) Judging by the limit instead, so that
-				// block ends do not count, held about a quarter more
-				// takes and put examples/prepare's (d) at 1.08–1.13 of
-				// its bound on 2 workers against 1.07–1.08 (EPYC, five
-				// interleaved rounds): a held take can hide a long
-				// packet's successors for that packet's whole run.
-				w.exposeHeld()
-			}
+			// A take that came back smaller than a full batch was cut
+			// by the fair share (the bucket is running low, and
+			// workers that go idle will find little there), or by the
+			// end of one of the bucket's blocks. Balance matters more
+			// then than the cost of a Pop: holdBatch publishes it at
+			// once, as thieves' work. Judging by the limit instead, so
+			// that block ends do not count, held about a quarter more
+			// takes and put examples/prepare's (d) at 1.08–1.13 of its
+			// bound on 2 workers against 1.07–1.08 (EPYC, five
+			// interleaved rounds): a held take can hide a long
+			// packet's successors for that packet's whole run.
+			t := w.holdBatch(got, got == min(s.cfg.BucketBatch, len(w.held)))
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()
@@ -191,6 +185,20 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 	return task{}, false, contended
 }
 
+// holdBatch takes the first of the got packets just written into w.held
+// (by a bucket take or a steal) to run at once, and holds the rest if full
+// and there are at least minHeld of them; otherwise they go to w's deque,
+// where idle workers can take them. Owner; nothing was held before.
+func (w *Worker) holdBatch(got int, full bool) task {
+	t := w.held[0]
+	w.held[0] = task{}
+	w.heldLo, w.heldHi = 1, got
+	if !full || got-1 < minHeld {
+		w.exposeHeld()
+	}
+	return t
+}
+
 // stealInto steals a batch from v into w's held array (empty: w is
 // searching) and returns its first packet to run; the rest are held, or go
 // to w's deque if fewer than minHeld, as for a bucket take. Owner.
@@ -199,13 +207,7 @@ func (w *Worker) stealInto(v *Worker, limit int) (task, int, deque.Status) {
 	if status != deque.Success {
 		return task{}, 0, status
 	}
-	t := w.held[0]
-	w.held[0] = task{}
-	w.heldLo, w.heldHi = 1, got
-	if got-1 < minHeld {
-		w.exposeHeld()
-	}
-	return t, got - 1, deque.Success
+	return w.holdBatch(got, true), got - 1, deque.Success
 }
 
 // steal is step 4: one pass over the other workers, from a random one.

@@ -284,7 +284,14 @@ func (w *Worker) park() {
 		s.mu.Unlock()
 	}
 
-	start := time.Now() // P6
+	w.waitToken() // P6
+}
+
+// waitToken is P6: it waits for w's token, polling for ParkSpin before it
+// blocks, counts the wait as idle time and records the wake-up. Owner; w
+// is registered as parked (in park, or since New).
+func (w *Worker) waitToken() {
+	start := time.Now()
 	polled := w.pollToken(start)
 	if !polled {
 		<-w.wake

@@ -75,15 +75,16 @@ type Worker struct {
 	types     []typeStat // index = registry stats index
 	hot       hotStats
 	unflush   uint32 // packets since the last flush
-	// held is the rest of the last full bucket take, [heldLo, heldHi),
-	// kept private (invisible to thieves) and run oldest first: taking
-	// one back is a plain load, where a deque Pop costs a locked
-	// instruction. While a worker is parked or searching and the deque
-	// holds fewer packets than there are such workers, the next packet
-	// boundary or Spawn moves what is held into the deque for them
-	// (offerHeld). Empty (heldLo == heldHi) between bursts. len(held) is
-	// the bucket batch limit, capped at maxHeld. (Last among the
-	// owner-only fields, so that it moves none of the others.)
+	// held is the rest of the last full bucket take or stolen batch,
+	// [heldLo, heldHi), kept private (invisible to thieves) and run
+	// oldest first: taking one back is a plain load, where a deque Pop
+	// costs a locked instruction. While a worker is parked or searching
+	// and the deque holds fewer packets than there are such workers, the
+	// next packet boundary or Spawn moves what is held into the deque for
+	// them (offerHeld). Empty (heldLo == heldHi) between bursts. len(held)
+	// is maxHeld (= MaxSteal); bucket takes use up to BucketBatch of it.
+	// (Last among the owner-only fields, so that it moves none of the
+	// others.)
 	held           []task
 	heldLo, heldHi int
 	_              [64]byte
@@ -118,7 +119,6 @@ func newWorker(s *Scheduler, id int) *Worker {
 		wake:       make(chan struct{}, 1),
 		idleIdx:    -1,
 	}
-	// Bucket takes use up to BucketBatch of it, steals all (stealInto).
 	w.held = make([]task, maxHeld)
 	switch {
 	case !s.cfg.LocalFIFO && !s.cfg.NoLIFOSlot:
@@ -371,14 +371,7 @@ func (w *Worker) main(sleepFirst bool) {
 	s := w.s
 	defer s.wg.Done()
 	if sleepFirst {
-		start := time.Now() // parked since New: idle, as in park's P6
-		polled := w.pollToken(start)
-		if !polled {
-			<-w.wake
-		}
-		w.hot.idleNs += int64(time.Since(start))
-		w.resumed()
-		w.tb.WakeReceived(!polled)
+		w.waitToken() // parked since New: idle, as in park's P6
 	}
 	for {
 		if s.closed.Load() && !s.cycleActive.Load() {
@@ -478,9 +471,10 @@ func (w *Worker) nextHeld() (task, bool) {
 // 1.09–1.14× its bound in four rounds, against 1.035–1.055 before.)
 const minHeld = 8
 
-// maxHeld bounds a worker's held batch (24 bytes a packet): no bucket
-// take moves more than deque.MaxTake, whatever BucketBatch asks.
-const maxHeld = deque.MaxTake
+// maxHeld is the size of a worker's held array (24 bytes a packet): no
+// bucket take moves more than one bucket block, deque.MaxTake, whatever
+// BucketBatch asks, and no steal more than MaxSteal, the same number.
+const maxHeld = MaxSteal
 
 // offerHeld moves what w holds into its deque if workers are idle and
 // the deque holds fewer packets than there are idle workers, then applies

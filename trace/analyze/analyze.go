@@ -373,10 +373,12 @@ func (m *model) stealsAndWakes(w *Window, start, end int64) {
 			}
 			if d, ok := m.wakeLatency(int(in.arg), in.t); ok {
 				lat = append(lat, d)
-				if b, known := m.wokenBlocked(int(in.arg), in.t); known && b {
-					blocked = append(blocked, d)
-				} else if known {
-					polled = append(polled, d)
+				if b, known := m.wokenBlocked(int(in.arg), in.t); known {
+					if b {
+						blocked = append(blocked, d)
+					} else {
+						polled = append(polled, d)
+					}
 				}
 			} else {
 				w.FutileWakes++

@@ -26,7 +26,7 @@ type slice struct {
 
 type instant struct {
 	t      int64
-	kind   uint8 // instSteal, instWake, instWoken
+	kind   uint8 // instSteal, instWake
 	arg    int64 // victim / target
 	moved  int64
 	worker int // emitting track: worker index, -1 control
@@ -35,7 +35,6 @@ type instant struct {
 const (
 	instSteal = iota + 1
 	instWake
-	instWoken
 )
 
 type wokenAt struct {
@@ -368,7 +367,8 @@ func load(data []byte) (*model, error) {
 				}
 				m.instants = append(m.instants, instant{t: t, kind: instWake, arg: v, worker: worker})
 			case timeline.NameWoken:
-				m.instants = append(m.instants, instant{t: t, kind: instWoken, worker: worker})
+				// Only whether the worker had blocked is used (woken);
+				// its latency is measured to its next packet.
 				if b, ok := annot(timeline.ArgBlocked); ok && worker >= 0 && worker < len(m.woken) {
 					m.woken[worker] = append(m.woken[worker], wokenAt{t: t, blocked: b != 0})
 				}
