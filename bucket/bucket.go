@@ -21,8 +21,10 @@ const disabledBit = int64(1) << 62
 const reclaimBit = int64(1) << 61
 
 // Bucket is one stage's queue of packets: a normal lane and a priority lane,
-// each an unbounded MPMC FIFO (a deque.Injector), plus the open, enabled and
-// sentinel state the scheduler keeps per stage.
+// each an unbounded MPMC FIFO (a deque.Injector), the normal lane followed
+// by up to MaxSpans spans (packets a Source produces when they are taken,
+// AddSpan), plus the open, enabled and sentinel state the scheduler keeps
+// per stage.
 //
 // Callers: producers (any goroutine) call the Add methods; consumers (the
 // scheduler's workers) call TakePriority, TakeBatch and Take; the owner (the
@@ -48,6 +50,10 @@ type Bucket[T any] struct {
 	// its own for it.
 	sentinel    T
 	hasSentinel bool
+
+	// spans is the rest of the normal lane: runs of packets queued by
+	// AddSpan and produced by their Source when taken (span.go).
+	spans spans[T]
 }
 
 // New returns an enabled, closed, empty bucket.
@@ -239,14 +245,35 @@ func (b *Bucket[T]) TakePriority() (T, deque.Status) { return b.prio.Steal() }
 // the rest are pushed into dst, which the caller must own. The int is how
 // many went into dst. Consumers. It panics if limit <= 0 or dst is nil.
 func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Status) {
-	return b.queue.StealBatchAndPop(dst, limit)
+	v, n, st := b.queue.StealBatchAndPop(dst, limit)
+	if st == deque.Success {
+		return v, n, st
+	}
+	var buf [64]T
+	k := b.spans.take(buf[:min(limit, len(buf))])
+	if k == 0 {
+		return v, 0, st
+	}
+	v = buf[0]
+	dst.PushBatch(buf[1:k])
+	clear(buf[:k])
+	return v, k - 1, deque.Success
 }
 
 // TakeInto takes up to len(dst) packets from the normal lane into dst,
 // oldest first, and returns how many: TakeBatch for a consumer that keeps
 // the batch to itself instead of publishing it in a deque. Consumers. It
 // panics if dst is empty.
-func (b *Bucket[T]) TakeInto(dst []T) (int, deque.Status) { return b.queue.TakeBatch(dst) }
+func (b *Bucket[T]) TakeInto(dst []T) (int, deque.Status) {
+	n, st := b.queue.TakeBatch(dst)
+	if st == deque.Success {
+		return n, st
+	}
+	if k := b.spans.take(dst); k > 0 {
+		return k, deque.Success
+	}
+	return 0, st
+}
 
 // Take takes one packet, from the priority lane if it has one, else from the
 // normal lane. Consumers.
@@ -255,7 +282,14 @@ func (b *Bucket[T]) Take() (T, deque.Status) {
 	if st != deque.Empty {
 		return v, st
 	}
-	return b.queue.Steal()
+	if v, st = b.queue.Steal(); st == deque.Success {
+		return v, st
+	}
+	var one [1]T
+	if b.spans.take(one[:]) == 1 {
+		return one[0], deque.Success
+	}
+	return v, st
 }
 
 // Drain takes every packet from both lanes, calls f (if not nil) on each, and
@@ -279,22 +313,24 @@ func (b *Bucket[T]) Drain(f func(T)) int {
 	}
 }
 
-// Len is the number of queued packets in both lanes, the bucket's depth.
-// Any goroutine; a snapshot.
-func (b *Bucket[T]) Len() int { return b.queue.Len() + b.prio.Len() }
+// Len is the number of queued packets in both lanes (spans included), the
+// bucket's depth. Any goroutine; a snapshot.
+func (b *Bucket[T]) Len() int { return b.queue.Len() + b.spans.len() + b.prio.Len() }
 
 // PriorityLen is the number of queued packets in the priority lane.
 func (b *Bucket[T]) PriorityLen() int { return b.prio.Len() }
 
 // IsEmpty reports whether both lanes are empty. Any goroutine; a snapshot.
-func (b *Bucket[T]) IsEmpty() bool { return b.prio.IsEmpty() && b.queue.IsEmpty() }
+func (b *Bucket[T]) IsEmpty() bool {
+	return b.prio.IsEmpty() && b.queue.IsEmpty() && b.spans.empty()
+}
 
 // PriorityEmpty reports whether the priority lane is empty.
 func (b *Bucket[T]) PriorityEmpty() bool { return b.prio.IsEmpty() }
 
 // NormalEmpty reports whether the normal lane is empty (a consumer that
 // has just looked at the priority lane need not look again).
-func (b *Bucket[T]) NormalEmpty() bool { return b.queue.IsEmpty() }
+func (b *Bucket[T]) NormalEmpty() bool { return b.queue.IsEmpty() && b.spans.empty() }
 
 // Open lets consumers take packets and makes later Adds report their packets
 // as arrived. Owner.
@@ -317,7 +353,9 @@ func (b *Bucket[T]) Disable() {
 }
 
 // Reclaim lets both lanes reuse their consumed blocks (deque.Injector's
-// Reclaim), so that the next cycle's adds allocate nothing. Owner, when no
+// Reclaim), so that the next cycle's adds allocate nothing, and forgets the
+// spans if all of them are consumed (releasing their sources, which frees
+// their slots). Owner, when no
 // consumer can be taking from the bucket (a scheduler's workers are all
 // parked). Adds from other goroutines are held off meanwhile; if one is in
 // progress, or the bucket is disabled, Reclaim does nothing this time.
@@ -327,6 +365,7 @@ func (b *Bucket[T]) Reclaim() {
 	}
 	b.queue.Reclaim()
 	b.prio.Reclaim()
+	b.spans.reclaim()
 	b.gate.Add(-reclaimBit)
 }
 

@@ -189,54 +189,15 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		}()
 	}
 	done := make(chan struct{})
-	var cw sync.WaitGroup
-	for c := range 3 {
-		cw.Add(1)
-		go func() {
-			defer cw.Done()
-			local := deque.New[int]()
-			record := func(v int) {
-				seen[v].Add(1)
-				taken.Add(1)
-			}
-			for {
-				var v int
-				var st deque.Status
-				switch c {
-				case 0:
-					v, st = b.TakePriority()
-					if st != deque.Success {
-						v, st = b.Take()
-					}
-				case 1:
-					v, _, st = b.TakeBatch(local, 8)
-				default:
-					v, st = b.Take()
-				}
-				if st == deque.Success {
-					record(v)
-				}
-				for { // TakeBatch's extras
-					x, ok := local.Pop()
-					if !ok {
-						break
-					}
-					record(x)
-				}
-				if st == deque.Empty {
-					select {
-					case <-done:
-						return
-					default:
-					}
-				}
-			}
-		}()
+	record := func(v int) {
+		seen[v].Add(1)
+		taken.Add(1)
 	}
+	wait := consume(b, []takeWay{takePriorityFirst, takeBatchOf(8), takeOne}, record, done)
 	watch(t, 30*time.Second, func() {
 		wg.Wait()
 		close(done)
-		cw.Wait()
+		wait()
 	})
 	b.Drain(func(v int) { seen[v].Add(1); taken.Add(1) })
 	if taken.Load() != producers*per {

@@ -1,7 +1,8 @@
 // Package bucket holds one stage's queue of work packets for wsched's
 // scheduler: a normal lane and a priority lane (each a deque.Injector, an
-// unbounded MPMC FIFO), the stage's open/closed and enabled state, and at
-// most one sentinel packet.
+// unbounded MPMC FIFO), the normal lane's spans (runs of packets produced
+// when taken), the stage's open/closed and enabled state, and at most one
+// sentinel packet.
 //
 // # Model and caller roles
 //
@@ -14,6 +15,17 @@
 //     whom to wake. The open state is loaded after the push, so an owner
 //     that opens the bucket and then counts its packets and a producer that
 //     pushes and then loads the open state cannot both miss each other.
+//   - Producers may also lend packets instead of copying them: AddSpan
+//     queues n packets that a Source produces when consumers take them
+//     (the scheduler's AddSlice: a Source over the caller's []Packet). The
+//     spans follow the normal lane's queued packets, in the order they
+//     were added; a take claims the next run of the oldest span with one
+//     atomic add on its cursor and has the Source fill it. A bucket holds
+//     up to MaxSpans spans; Reclaim forgets them once all are consumed,
+//     calling each Source's Release, and AddSpan reports a full bucket so
+//     that its caller can copy instead. Spans count in Len, IsEmpty and
+//     NormalEmpty, and Drain takes them: nothing lent is lost or counted
+//     twice. The ordering argument is beside the code (span.go).
 //   - Consumers (workers) call TakePriority (one packet: a priority packet
 //     is never taken in a batch with others), TakeBatch (up to a limit,
 //     one returned and the rest moved into the consumer's own deque), Take
@@ -51,6 +63,13 @@
 //
 //	Add, then TakeBatch(32) and deque pops, per packet      ≈ 28 ns, 0 allocs
 //	BulkAdd(64), then TakeBatch(32) and pops, per packet   ≈ 25 ns, 0 allocs
+//
+// A span instead costs the producer O(1) (a lock, a slot, one store that
+// publishes it) and each take one atomic add plus the Source's copy, with
+// no blocks to fill, clear or reclaim: 4096 ints per round, taken 32 at a
+// time into a slice (BenchmarkSpanTakeInto against BenchmarkBulkAddTakeInto,
+// -count 6 -benchtime 200ms, 2026-11-30 04:00 UTC), 1.17 against 3.69 ns
+// per packet, 0 allocs both.
 //
 // The injector allocates one block per 128 packets (128 × the packet's
 // size plus 40 bytes, ≈ 25 B per packet for the scheduler's 24-byte tasks)

@@ -6,7 +6,8 @@ import (
 )
 
 // TestAllocs: the hot paths allocate nothing. Add and BulkAdd pay only the
-// bucket's block, one per 128 packets (below one per call here); a cycle
+// bucket's block, one per 128 packets (below one per call here), AddSlice
+// nothing (its span sources are allocated once per stage); a cycle
 // that runs thousands of packets spawned by packets (through the private
 // stack, through the deque, and a fork tree whose workers steal) allocates nothing
 // per packet, with or without PacketTiming.
@@ -31,9 +32,19 @@ func TestAllocs(t *testing.T) {
 		check("AddPriority", 100, func() { s.AddPriority(1, p) }, 0)
 		check("BulkAdd(8)", 100, func() { s.BulkAdd(1, ps) }, 0)
 		check("BulkAdd(8, WithWake)", 100, func() { s.BulkAdd(1, ps, WithWake(WakeN)) }, 0)
+		check("AddSlice(8)", 100, func() { s.AddSlice(1, ps) }, 0) // 64 spans, then copies
 		if err := runCycle(t, s); err != nil {
 			t.Fatal(err)
 		}
+
+		wide := make([]Packet, 1000)
+		for i := range wide {
+			wide[i] = p
+		}
+		check("cycle of AddSlice(1000)", 20, func() {
+			s.AddSlice(1, wide)
+			s.Run(bg)
+		}, 0)
 
 		const chain = 10000
 		var done atomic.Int64

@@ -456,21 +456,30 @@ func (p *phaseProbe) Run(*Worker) {
 }
 
 // BenchmarkFanoutPhases: where the time of a fan-out cycle of 16,384
-// trivial packets goes, per cycle, at 1 and 2 workers: add-µs, the BulkAdd
-// before Run; start-µs, from Run to the first packet; run-µs, from the
+// trivial packets goes, per cycle, at 1 and 2 workers, the packets queued
+// by BulkAdd (add=copy) or AddSlice (add=slice): add-µs, the add before
+// Run; start-µs, from Run to the first packet; run-µs, from the
 // first packet to the last (sampled every 1024 packets); end-µs, from the
 // last packet to Run's return.
 //
 //	go test -run '^$' -bench FanoutPhases -benchtime 300x -count 5 ./scheduler/
 func BenchmarkFanoutPhases(b *testing.B) {
 	const n = 16384
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	for _, c := range []struct {
+		workers int
+		add     string
+	}{{1, "copy"}, {1, "slice"}, {2, "copy"}, {2, "slice"}} {
+		workers := c.workers
+		b.Run(fmt.Sprintf("workers=%d/add=%s", workers, c.add), func(b *testing.B) {
 			s, err := New(Config{Workers: workers, Stages: []string{"work"}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
+			queue := s.BulkAdd
+			if c.add == "slice" {
+				queue = s.AddSlice
+			}
 			var first, last atomic.Int64
 			epoch := time.Now()
 			ps := make([]Packet, n)
@@ -483,7 +492,7 @@ func BenchmarkFanoutPhases(b *testing.B) {
 				first.Store(0)
 				last.Store(0)
 				t0 := time.Since(epoch)
-				if err := s.BulkAdd(1, ps); err != nil {
+				if err := queue(1, ps); err != nil {
 					b.Fatal(err)
 				}
 				t1 := time.Since(epoch)

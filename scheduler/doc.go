@@ -62,7 +62,10 @@
 //
 //   - Seeding, from any goroutine at any time: Add, BulkAdd, AddPriority,
 //     BulkAddPriority into any stage (a closed stage keeps its packets until
-//     it opens), AddDesignated for one worker, SetSentinel (one-shot, at
+//     it opens), AddSlice (BulkAdd without the copy: the slice is lent to
+//     the scheduler until the cycle that drains it ends, and workers read
+//     it in place, claiming runs of it with one atomic add),
+//     AddDesignated for one worker, SetSentinel (one-shot, at
 //     most one per stage; a sentinel that sets a new one makes its stage
 //     loop).
 //   - From a running packet, through its *Worker: Spawn (same stage, onto
@@ -78,7 +81,7 @@
 //
 // Adding packets to an open stage may wake parked workers. A one-packet
 // Add, AddPriority and AddDesignated wake one (AddDesignated wakes its own
-// worker, fixing MMTk #1160). BulkAdd, BulkAddPriority and stage openings
+// worker, fixing MMTk #1160). BulkAdd, BulkAddPriority, AddSlice and stage openings
 // follow Config.Wake, overridable per call with WithWake: WakeOne,
 // WakeAll (MMTk's bulk_add), WakeN (min(packets, parked); MMTk #1589) and
 // WakeSearcher (the Go runtime's and Tokio's rule: wake one only if no

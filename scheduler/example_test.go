@@ -145,3 +145,39 @@ func ExampleScheduler_AddPriority() {
 	// Output:
 	// [code-cache (heavy) stack-1 stack-2 stack-3]
 }
+
+// A batch job lends its packets instead of copying them: AddSlice queues a
+// million packets in O(1), and the workers read the slice in place. The
+// slice must stay unchanged until Run returns; then it can be refilled and
+// lent again for the next batch.
+func ExampleScheduler_AddSlice() {
+	s, err := scheduler.New(scheduler.Config{Workers: 4, Stages: []string{"Map"}})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	partials := make([]int64, s.Workers())
+	squares := make([]square, 1_000_000)
+	ps := make([]scheduler.Packet, len(squares))
+	for batch := 1; batch <= 2; batch++ {
+		for i := range squares {
+			squares[i] = square{n: batch, partials: partials}
+			ps[i] = &squares[i]
+		}
+		clear(partials)
+		if err := s.AddSlice(1, ps); err != nil {
+			panic(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			panic(err)
+		}
+		var sum int64
+		for _, v := range partials {
+			sum += v
+		}
+		fmt.Printf("batch %d: %d\n", batch, sum)
+	}
+	// Output:
+	// batch 1: 1000000
+	// batch 2: 4000000
+}

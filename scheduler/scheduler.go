@@ -32,11 +32,15 @@ type Scheduler struct {
 	stageIDs   map[string]StageID
 	stageTrace []trace.NameID    // index = StageID
 	stageLabel []context.Context // PprofLabels: label context per StageID
-	ctl        *trace.WorkerBuf  // control trace buffer; written under mu
-	reg        registry          // packet names
-	epoch      time.Time         // clock origin for PacketTiming
-	instrument bool              // timing, tracing, runtime/trace or labels on
-	wg         sync.WaitGroup    // one per worker goroutine
+	// spanSrcs holds, per StageID, the sources of the bucket's spans
+	// (AddSlice), indexed by span slot; allocated on a stage's first
+	// AddSlice and written only under that bucket's span lock.
+	spanSrcs   []*[bucket.MaxSpans]sliceSource
+	ctl        *trace.WorkerBuf // control trace buffer; written under mu
+	reg        registry         // packet names
+	epoch      time.Time        // clock origin for PacketTiming
+	instrument bool             // timing, tracing, runtime/trace or labels on
+	wg         sync.WaitGroup   // one per worker goroutine
 
 	_ [64]byte
 	// Shared words read on the hot and search paths. Each atomic's role:
@@ -128,6 +132,7 @@ func New(cfg Config) (*Scheduler, error) {
 	for i, name := range s.stageNames {
 		s.stageIDs[name] = StageID(i)
 		s.buckets = append(s.buckets, bucket.New[task]())
+		s.spanSrcs = append(s.spanSrcs, nil)
 		s.stageTrace = append(s.stageTrace, cfg.Tracer.Intern(name))
 		if cfg.PprofLabels {
 			s.stageLabel = append(s.stageLabel, pprof.WithLabels(context.Background(), pprof.Labels("wsched_stage", name)))
@@ -292,19 +297,25 @@ func (s *Scheduler) singleWake() WakePolicy {
 // the scheduler's wake policy or the WithWake option. A nil element
 // rejects the whole slice with ErrNilPacket (nothing is queued).
 func (s *Scheduler) BulkAdd(st StageID, ps []Packet, opts ...AddOption) error {
-	return s.bulkAdd(st, ps, false, opts)
+	return s.copyAdd(st, ps, false, false, opts)
 }
 
 // BulkAddPriority queues ps in stage st's priority lane (see AddPriority),
 // waking as BulkAdd does.
 func (s *Scheduler) BulkAddPriority(st StageID, ps []Packet, opts ...AddOption) error {
-	return s.bulkAdd(st, ps, true, opts)
+	return s.copyAdd(st, ps, true, false, opts)
 }
 
-func (s *Scheduler) bulkAdd(st StageID, ps []Packet, prio bool, opts []AddOption) error {
-	for _, p := range ps {
-		if p == nil {
-			return ErrNilPacket
+// copyAdd is BulkAdd (or BulkAddPriority if prio), and AddSlice's copy
+// when its bucket has no span slot left (lent: nil elements are queued as
+// nilElement packets, as the span would have produced them, instead of
+// rejecting the slice).
+func (s *Scheduler) copyAdd(st StageID, ps []Packet, prio, lent bool, opts []AddOption) error {
+	if !lent {
+		for _, p := range ps {
+			if p == nil {
+				return ErrNilPacket
+			}
 		}
 	}
 	b, err := s.addTarget(st)
@@ -322,15 +333,18 @@ func (s *Scheduler) bulkAdd(st StageID, ps []Packet, prio bool, opts []AddOption
 	// Runs of 64 tasks built on the stack in a tight loop, each pushed
 	// with one call (bucket.Bulk): no call per packet, no allocation.
 	var chunk [64]task
-	for len(ps) > 0 {
-		src := ps[:min(len(ps), len(chunk))]
+	for i := 0; i < len(ps); {
+		src := ps[i:min(len(ps), i+len(chunk))]
 		for j, p := range src {
+			if p == nil { // lent only: BulkAdd rejected nil above
+				p = nilElement{i + j}
+			}
 			u := t
 			u.p = p
 			chunk[j] = u
 		}
 		bk.Push(chunk[:len(src)])
-		ps = ps[len(src):]
+		i += len(src)
 	}
 	clear(chunk[:]) // drop the references the stack copy holds
 	n := bk.End()

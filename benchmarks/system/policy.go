@@ -26,6 +26,10 @@ import (
 //	                           the child at once unless idle workers lack
 //	                           queued work, as
 //	                           the errgroup peer's TryGo-or-run-inline does)
+//	add=slice|copy             how the caller queues a workload's roots:
+//	                           Scheduler.AddSlice (slice, the default: lent,
+//	                           read in place by the workers) or BulkAdd (copy:
+//	                           copied into the bucket before Run)
 //
 // for example "wake=all+steal=batch:8". Settings not named keep the
 // scheduler's defaults. The spec string itself is the policy's name in
@@ -41,6 +45,7 @@ type Policy struct {
 	LocalFIFO *bool         // nil = default
 	Fixed     *bool         // nil = default (fair-share bucket takes)
 	Inline    bool          // spawn with Worker.SpawnOrRun
+	CopyAdd   bool          // queue roots with BulkAdd, not AddSlice
 }
 
 // DefaultPolicy is the scheduler's defaults.
@@ -120,8 +125,15 @@ func ParsePolicy(spec string) (Policy, error) {
 			default:
 				return p, fmt.Errorf("policy %q: spawn must be queue or inline", spec)
 			}
+		case "add":
+			switch v {
+			case "slice", "copy":
+				p.CopyAdd = v == "copy"
+			default:
+				return p, fmt.Errorf("policy %q: add must be slice or copy", spec)
+			}
 		default:
-			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn)", spec, k)
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn, add)", spec, k)
 		}
 	}
 	return p, nil

@@ -65,6 +65,27 @@ func TestWSchedInlineRunsEveryTask(t *testing.T) {
 	}
 }
 
+// The wsched executor with add=copy (roots by BulkAdd, not AddSlice) runs
+// every task exactly once too.
+func TestWSchedCopyAddRunsEveryTask(t *testing.T) {
+	p, err := system.ParsePolicy("add=copy")
+	if err != nil || !p.CopyAdd {
+		t.Fatalf("ParsePolicy(add=copy) = %+v, %v", p, err)
+	}
+	if d, _ := system.ParsePolicy("default"); d.CopyAdd {
+		t.Fatal("the default policy copies its roots")
+	}
+	for _, tr := range []*workload.Tree{workload.Fanout(3000), workload.Uniform(500, 0), workload.ForkJoin(10)} {
+		for _, workers := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/w%d", tr.Name, workers), func(t *testing.T) {
+				runThrice(t, tr, func(body system.Body) (system.Exec, error) {
+					return system.NewWSched(p, workers, tr.N(), tr.Nested(), body)
+				})
+			})
+		}
+	}
+}
+
 // runThrice builds an executor for tr with newEx and runs tr on it three
 // times in a row, checking after each run that every task ran exactly once.
 func runThrice(t *testing.T, tr *workload.Tree, newEx func(system.Body) (system.Exec, error)) {
@@ -100,13 +121,13 @@ func TestBadWorkers(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4"}
+	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline"}
 	for _, s := range good {
 		if _, err := system.ParsePolicy(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
-	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast"}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast", "add=lend", "add="}
 	for _, s := range bad {
 		if _, err := system.ParsePolicy(s); err == nil {
 			t.Errorf("%q: accepted", s)

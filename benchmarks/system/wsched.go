@@ -74,6 +74,7 @@ type wsExec struct {
 	roots    []scheduler.Packet
 	rootIDs  []int32 // the caller's slice that roots was built from
 	inline   bool    // spawners use SpawnOrRun
+	copyAdd  bool    // roots by BulkAdd, not AddSlice
 }
 
 // NewWSched builds a wsched executor with policy p: one stage, roots queued
@@ -95,7 +96,7 @@ func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
 		s.Close()
 		return nil, err
 	}
-	e := &wsExec{s: s, stage: st, body: body, pkts: make([]wsPacket, n), inline: p.Inline}
+	e := &wsExec{s: s, stage: st, body: body, pkts: make([]wsPacket, n), inline: p.Inline, copyAdd: p.CopyAdd}
 	for i := range e.pkts {
 		e.pkts[i] = wsPacket{e: e, i: int32(i)}
 	}
@@ -149,7 +150,11 @@ func (e *wsExec) Run(roots []int32) error {
 			e.roots = append(e.roots, &e.pkts[r])
 		}
 	}
-	if err := e.s.BulkAdd(e.stage, e.roots); err != nil {
+	add := e.s.AddSlice
+	if e.copyAdd {
+		add = e.s.BulkAdd
+	}
+	if err := add(e.stage, e.roots); err != nil {
 		return err
 	}
 	return e.s.Run(context.Background())
