@@ -95,15 +95,21 @@ func TestStats(t *testing.T) {
 }
 
 // TestTraceHooks: with a Recorder, every packet has a begin and an end,
-// every stage opens and closes once per cycle, stolen packets carry flows.
+// every stage opens and closes once per cycle, stolen packets carry flows
+// (packets added by Add, AddSlice and Spawn).
 func TestTraceHooks(t *testing.T) {
 	rec := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20})
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b", "c"}, Tracer: rec})
 	var n atomic.Int64
 	const cycles = 3
+	lent := make([]Packet, 50)
+	for i := range lent {
+		lent[i] = counter{&n}
+	}
 	for range cycles {
 		s.Add(1, forkNode{8, &n})
 		s.Add(3, counter{&n})
+		s.AddSlice(3, lent)
 		s.Add(2, fn(func(w *Worker) { // surplus for the other worker to steal
 			for range 64 {
 				w.Spawn(sleeper{20 * time.Microsecond})
@@ -130,7 +136,7 @@ func TestTraceHooks(t *testing.T) {
 			}
 		}
 	}
-	packets := cycles * (1<<9 - 1 + 1 + 65)
+	packets := cycles * (1<<9 - 1 + 1 + 50 + 65)
 	if count[trace.KindPacketBegin] != packets || count[trace.KindPacketEnd] != packets {
 		t.Fatalf("packet begin/end = %d/%d, want %d", count[trace.KindPacketBegin], count[trace.KindPacketEnd], packets)
 	}
