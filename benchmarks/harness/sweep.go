@@ -22,7 +22,7 @@ type Sweep struct {
 // Sweeps are the settings swept to choose wsched's defaults.
 var Sweeps = []Sweep{
 	{Name: "batch", Doc: "bucket batch limit (packets taken from a bucket at once)",
-		Specs: []string{"batch=1", "batch=2", "batch=4", "batch=8", "batch=16", "batch=32", "batch=64"}, Base: "batch=32"},
+		Specs: []string{"batch=1", "batch=2", "batch=4", "batch=8", "batch=16", "batch=32", "batch=64", "batch=128"}, Base: "batch=32"},
 	{Name: "spins", Doc: "search rounds before a worker parks",
 		Specs: []string{"spins=1", "spins=4", "spins=16", "spins=64", "spins=256"}, Base: "spins=64"},
 	{Name: "parkspin", Doc: "how long a parked worker polls for its wake-up before it blocks",
