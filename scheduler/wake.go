@@ -250,6 +250,7 @@ func (w *Worker) park() {
 	if s.abort.Load() {
 		w.dropLocal()
 	}
+	w.streak = 0 // a SpawnOrRun hand-off streak ends with the burst
 	w.flush()
 	w.tb.Park() // before P2: nothing of w's is recorded once the cycle may end
 
