@@ -249,15 +249,18 @@ func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Sta
 	if st == deque.Success {
 		return v, n, st
 	}
-	var buf [64]T
-	k := b.spans.take(buf[:min(limit, len(buf))])
+	if b.spans.empty() {
+		return v, 0, st
+	}
+	// The run passes through a buffer (allocated: Source.Fill is an
+	// interface call, so the buffer escapes), at most 64 packets a call.
+	buf := make([]T, min(limit, 64))
+	k := b.spans.take(buf)
 	if k == 0 {
 		return v, 0, st
 	}
-	v = buf[0]
 	dst.PushBatch(buf[1:k])
-	clear(buf[:k])
-	return v, k - 1, deque.Success
+	return buf[0], k - 1, deque.Success
 }
 
 // TakeInto takes up to len(dst) packets from the normal lane into dst,
@@ -282,11 +285,11 @@ func (b *Bucket[T]) Take() (T, deque.Status) {
 	if st != deque.Empty {
 		return v, st
 	}
-	if v, st = b.queue.Steal(); st == deque.Success {
+	if v, st = b.queue.Steal(); st == deque.Success || b.spans.empty() {
 		return v, st
 	}
-	var one [1]T
-	if b.spans.take(one[:]) == 1 {
+	one := make([]T, 1) // escapes through Source.Fill: only when spans hold packets
+	if b.spans.take(one) == 1 {
 		return one[0], deque.Success
 	}
 	return v, st
@@ -298,17 +301,18 @@ func (b *Bucket[T]) Take() (T, deque.Status) {
 func (b *Bucket[T]) Drain(f func(T)) int {
 	n := 0
 	for {
-		v, st := b.Take()
-		switch st {
-		case deque.Success:
+		v, st := b.prio.Steal()
+		if st == deque.Empty {
+			v, st = b.queue.Steal()
+		}
+		if st == deque.Empty {
+			return n + b.spans.drain(f)
+		}
+		if st == deque.Success {
 			n++
 			if f != nil {
 				f(v)
 			}
-		case deque.Retry:
-			continue
-		default:
-			return n
 		}
 	}
 }
@@ -357,10 +361,13 @@ func (b *Bucket[T]) Disable() {
 // spans if all of them are consumed (releasing their sources, which frees
 // their slots). Owner, when no
 // consumer can be taking from the bucket (a scheduler's workers are all
-// parked). Adds from other goroutines are held off meanwhile; if one is in
-// progress, or the bucket is disabled, Reclaim does nothing this time.
+// parked, or gone after Close). Adds from other goroutines are held off
+// meanwhile; if one is in progress, Reclaim does nothing this time. A
+// disabled bucket may be reclaimed too (after Close's Drain, so that the
+// spans' sources are released).
 func (b *Bucket[T]) Reclaim() {
-	if !b.gate.CompareAndSwap(0, reclaimBit) {
+	g := b.gate.Load()
+	if g&^disabledBit != 0 || !b.gate.CompareAndSwap(g, g|reclaimBit) {
 		return
 	}
 	b.queue.Reclaim()

@@ -44,11 +44,12 @@ type span[T any] struct {
 // them written. A slot is written again only by reclaim, when no consumer
 // is taking (the scheduler's workers are parked) and no producer is in
 // AddSpan (the gate), and then by the AddSpan that reuses it. Parked
-// workers may still look at the lane's emptiness meanwhile (the
-// scheduler's P4 re-check), which reads only n, next, cur and count: those
-// are atomics, and a stale reader sees a consumed span (n - next ≤ 0 before
-// and after reclaim) or, once the slot is reused, the new one, which is
-// there. A claim is one atomic add on next: the range it returns [lo,
+// workers may still look at the lane's emptiness meanwhile (empty, from
+// the scheduler's P4 re-check), which reads only n, next, cur and count:
+// those are atomics, and since empty loads next before n, a stale reader
+// sees a consumed span (next ≥ n before reclaim, 0 ≥ 0 after) or, once the
+// slot is reused, the new one, which is there. (len loads them the other
+// way round; it is not called concurrently with reclaim.) A claim is one atomic add on next: the range it returns [lo,
 // lo+k) is the claimer's alone, so each index is filled once; next may pass
 // n, and a claim that starts at or past n gets nothing.
 type spans[T any] struct {
@@ -114,6 +115,41 @@ func (l *spans[T]) take(dst []T) int {
 		l.cur.CompareAndSwap(i, i+1) // consumed: later takes start past it
 	}
 	return 0
+}
+
+// drain claims every packet left in the spans and passes each to f; if f
+// is nil it only counts them, producing none (a scheduler discarding an
+// aborted cycle's packets). It returns how many. Any goroutine.
+func (l *spans[T]) drain(f func(T)) int {
+	total := 0
+	if f == nil {
+		n := l.count.Load()
+		for i := l.cur.Load(); i < n; i++ {
+			sp := &l.slot[i]
+			end := sp.n.Load()
+			for next := sp.next.Load(); next < end; next = sp.next.Load() {
+				if sp.next.CompareAndSwap(next, end) {
+					total += int(end - next)
+					break
+				}
+			}
+		}
+		return total
+	}
+	if l.empty() {
+		return 0
+	}
+	buf := make([]T, 64) // escapes through Source.Fill: one per drain
+	for {
+		k := l.take(buf)
+		if k == 0 {
+			return total
+		}
+		for _, v := range buf[:k] {
+			f(v)
+		}
+		total += k
+	}
 }
 
 // len is the number of packets not yet claimed. Any goroutine; a snapshot.

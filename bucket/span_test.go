@@ -255,6 +255,47 @@ func TestSpanConcurrentExactlyOnce(t *testing.T) {
 	}
 }
 
+// TestSpanDrain: Drain(nil) discards a span's packets without producing
+// them and without allocating; Drain(f) produces them in order through one
+// buffer; a disabled, drained bucket can still be reclaimed, which releases
+// its sources (a scheduler's Close); Take and TakeBatch on an empty bucket
+// allocate nothing.
+func TestSpanDrain(t *testing.T) {
+	b := New[int]()
+	b.Open()
+	src := &rangeSource{}
+	addSpan(t, b, 1000, src)
+	b.TakeInto(make([]int, 10))
+	if got := b.Drain(nil); got != 990 || src.filled.Load() != 10 {
+		t.Fatalf("Drain(nil) = %d, filled %d; want 990 without filling", got, src.filled.Load())
+	}
+	b.Reclaim()
+	src2 := &rangeSource{base: 5000}
+	addSpan(t, b, 300, src2)
+	b.Add(7)
+	var got []int
+	if n := b.Drain(func(v int) { got = append(got, v) }); n != 301 || got[0] != 7 || got[1] != 5000 || got[300] != 5299 {
+		t.Fatalf("Drain(f) = %d: %v…", n, got[:3])
+	}
+	b.Disable()
+	b.Reclaim()
+	if src2.released.Load() != 1 {
+		t.Fatalf("a disabled, drained bucket's Reclaim released the source %d times, want 1", src2.released.Load())
+	}
+	if raceEnabled {
+		return
+	}
+	b.Enable()
+	addSpan(t, b, 200, &rangeSource{})
+	if a := testing.AllocsPerRun(20, func() { b.Drain(nil) }); a != 0 {
+		t.Fatalf("Drain(nil) of spans: %v allocs", a)
+	}
+	local := deque.New[int]()
+	if a := testing.AllocsPerRun(100, func() { b.Take(); b.TakeBatch(local, 32) }); a != 0 {
+		t.Fatalf("Take and TakeBatch on an empty bucket: %v allocs", a)
+	}
+}
+
 // TestSpanAllocs: queueing a span and taking it allocates nothing once the
 // bucket has its span slots (allocated on the first AddSpan).
 func TestSpanAllocs(t *testing.T) {

@@ -518,6 +518,7 @@ func (s *Scheduler) Close() error {
 		for _, b := range s.buckets {
 			b.Disable() // Adds racing with Close now fail or are drained below
 			n += uint64(b.Drain(nil))
+			b.Reclaim() // the workers are gone: releases lent slices
 			if _, ok := b.TakeSentinel(); ok {
 				n++
 			}

@@ -26,9 +26,12 @@ import (
 // The bucket serves its queued packets (Add, BulkAdd) before the slices
 // queued with AddSlice, and those in the order they were added. A bucket
 // keeps up to bucket.MaxSpans (64) slices per cycle; past that, AddSlice
-// copies ps as BulkAdd does (the caller cannot tell, except by the cost).
-// There is no priority-lane form: priority packets are taken one at a
-// time, so there is no copy to save.
+// copies ps as BulkAdd does, into the queue, so those packets are served
+// before the lent slices still waiting. A lent slice is released (the
+// scheduler drops its reference) at the end of the first cycle that finds
+// every slice of its stage taken, or by Close. There is no priority-lane
+// form: priority packets are taken one at a time, so there is no copy to
+// save.
 func (s *Scheduler) AddSlice(st StageID, ps []Packet, opts ...AddOption) error {
 	b, err := s.addTarget(st)
 	if err != nil {

@@ -311,3 +311,34 @@ func TestAddSliceForgets(t *testing.T) {
 		t.Fatal("the scheduler still references a slice whose cycle ended")
 	}
 }
+
+// TestAddSliceCloseForgets: a slice lent and never run is released by Close
+// (counted as dropped), so the caller's slice can be collected while the
+// closed Scheduler is still referenced.
+func TestAddSliceCloseForgets(t *testing.T) {
+	s, err := New(Config{Workers: 2, Stages: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int64
+	arr := new([300]Packet)
+	for i := range arr {
+		arr[i] = counter{&ran}
+	}
+	wp := weak.Make(arr)
+	if err := s.AddSlice(1, arr[:]); err != nil {
+		t.Fatal(err)
+	}
+	arr = nil
+	s.Close()
+	for range 3 {
+		runtime.GC()
+	}
+	if wp.Value() != nil {
+		t.Fatal("a closed scheduler still references a slice it dropped")
+	}
+	if st := s.Stats(); st.Dropped != 300 || ran.Load() != 0 {
+		t.Fatalf("dropped %d, ran %d; want 300, 0", st.Dropped, ran.Load())
+	}
+	runtime.KeepAlive(s)
+}
