@@ -298,9 +298,9 @@ func checkInlinesAll(t *testing.T, s *Scheduler, when string) {
 // of work it spawns a streak of handoff children and offers them together,
 // so the idle worker steals several at a time instead of one child per
 // trip (one at a time, every steal moved exactly one child: the spawner's
-// deque never held more than one; with streaks, about 3.3 on average
-// here). A cycle in which the other worker never got to run (its virtual
-// CPU held up by the host for the whole 2 ms) proves nothing and is run
+// deque never held more than one; with streaks, 2.1–3.8 on average here).
+// A cycle in which the other worker hardly ran (its virtual CPU held up by
+// the host, or the CPU taken by other tests) proves nothing and is run
 // again.
 func TestSpawnOrRunHandsOffBatches(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"run"}})
@@ -332,14 +332,46 @@ func TestSpawnOrRunHandsOffBatches(t *testing.T) {
 		}
 		t.Logf("try %d: %d steals moved %d children", try, steals, stolen)
 		if steals < 5 {
-			if try == 9 {
-				t.Fatalf("fewer than 5 steals in each of 10 cycles")
+			if try == 29 {
+				t.Fatalf("fewer than 5 steals in each of 30 cycles")
 			}
 			continue
 		}
-		if stolen < 2*steals {
-			t.Fatalf("%d steals moved %d children: want batches of 2 or more on average", steals, stolen)
+		if 2*stolen < 3*steals {
+			t.Fatalf("%d steals moved %d children: want 1.5 or more a steal on average", steals, stolen)
 		}
 		return
+	}
+}
+
+// TestSpawnOrRunOffersBeforeComputing: a parent that hands off a few
+// children and then computes for long does not keep them from an idle
+// worker: all but the newest are in its deque by the time it computes
+// (a first version of the hand-off streak kept them private until the
+// streak's 16th child or the parent's return).
+func TestSpawnOrRunOffersBeforeComputing(t *testing.T) {
+	s := newSched(t, Config{Workers: 2, Stages: []string{"run"}})
+	var ran atomic.Int32
+	child := fn(func(*Worker) { ran.Add(1) })
+	var seen int32
+	s.Add(1, fn(func(w *Worker) {
+		for range 4 {
+			w.SpawnOrRun(child)
+		}
+		// Compute until three children have run elsewhere (or give up).
+		deadline := time.Now().Add(5 * time.Second)
+		for ran.Load() < 3 && time.Now().Before(deadline) {
+			runtime.Gosched()
+		}
+		seen = ran.Load()
+	}))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() != 4 {
+		t.Fatalf("%d children ran, want 4", ran.Load())
+	}
+	if seen < 3 {
+		t.Fatalf("while the parent computed, %d of its 4 children ran on the other worker, want 3", seen)
 	}
 }

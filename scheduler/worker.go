@@ -352,11 +352,14 @@ func (w *Worker) SpawnOrRun(p Packet) {
 
 // handoff is how many children in a row SpawnOrRun spawns once it sees an
 // idle worker short of queued work: the first and the next handoff-1,
-// pushed onto the private stack without asking again, then offered to the
-// deque together (all but the newest), so that a thief steals half of them
-// in one go. One child at a time, the spawner would ask on every child
-// (two shared counters and its deque's top, lines the searching thief keeps
-// writing) and the thief would come back for every child.
+// pushed onto the private stack and moved to the deque (all but the
+// newest) after the 2nd, 4th, 8th and 16th, the streak ending there if no
+// worker is idle any more: the first child goes out at once, a parent that spawns a few and
+// then computes has all but one out, and a thief that comes back finds
+// several and steals half of them in one go. One child at a time, the
+// spawner asked on every child (two shared counters and its deque's top,
+// lines the searching thief keeps writing) and the thief came back for
+// every child.
 const handoff = 16
 
 // handOff spawns p as part of a hand-off streak (SpawnOrRun). Owner.
@@ -374,8 +377,13 @@ func (w *Worker) handOff(p Packet) {
 	}
 	w.priv[w.privTail%privCap] = mkTask(p, w.cur.stage())
 	w.privTail++
-	if w.streak == 0 {
-		w.offerAll()
+	if k := handoff - w.streak; k >= 2 && k&(k-1) == 0 { // 2, 4, 8, 16
+		w.movePriv(w.privTail - 1)
+		if w.s.nIdle() == 0 {
+			w.streak = 0 // nobody to hand to: back to asking per child
+			return
+		}
+		w.surplus()
 	}
 }
 
