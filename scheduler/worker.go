@@ -283,10 +283,11 @@ func (w *Worker) popPriv() task {
 // up and steals p while this packet still runs; spawn children that take
 // long with Spawn. (BenchmarkSpawnOrRunWideCost, 2 workers on the 2-vCPU
 // EPYC, a flat loop of children against the same loop calling them on one
-// goroutine: 0.5, 4 and 31 µs children 1.74×, 1.94× and 1.96× faster;
-// before the streak, when each hand-off was one child and the spawner
-// asked on every call, 1.2–1.5×. Trivial children still run slower than
-// that loop on 2 workers: a thief's trips cost more than they carry.)
+// goroutine: 0.1, 0.5, 4 and 31 µs children 1.05–1.23×, 1.67–1.84×,
+// 1.86–1.92× and 1.95–2.39× faster; before the streak, when each hand-off
+// was one child and the spawner asked on every call, 0.9–1.5×. Trivial
+// children still run about ten times slower than that loop on 2 workers: a
+// thief's trips cost more than they carry.)
 //
 // p runs in the running packet's stage and is counted as a packet of its
 // own (Stats.Packets, WorkerStats.Packets and .Inlined). If p panics, the
