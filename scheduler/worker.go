@@ -285,7 +285,8 @@ func (w *Worker) popPriv() task {
 // EPYC, a flat loop of children against the same loop calling them on one
 // goroutine: 0.1, 0.5, 4 and 31 µs children 1.05–1.23×, 1.67–1.84×,
 // 1.86–1.92× and 1.95–2.39× faster; before the streak, when each hand-off
-// was one child and the spawner asked on every call, 0.9–1.5×. Trivial
+// was one child and the spawner asked on every call, 0.5–1.05×,
+// 1.17–1.47×, 1.41–1.61× and 1.50–1.57×. Trivial
 // children still run about ten times slower than that loop on 2 workers: a
 // thief's trips cost more than they carry.)
 //
