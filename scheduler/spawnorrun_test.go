@@ -295,52 +295,67 @@ func checkInlinesAll(t *testing.T, s *Scheduler, when string) {
 }
 
 // TestSpawnOrRunHandsOffBatches: when SpawnOrRun finds an idle worker short
-// of work it spawns a streak of handoff children and offers them together,
-// so the idle worker steals several at a time instead of one child per
-// trip (one at a time, every steal moved exactly one child: the spawner's
-// deque never held more than one; with streaks, 2.1–3.8 on average here).
-// A cycle in which the other worker hardly ran (its virtual CPU held up by
-// the host, or the CPU taken by other tests) proves nothing and is run
-// again.
+// of work it spawns a streak of handoff children without asking again,
+// moving all but the newest to its deque as it goes, and ends a streak
+// early once nobody is idle. Deterministic: the other worker is held in a
+// blocker packet, and idleness is faked through nSearching, so nothing is
+// stolen meanwhile. (One child at a time, as before streaks, the parent
+// spawned 2 of the 16 children and ran 14 inline.)
 func TestSpawnOrRunHandsOffBatches(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"run"}})
-	const children = 400
+	started, release := make(chan int, 1), make(chan struct{})
 	var ran atomic.Int32
-	child := fn(func(*Worker) {
-		ran.Add(1)
-		spinSink.Add(xorshift(5000) & 0) // about 5 µs of work
-	})
-	for try := 0; ; try++ {
-		ran.Store(0)
-		before := s.Stats()
-		s.Add(1, fn(func(w *Worker) {
-			for range children {
-				w.SpawnOrRun(child)
-			}
-		}))
-		if err := runCycle(t, s); err != nil {
-			t.Fatal(err)
+	child := fn(func(*Worker) { ran.Add(1) })
+	var fail string
+	check := func(w *Worker, what string, deque, priv int, inlined uint64, before uint64) {
+		if fail != "" {
+			return
 		}
-		if ran.Load() != children {
-			t.Fatalf("%d children ran, want %d", ran.Load(), children)
+		w.flush()
+		got := s.Stats().Workers[w.ID()].Inlined - before
+		if w.local.Len() != deque || int(w.privTail-w.privHead) != priv || got != inlined {
+			fail = fmt.Sprintf("%s: deque %d, private %d, inlined %d; want %d, %d, %d",
+				what, w.local.Len(), w.privTail-w.privHead, got, deque, priv, inlined)
 		}
-		after := s.Stats()
-		var steals, stolen uint64
-		for i := range after.Workers {
-			steals += after.Workers[i].Steals - before.Workers[i].Steals
-			stolen += after.Workers[i].Stolen - before.Workers[i].Stolen
+	}
+	s.Add(1, fn(func(w *Worker) {
+		// Through the bucket (a spawned blocker would stay private): the
+		// other worker takes it and stays in it.
+		s.Add(1, blocker{started: started, release: release})
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			fail = "the other worker never took the blocker"
+			close(release)
+			return
 		}
-		t.Logf("try %d: %d steals moved %d children", try, steals, stolen)
-		if steals < 5 {
-			if try == 29 {
-				t.Fatalf("fewer than 5 steals in each of 30 cycles")
-			}
-			continue
+		defer close(release)
+		inl := func() uint64 { w.flush(); return s.Stats().Workers[w.ID()].Inlined }
+
+		s.nSearching.Add(1) // one idle worker, and the deque holds nothing
+		base := inl()
+		for range handoff {
+			w.SpawnOrRun(child)
 		}
-		if 2*stolen < 3*steals {
-			t.Fatalf("%d steals moved %d children: want 1.5 or more a steal on average", steals, stolen)
-		}
-		return
+		check(w, "a full streak", handoff-1, 1, 0, base)
+		w.SpawnOrRun(child) // the deque holds plenty for one idle worker
+		check(w, "after the streak", handoff-1, 1, 1, base)
+
+		s.nSearching.Add(99) // a hundred idle: another streak starts
+		w.SpawnOrRun(child)
+		s.nSearching.Add(-100) // nobody idle: the streak ends at its 2nd child
+		w.SpawnOrRun(child)
+		w.SpawnOrRun(child)
+		check(w, "a streak cut short", handoff+1, 1, 2, base)
+	}))
+	if err := runCycle(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if fail != "" {
+		t.Fatal(fail)
+	}
+	if got := ran.Load(); got != handoff+4 {
+		t.Fatalf("%d children ran, want %d", got, handoff+4)
 	}
 }
 
