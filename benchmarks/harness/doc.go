@@ -31,8 +31,9 @@
 //
 // # Costs
 //
-// The harness adds two runtime.ReadMemStats calls and a time.Now pair per
-// timed iteration (a few µs against operations of 0.5–100 ms). -quick runs
+// The harness adds a time.Now pair per timed iteration, and two
+// runtime.ReadMemStats calls, a runtime.GC and two getrusage calls per
+// invocation, outside the timed iterations (operations take 0.1–100 ms). -quick runs
 // the whole matrix in about a minute on the project's 2-core machine; the
 // measured tables are in ../README.md.
 package harness
