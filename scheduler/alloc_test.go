@@ -33,6 +33,11 @@ func TestAllocs(t *testing.T) {
 		check("BulkAdd(8)", 100, func() { s.BulkAdd(1, ps) }, 0)
 		check("BulkAdd(8, WithWake)", 100, func() { s.BulkAdd(1, ps, WithWake(WakeN)) }, 0)
 		check("AddSlice(8)", 100, func() { s.AddSlice(1, ps) }, 0) // 64 spans, then copies
+		// Into an open stage (Unconstrained): the wake policy is worked
+		// out, with or without an option.
+		check("BulkAdd(8), open stage", 100, func() { s.BulkAdd(Unconstrained, ps) }, 0)
+		check("BulkAdd(8, WithWake), open stage", 100, func() { s.BulkAdd(Unconstrained, ps, WithWake(WakeOne)) }, 0)
+		check("AddSlice(8), open stage", 100, func() { s.AddSlice(Unconstrained, ps) }, 0)
 		if err := runCycle(t, s); err != nil {
 			t.Fatal(err)
 		}

@@ -205,12 +205,15 @@ type addOptions struct {
 
 // AddOption modifies one BulkAdd or BulkAddPriority call.
 type AddOption interface {
-	apply(*addOptions)
+	// apply returns a with the option applied (by value: a pointer passed
+	// through the interface would make every bulk add into an open stage
+	// allocate the options).
+	apply(a addOptions) addOptions
 }
 
 type wakeOption WakePolicy
 
-func (o wakeOption) apply(a *addOptions) { a.wake = WakePolicy(o) }
+func (o wakeOption) apply(a addOptions) addOptions { a.wake = WakePolicy(o); return a }
 
 // WithWake overrides the scheduler's wake policy for one call.
 // WakeDefault leaves it unchanged.
@@ -220,7 +223,7 @@ func (s *Scheduler) addOpts(opts []AddOption) addOptions {
 	a := addOptions{wake: s.cfg.Wake}
 	for _, o := range opts {
 		if o != nil {
-			o.apply(&a)
+			a = o.apply(a)
 		}
 	}
 	if a.wake == WakeDefault || a.wake >= wakeEnd {
