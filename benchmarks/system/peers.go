@@ -54,6 +54,12 @@ func newWaitGroup(workers, n int, nested bool, body Body) (Exec, error) {
 	return e, nil
 }
 
+func (e *waitGroup) SpawnAll(ids []int32) {
+	for _, i := range ids {
+		e.Spawn(i)
+	}
+}
+
 func (e *waitGroup) Spawn(i int32) {
 	e.wg.Add(1)
 	go e.fns[i]()
@@ -89,6 +95,12 @@ func newErrgroup(workers, n int, nested bool, body Body) (Exec, error) {
 		e.fns[i] = func() error { e.body(e, id); return nil }
 	}
 	return e, nil
+}
+
+func (e *errGroup) SpawnAll(ids []int32) {
+	for _, i := range ids {
+		e.Spawn(i)
+	}
 }
 
 func (e *errGroup) Spawn(i int32) {
@@ -138,6 +150,12 @@ func newChanPool(workers, n int, nested bool, body Body) (Exec, error) {
 		}()
 	}
 	return e, nil
+}
+
+func (e *chanPool) SpawnAll(ids []int32) {
+	for _, i := range ids {
+		e.Spawn(i)
+	}
 }
 
 func (e *chanPool) Spawn(i int32) {
@@ -194,6 +212,12 @@ func newAnts(workers, n int, nested bool, body Body) (Exec, error) {
 	return e, nil
 }
 
+func (e *antsPool) SpawnAll(ids []int32) {
+	for _, i := range ids {
+		e.Spawn(i)
+	}
+}
+
 func (e *antsPool) Spawn(i int32) {
 	e.wg.Add(1)
 	if err := e.p.Submit(e.fns[i]); err != nil {
@@ -244,6 +268,12 @@ func newPond(workers, n int, nested bool, body Body) (Exec, error) {
 		e.fns[i] = func() { e.body(e, id); e.wg.Done() }
 	}
 	return e, nil
+}
+
+func (e *pondPool) SpawnAll(ids []int32) {
+	for _, i := range ids {
+		e.Spawn(i)
+	}
 }
 
 func (e *pondPool) Spawn(i int32) {

@@ -26,10 +26,11 @@ import (
 //	                           the child at once unless idle workers lack
 //	                           queued work, as
 //	                           the errgroup peer's TryGo-or-run-inline does)
-//	add=slice|copy             how the caller queues a workload's roots:
+//	add=slice|copy             how roots and long lists of children are queued:
 //	                           Scheduler.AddSlice (slice, the default: lent,
-//	                           read in place by the workers) or BulkAdd (copy:
-//	                           copied into the bucket before Run)
+//	                           read in place by the workers; children lists
+//	                           of 256 or more from the running packet) or
+//	                           BulkAdd and Worker.Spawn one by one (copy)
 //
 // for example "wake=all+steal=batch:8". Settings not named keep the
 // scheduler's defaults. The spec string itself is the policy's name in

@@ -5,9 +5,12 @@ import (
 	"sort"
 )
 
-// A Spawner lets a running task submit another task.
+// A Spawner lets a running task submit other tasks: one, or a list (a
+// task's children, in order), which each executor queues its own way
+// (the peers one at a time; wsched may lend a long list whole).
 type Spawner interface {
 	Spawn(i int32)
+	SpawnAll(ids []int32)
 }
 
 // A Body is a workload's task function: run task i, spawning through sp.

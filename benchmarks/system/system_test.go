@@ -157,3 +157,42 @@ func TestParsePolicy(t *testing.T) {
 		}
 	}
 }
+
+// wsched's SpawnAll lends a long list of adjacent children to the stage's
+// bucket (AddSlice): the spawn tree's 2,999 children come out of bucket
+// takes, not the spawning worker's stack; with add=copy only the root does.
+func TestWSchedSpawnAllLends(t *testing.T) {
+	tr := workload.Spawn(3000)
+	for _, spec := range []string{"default", "add=copy"} {
+		p, err := system.ParsePolicy(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := workload.NewInstance(tr, 0)
+		in.CountLeaves()
+		ex, err := system.NewWSched(p, 2, tr.N(), tr.Nested(), in.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Reset()
+		if err := ex.Run(tr.Roots); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		st := ex.(interface{ Scheduler() *scheduler.Scheduler }).Scheduler().Stats()
+		ex.Close()
+		var fromBucket uint64
+		for _, w := range st.Workers {
+			fromBucket += w.BucketPackets
+		}
+		want := uint64(tr.N()) // the root and its children
+		if spec == "add=copy" {
+			want = 1
+		}
+		if fromBucket != want {
+			t.Errorf("%s: %d packets came from bucket takes, want %d", spec, fromBucket, want)
+		}
+	}
+}

@@ -250,8 +250,8 @@ func (in *Instance) Run(sp system.Spawner, i int32) {
 		in.complete(i)
 		return
 	}
-	for _, k := range t.Kids[lo:hi] {
-		sp.Spawn(k)
+	if lo != hi {
+		sp.SpawnAll(t.Kids[lo:hi])
 	}
 }
 

@@ -10,6 +10,12 @@ type inline struct{ in *Instance }
 
 func (s inline) Spawn(i int32) { s.in.Run(s, i) }
 
+func (s inline) SpawnAll(ids []int32) {
+	for _, i := range ids {
+		s.Spawn(i)
+	}
+}
+
 func TestTreesComplete(t *testing.T) {
 	for _, tr := range []*Tree{Fanout(100), Spawn(100), ForkJoin(6), Irregular(DefaultIrregular)} {
 		in := NewInstance(tr, 0)
