@@ -262,25 +262,27 @@ func TestAddSliceAbort(t *testing.T) {
 	}
 }
 
-// TestAddSliceCloseDrains: slices lent before Close and never run are
-// counted as dropped, not lost.
-func TestAddSliceCloseDrains(t *testing.T) {
-	s, err := New(Config{Workers: 2, Stages: []string{"a"}})
-	if err != nil {
+// lendCounters lends s a fresh slice of 256 counters of ran in stage 1 and
+// returns a weak pointer to it: the caller drops its own reference, so the
+// slice can be collected once the scheduler has let go of it too.
+func lendCounters(t *testing.T, s *Scheduler, ran *atomic.Int64) weak.Pointer[[256]Packet] {
+	t.Helper()
+	arr := new([256]Packet)
+	for i := range arr {
+		arr[i] = counter{ran}
+	}
+	if err := s.AddSlice(1, arr[:]); err != nil {
 		t.Fatal(err)
 	}
-	var ran atomic.Int64
-	ps := make([]Packet, 500)
-	for i := range ps {
-		ps[i] = counter{&ran}
+	return weak.Make(arr)
+}
+
+// collected reports whether wp's slice has been garbage-collected.
+func collected(wp weak.Pointer[[256]Packet]) bool {
+	for range 3 {
+		runtime.GC()
 	}
-	if err := s.AddSlice(1, ps); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if st := s.Stats(); st.Dropped != 500 || ran.Load() != 0 {
-		t.Fatalf("Close: dropped %d, ran %d; want 500, 0", st.Dropped, ran.Load())
-	}
+	return wp.Value() == nil
 }
 
 // TestAddSliceForgets: once the cycle that ran a lent slice has ended, the
@@ -289,56 +291,34 @@ func TestAddSliceCloseDrains(t *testing.T) {
 func TestAddSliceForgets(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
 	var ran atomic.Int64
-	arr := new([256]Packet)
-	for i := range arr {
-		arr[i] = counter{&ran}
-	}
-	wp := weak.Make(arr)
-	if err := s.AddSlice(1, arr[:]); err != nil {
-		t.Fatal(err)
-	}
-	arr = nil
+	wp := lendCounters(t, s, &ran)
 	if err := runCycle(t, s); err != nil {
 		t.Fatal(err)
 	}
 	if ran.Load() != 256 {
 		t.Fatalf("ran %d, want 256", ran.Load())
 	}
-	for range 3 {
-		runtime.GC()
-	}
-	if wp.Value() != nil {
+	if !collected(wp) {
 		t.Fatal("the scheduler still references a slice whose cycle ended")
 	}
 }
 
-// TestAddSliceCloseForgets: a slice lent and never run is released by Close
-// (counted as dropped), so the caller's slice can be collected while the
-// closed Scheduler is still referenced.
+// TestAddSliceCloseForgets: a slice lent and never run is counted as
+// dropped by Close, not lost, and released, so the caller's slice can be
+// collected while the closed Scheduler is still referenced.
 func TestAddSliceCloseForgets(t *testing.T) {
 	s, err := New(Config{Workers: 2, Stages: []string{"a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ran atomic.Int64
-	arr := new([300]Packet)
-	for i := range arr {
-		arr[i] = counter{&ran}
-	}
-	wp := weak.Make(arr)
-	if err := s.AddSlice(1, arr[:]); err != nil {
-		t.Fatal(err)
-	}
-	arr = nil
+	wp := lendCounters(t, s, &ran)
 	s.Close()
-	for range 3 {
-		runtime.GC()
-	}
-	if wp.Value() != nil {
+	if !collected(wp) {
 		t.Fatal("a closed scheduler still references a slice it dropped")
 	}
-	if st := s.Stats(); st.Dropped != 300 || ran.Load() != 0 {
-		t.Fatalf("dropped %d, ran %d; want 300, 0", st.Dropped, ran.Load())
+	if st := s.Stats(); st.Dropped != 256 || ran.Load() != 0 {
+		t.Fatalf("dropped %d, ran %d; want 256, 0", st.Dropped, ran.Load())
 	}
 	runtime.KeepAlive(s)
 }

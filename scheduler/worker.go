@@ -271,10 +271,10 @@ func (w *Worker) popPriv() task {
 // SpawnOrRun runs p at once, on this worker and inside the running packet,
 // unless workers are idle (parked or searching) and this worker's deque
 // holds fewer packets than there are idle workers: then it spawns p and
-// the next handoff-1 children (16 in all) without asking again, onto the
-// private stack, and offers them together: the private packets but the
-// newest go to the deque, where the surplus rule wakes a parked worker
-// for them and a thief steals half of them in one go. So while every
+// up to handoff-1 more children (16 in all) without asking again, onto
+// the private stack, moving all but the newest to the deque as the streak
+// goes (see handoff), where the surplus rule wakes a parked worker for
+// them and a thief steals half of them in one go. So while every
 // worker is busy, or the idle ones already have this worker's queued
 // surplus to take, children run inline instead of waiting in the queue:
 // errgroup's TryGo with a fallback to running inline, for fine-grained
@@ -286,9 +286,9 @@ func (w *Worker) popPriv() task {
 // goroutine: 0.1, 0.5, 4 and 31 µs children 1.05–1.23×, 1.67–1.84×,
 // 1.86–1.92× and 1.95–2.39× faster; before the streak, when each hand-off
 // was one child and the spawner asked on every call, 0.5–1.05×,
-// 1.17–1.47×, 1.41–1.61× and 1.50–1.57×. Trivial
-// children still run about ten times slower than that loop on 2 workers: a
-// thief's trips cost more than they carry.)
+// 1.17–1.47×, 1.41–1.61× and 1.50–1.57×. Trivial children still run
+// about ten times slower than that loop on 2 workers: a thief's trips
+// cost more than they carry.)
 //
 // p runs in the running packet's stage and is counted as a packet of its
 // own (Stats.Packets, WorkerStats.Packets and .Inlined). If p panics, the
@@ -356,9 +356,9 @@ func (w *Worker) SpawnOrRun(p Packet) {
 // idle worker short of queued work: the first and the next handoff-1,
 // pushed onto the private stack and moved to the deque (all but the
 // newest) after the 2nd, 4th, 8th and 16th, the streak ending there if no
-// worker is idle any more: the first child goes out at once, a parent that spawns a few and
-// then computes has all but one out, and a thief that comes back finds
-// several and steals half of them in one go. One child at a time, the
+// worker is idle any more: the first child goes out at once, a parent
+// that spawns a few and then computes has all but one out, and a thief
+// that comes back finds several and steals half of them in one go. One child at a time, the
 // spawner asked on every child (two shared counters and its deque's top,
 // lines the searching thief keeps writing) and the thief came back for
 // every child.

@@ -98,7 +98,7 @@ type wsExec struct {
 	stage    scheduler.StageID
 	body     Body
 	pkts     []wsPacket
-	ptrs     []scheduler.Packet // &pkts[i], for SpawnAll's lent lists
+	ptrs     []scheduler.Packet // &pkts[i]: roots and SpawnAll's lent lists
 	spawners []Spawner          // index = worker ID; filled lazily by a prepare packet
 	roots    []scheduler.Packet
 	rootIDs  []int32 // the caller's slice that roots was built from
@@ -184,7 +184,7 @@ func (e *wsExec) Run(roots []int32) error {
 		e.rootIDs = roots
 		e.roots = e.roots[:0]
 		for _, r := range roots {
-			e.roots = append(e.roots, &e.pkts[r])
+			e.roots = append(e.roots, e.ptrs[r])
 		}
 	}
 	add := e.s.AddSlice
