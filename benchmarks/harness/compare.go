@@ -6,7 +6,29 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
 )
+
+// RunOptionKeys are the file configuration keys RunMatrix records about
+// how it sampled (RunOptions).
+var RunOptionKeys = []string{"invocations", "iterations", "warmup", KeyGap, "procs"}
+
+// runOptions reads the run option keys of a raw file's first result ("" for
+// a key it lacks: files written before the key existed).
+func runOptions(data []byte, name string) map[string]string {
+	out := map[string]string{}
+	rd := benchfmt.NewReader(bytes.NewReader(data), name)
+	for rd.Scan() {
+		if r, ok := rd.Result().(*benchfmt.Result); ok {
+			for _, k := range RunOptionKeys {
+				out[k] = r.GetConfig(k)
+			}
+			break
+		}
+	}
+	return out
+}
 
 // Compare reads two result files and writes, first, a warning for every
 // way their environment fingerprints differ (a different CPU, microcode,
@@ -52,7 +74,17 @@ func Compare(w io.Writer, oldPath, newPath string) (sameMachine bool, err error)
 			fmt.Fprintf(w, "note: %-12s old %q, new %q\n", d.Key+":", d.Old, d.New)
 		}
 	}
-	if len(diffs) > 0 {
+	// How the samples were taken: a different gap or iteration count
+	// changes what is measured, not the machine.
+	oldRun, newRun := runOptions(oldData, oldPath), runOptions(newData, newPath)
+	nRun := 0
+	for _, k := range RunOptionKeys {
+		if o, n := oldRun[k], newRun[k]; o != n {
+			fmt.Fprintf(w, "note: run option %-12s old %q, new %q\n", k+":", o, n)
+			nRun++
+		}
+	}
+	if len(diffs) > 0 || nRun > 0 {
 		fmt.Fprintln(w)
 	}
 

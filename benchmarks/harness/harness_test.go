@@ -417,3 +417,93 @@ func TestSweepBaseIsDefault(t *testing.T) {
 		}
 	}
 }
+
+// gapRunner records, for every operation, how long after its Reset it
+// started.
+type gapRunner struct {
+	resetAt time.Time
+	waits   []time.Duration
+}
+
+func (r *gapRunner) Reset() { r.resetAt = time.Now() }
+func (r *gapRunner) Op() error {
+	r.waits = append(r.waits, time.Since(r.resetAt))
+	return nil
+}
+func (r *gapRunner) Close() error { return nil }
+
+// The gap is idle time between each Reset and its operation, warm-up
+// included, and the raw file says how long it was.
+func TestGapIdlesBeforeEveryIteration(t *testing.T) {
+	defer watchdog.Start(t, time.Minute)()
+	var runners []*gapRunner
+	wl := &Workload{Name: "gap", Bench: "Gap", New: func(Target, int, float64) (Runner, error) {
+		r := &gapRunner{}
+		runners = append(runners, r)
+		return r, nil
+	}}
+	const gap = 3 * time.Millisecond
+	var raw bytes.Buffer
+	o := RunOptions{Count: 2, Iters: 3, Warmup: 1, Gap: gap, Out: &raw, Fingerprint: TakeFingerprint()}
+	if _, err := RunMatrix([]Config{{Workload: wl, Target: Target{System: "chanpool"}, Workers: 1}}, o); err != nil {
+		t.Fatal(err)
+	}
+	if len(runners) != 2 {
+		t.Fatalf("%d invocations, want 2", len(runners))
+	}
+	for _, r := range runners {
+		if len(r.waits) != 4 {
+			t.Fatalf("%d operations, want 1 warm-up + 3", len(r.waits))
+		}
+		for i, d := range r.waits {
+			if d < gap {
+				t.Errorf("operation %d started %v after its Reset, want >= %v", i, d, gap)
+			}
+		}
+	}
+	if !strings.Contains(raw.String(), "\ngap: 3ms\n") {
+		t.Errorf("raw file does not record the gap:\n%.600s", raw.String())
+	}
+	o.Gap = -time.Millisecond
+	if _, err := RunMatrix([]Config{{Workload: wl, Target: Target{System: "chanpool"}, Workers: 1}}, o); err == nil {
+		t.Error("a negative gap was accepted")
+	}
+}
+
+// Compare notes results sampled with different run options (here the
+// gap), without calling them different machines.
+func TestCompareNotesRunOptions(t *testing.T) {
+	dir := t.TempDir()
+	fp := TakeFingerprint()
+	write := func(path, gap string) {
+		var b bytes.Buffer
+		w := benchfmt.NewWriter(&b)
+		cfg := append(fp.Config(), benchfmt.Config{Key: KeyGap, Value: []byte(gap), File: true})
+		for _, v := range []float64{100, 101, 99, 100, 102, 98} {
+			r := &benchfmt.Result{Config: cfg, Name: benchfmt.Name("Fanout/sys=wsched/policy=default/workers=2"), Iters: 1,
+				Values: []benchfmt.Value{{Value: v, Unit: UnitNsOp}}}
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, new := filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")
+	write(old, "0s")
+	write(new, "1ms")
+	var out bytes.Buffer
+	same, err := Compare(&out, old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same || !strings.Contains(out.String(), `note: run option gap:`) || !strings.Contains(out.String(), `old "0s", new "1ms"`) {
+		t.Errorf("same machine %v, output:\n%s", same, out.String())
+	}
+	write(new, "0s")
+	out.Reset()
+	if _, err := Compare(&out, old, new); err != nil || strings.Contains(out.String(), "run option") {
+		t.Errorf("equal options noted (%v):\n%s", err, out.String())
+	}
+}

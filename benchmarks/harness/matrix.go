@@ -38,8 +38,16 @@ func (c Config) Name() string {
 // RunOptions control how a matrix is measured.
 type RunOptions struct {
 	Count  int // K: invocations per configuration (one sample each)
-	Iters  int // I: timed iterations per invocation, averaged into the sample
+	Iters  int // I: timed iterations per invocation; their median is the sample
 	Warmup int // untimed iterations at the start of each invocation
+	// Gap is idle time before every iteration, after its Reset: 0 runs
+	// the operations back to back (separated only by Reset, tens of
+	// microseconds for the task trees); a gap longer than wsched's
+	// Config.ParkSpin (200 µs by default) finds its workers blocked rather
+	// than polling, as between the cycles of a garbage collector that
+	// runs every few milliseconds. Peers' pools park their goroutines
+	// within microseconds of running out of work either way.
+	Gap time.Duration
 	// SetProcs sets GOMAXPROCS to the configuration's worker count during
 	// each invocation, so that "workers" means cores used for every system
 	// (goroutine-per-task systems included). Restored after.
@@ -75,8 +83,8 @@ const (
 // configuration always runs first. It returns the results in the order
 // measured.
 func RunMatrix(cfgs []Config, o RunOptions) ([]*benchfmt.Result, error) {
-	if o.Count < 1 || o.Iters < 1 || o.Warmup < 0 {
-		return nil, fmt.Errorf("harness: count and iters must be >= 1 and warmup >= 0")
+	if o.Count < 1 || o.Iters < 1 || o.Warmup < 0 || o.Gap < 0 {
+		return nil, fmt.Errorf("harness: count and iters must be >= 1, warmup and gap >= 0")
 	}
 	var w *benchfmt.Writer
 	if o.Out != nil {
@@ -89,6 +97,7 @@ func RunMatrix(cfgs []Config, o RunOptions) ([]*benchfmt.Result, error) {
 			benchfmt.Config{Key: "invocations", Value: []byte(strconv.Itoa(o.Count)), File: true},
 			benchfmt.Config{Key: "iterations", Value: []byte(strconv.Itoa(o.Iters)), File: true},
 			benchfmt.Config{Key: "warmup", Value: []byte(strconv.Itoa(o.Warmup)), File: true},
+			benchfmt.Config{Key: KeyGap, Value: []byte(o.Gap.String()), File: true},
 			benchfmt.Config{Key: "procs", Value: []byte(procsNote(o.SetProcs)), File: true})
 		if o.Command != "" {
 			fileCfg = append(fileCfg, benchfmt.Config{Key: "command", Value: []byte(o.Command), File: true})
@@ -125,7 +134,7 @@ func procsNote(set bool) string {
 
 // Invoke runs one invocation of c: a fresh target, Warmup untimed
 // iterations, a full GC, then Iters timed iterations, each timed alone
-// (Reset is not timed). The result's ns/op is the median of the timed
+// (Reset and the Gap before each are not timed). The result's ns/op is the median of the timed
 // iterations; allocations and GC cycles are means per operation, from
 // runtime.MemStats deltas around them.
 func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
@@ -145,6 +154,7 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 	}()
 	for range o.Warmup {
 		r.Reset()
+		idle(o.Gap)
 		if err := r.Op(); err != nil {
 			return nil, err
 		}
@@ -156,6 +166,7 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 	times := make([]time.Duration, 0, o.Iters)
 	for range o.Iters {
 		r.Reset()
+		idle(o.Gap)
 		t0 := time.Now()
 		err := r.Op()
 		times = append(times, time.Since(t0))
@@ -186,6 +197,17 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 		res.Values = append(res.Values, benchfmt.Value{Value: round3(float64(cpu1-cpu0) / iters), Unit: UnitCPUOp})
 	}
 	return res, nil
+}
+
+// KeyGap is the file configuration key of RunOptions.Gap.
+const KeyGap = "gap"
+
+// idle blocks the calling goroutine for d (nothing for 0), without
+// spinning: the gap is meant to leave the machine idle.
+func idle(d time.Duration) {
+	if d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // medianDuration is the median of ds in nanoseconds (the mean of the two

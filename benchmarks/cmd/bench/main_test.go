@@ -31,6 +31,8 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bogus"},
 		{"-count", "0"},
+		{"-gap", "-1ms"},
+		{"-gap", "soon"},
 		{"-workers", "x"},
 		{"-workloads", "nope"},
 		{"-policies", "wake=never"},

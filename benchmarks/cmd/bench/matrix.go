@@ -25,6 +25,7 @@ type matrixFlags struct {
 	count     int
 	iters     int
 	warmup    int
+	gap       time.Duration
 	workers   string
 	policies  string
 	workloads string
@@ -39,8 +40,9 @@ func newMatrixFlags(name string) *matrixFlags {
 	f.BoolVar(&m.quick, "quick", false, "smoke run, about a minute: -count 6 -iters 3 -warmup 1 at GOMAXPROCS workers only (explicit flags still win)")
 	f.StringVar(&m.out, "out", "bench-out", "directory for raw.txt (Go benchmark format), summary.txt and the SVG plots")
 	f.IntVar(&m.count, "count", 10, "K: invocations per configuration (samples); each starts a fresh scheduler or pool")
-	f.IntVar(&m.iters, "iters", 5, "I: timed iterations per invocation, averaged into one sample")
+	f.IntVar(&m.iters, "iters", 5, "I: timed iterations per invocation; their median is the sample")
 	f.IntVar(&m.warmup, "warmup", 2, "untimed iterations at the start of each invocation")
+	f.DurationVar(&m.gap, "gap", 0, "idle time before every iteration (0: back to back); longer than wsched's ParkSpin (200us) it measures workers woken from blocking, as between a GC's cycles")
 	f.StringVar(&m.workers, "workers", defaultWorkers(), "comma-separated worker counts")
 	f.StringVar(&m.policies, "policies", "default", "comma-separated wsched policies, or none: default, or settings joined by '+': wake=one|all|n|searcher, steal=one|half|batch:N, batch=N, spins=N, parkspin=DUR|off, order=lifo|fifo, take=fair|fixed, spawn=queue|inline, add=slice|copy")
 	f.StringVar(&m.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(harness.WorkloadNames(), ", "))
@@ -85,6 +87,9 @@ func (m *matrixFlags) applyQuick() {
 func (m *matrixFlags) validate() error {
 	if m.count < 1 || m.iters < 1 || m.warmup < 0 {
 		return usagef("-count and -iters must be >= 1, -warmup >= 0")
+	}
+	if m.gap < 0 || m.gap > time.Second {
+		return usagef("-gap must be a duration in [0, 1s], such as 1ms")
 	}
 	if m.out == "" {
 		return usagef("-out must name a directory")
@@ -271,7 +276,7 @@ func measure(cfgs []harness.Config, m *matrixFlags, stderr io.Writer, rawName st
 		len(cfgs), m.count, m.warmup, m.iters, fp.Get(harness.KeyLoadStart))
 	prog := harness.NewProgress(stderr, len(cfgs)*m.count, tty)
 	rs, err := harness.RunMatrix(cfgs, harness.RunOptions{
-		Count: m.count, Iters: m.iters, Warmup: m.warmup, SetProcs: m.procs,
+		Count: m.count, Iters: m.iters, Warmup: m.warmup, Gap: m.gap, SetProcs: m.procs,
 		Fingerprint: fp, Out: f, Progress: prog, Command: commandLine(),
 	})
 	prog.Done()
@@ -319,7 +324,7 @@ func header(w io.Writer, title, dir, rawName string) {
 		rd := benchfmt.NewReader(bytes.NewReader(data), rawName)
 		for rd.Scan() {
 			if r, ok := rd.Result().(*benchfmt.Result); ok {
-				for _, k := range []string{"invocations", "iterations", "warmup", "procs"} {
+				for _, k := range harness.RunOptionKeys {
 					if v := r.GetConfig(k); v != "" {
 						fmt.Fprintf(w, "%s: %s\n", k, v)
 					}
