@@ -32,6 +32,15 @@ const (
 	// one); 32 keeps a worker's grab within one Injector block of 128.
 	DefaultBucketBatch = 32
 
+	// DefaultTake is the take policy of a zero Config.Take: TakeGuided,
+	// the fair share while a bucket is short and up to four batches at
+	// once while it is deep. On the 2-vCPU EPYC (bench, one binary run
+	// with each policy alternately, four rounds of 5 invocations) it made
+	// the 16,384-packet fan-out 9.8% (1 worker) and 25.2% (2 workers)
+	// faster and a 16,383-child spawn 9.9% and 18.9%, all proven, and was
+	// proven slower on nothing; see benchmarks/results/DEFAULTS.md.
+	DefaultTake = TakeGuided
+
 	// DefaultSpins is the number of search rounds (each a full scan of the
 	// buckets and the other workers, then runtime.Gosched) before a worker
 	// parks. 64 rounds are ~10-30 µs here, below the ~50 µs an OS wake-up
@@ -118,6 +127,57 @@ func (p WakePolicy) resolve() WakePolicy {
 		return DefaultWake
 	}
 	return p
+}
+
+// TakePolicy says how many packets a worker takes from a bucket's normal
+// lane at once (one to run, the rest held or queued on its deque; the
+// priority lane always gives one). The zero value, TakeDefault, means
+// DefaultTake. d is the bucket's depth and n the number of workers.
+type TakePolicy uint8
+
+const (
+	// TakeDefault selects DefaultTake.
+	TakeDefault TakePolicy = iota
+	// TakeFair takes min(BucketBatch, ⌈d ÷ n⌉): at most the worker's fair
+	// share, so that the first worker to reach a small stage does not
+	// hoard it while the others wake (MMTk's local-cache hoarding,
+	// mmtk-core #1507: gcmark's 32-packet Release stage ran 3.6× its
+	// lower bound at 16 workers when one take grabbed all 32).
+	TakeFair
+	// TakeFixed takes BucketBatch whenever the bucket holds that many, as
+	// MMTk does.
+	TakeFixed
+	// TakeGuided takes what TakeFair takes, or ⌈d ÷ 2n⌉ up to MaxSteal
+	// (one bucket block) when that is more: while the bucket is deep, a
+	// take moves up to four times BucketBatch, so that a bulk add of
+	// thousands of packets costs a quarter of the takes (each an atomic
+	// on a line every worker writes); as the bucket drains the takes
+	// shrink back to TakeFair's, so the end of a stage, where balance is
+	// decided, is unchanged. Guided self-scheduling (Polychronopoulos and
+	// Kuck, 1987) with the factor of two of factoring (Hummel, Schonberg
+	// and Flynn, 1992). On 2 workers it applies from 132 queued packets.
+	TakeGuided
+	takeEnd
+)
+
+var takeNames = [...]string{"default", "fair", "fixed", "guided"}
+
+// String returns "default", "fair", "fixed" or "guided".
+func (p TakePolicy) String() string {
+	if p < takeEnd {
+		return takeNames[p]
+	}
+	return "TakePolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParseTakePolicy parses the names String returns.
+func ParseTakePolicy(s string) (TakePolicy, error) {
+	for i, n := range takeNames {
+		if s == n {
+			return TakePolicy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("scheduler: unknown take policy %q (want fair, fixed or guided)", s)
 }
 
 // StealKind is the kind of a StealPolicy. The zero value means StealHalf.
@@ -225,17 +285,14 @@ type Config struct {
 	Wake WakePolicy
 	// Steal is how workers steal from each other; zero means StealHalf().
 	Steal StealPolicy
-	// BucketBatch is the most packets a worker takes from a bucket at once;
-	// 0 means DefaultBucketBatch.
+	// BucketBatch is the most packets a worker takes from a bucket at once
+	// while the bucket is short (under TakeGuided, while it holds fewer
+	// than 2 × Workers × (BucketBatch+1) packets); 0 means
+	// DefaultBucketBatch.
 	BucketBatch int
-	// BucketBatchFixed makes every bucket take BucketBatch packets when
-	// the bucket holds that many, as MMTk does. By default a take is also
-	// capped at the worker's fair share of the bucket, ⌈depth ÷ Workers⌉,
-	// so that the first worker to reach a small stage does not hoard it in
-	// its local deque while the others wake (MMTk's local-cache hoarding,
-	// mmtk-core #1507: gcmark's 32-packet Release stage ran 3.6× its lower
-	// bound at 16 workers when one take grabbed all 32).
-	BucketBatchFixed bool
+	// Take says how many packets a bucket take moves, given
+	// BucketBatch and the bucket's depth; TakeDefault means DefaultTake.
+	Take TakePolicy
 	// Spins is the number of search rounds before a worker parks; 0 means
 	// DefaultSpins.
 	Spins int
@@ -346,6 +403,12 @@ func (cfg Config) validate() (Config, error) {
 	}
 	if cfg.BucketBatch == 0 {
 		cfg.BucketBatch = DefaultBucketBatch
+	}
+	switch {
+	case cfg.Take >= takeEnd:
+		return cfg, configError("Take = %d: unknown take policy", uint8(cfg.Take))
+	case cfg.Take == TakeDefault:
+		cfg.Take = DefaultTake
 	}
 	if cfg.Spins < 0 {
 		return cfg, configError("Spins = %d: must be >= 1 (or 0 for %d)", cfg.Spins, DefaultSpins)

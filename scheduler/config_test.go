@@ -34,6 +34,8 @@ func TestConfigValidation(t *testing.T) {
 		{"limit without kind", Config{Stages: st, Steal: StealPolicy{Limit: 3}}, "without a Steal.Kind"},
 		{"negative bucket batch", Config{Stages: st, BucketBatch: -2}, "BucketBatch = -2"},
 		{"negative spins", Config{Stages: st, Spins: -1}, "Spins = -1"},
+		{"unknown take", Config{Stages: st, Take: 7}, "Take = 7: unknown take policy"},
+		{"take fixed", Config{Stages: st, Take: TakeFixed, BucketBatch: 500}, ""},
 		{"park spin off", Config{Stages: st, ParkSpin: NoParkSpin}, ""},
 		{"park spin 1s", Config{Stages: st, ParkSpin: time.Second}, ""},
 		{"park spin too long", Config{Stages: st, ParkSpin: time.Minute}, "ParkSpin = 1m0s: at most 1s"},
@@ -65,12 +67,12 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Workers != runtime.GOMAXPROCS(0) || cfg.Wake != DefaultWake || cfg.Steal != StealHalf() ||
-		cfg.BucketBatch != DefaultBucketBatch || cfg.Spins != DefaultSpins || cfg.BucketBatchFixed ||
+		cfg.BucketBatch != DefaultBucketBatch || cfg.Spins != DefaultSpins || cfg.Take != DefaultTake ||
 		cfg.ParkSpin != DefaultParkSpin {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 	// The defaults the sweeps chose (benchmarks/results/DEFAULTS.md).
-	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 || DefaultParkSpin != 200*time.Microsecond {
+	if DefaultWake != WakeN || DefaultBucketBatch != 32 || DefaultSpins != 64 || DefaultParkSpin != 200*time.Microsecond || DefaultTake != TakeGuided {
 		t.Fatalf("defaults moved from the sweeps' choice: wake %v, batch %d, spins %d, park spin %v",
 			DefaultWake, DefaultBucketBatch, DefaultSpins, DefaultParkSpin)
 	}

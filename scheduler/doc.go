@@ -22,8 +22,9 @@
 // designated packets. It looks for work in this order (find.go):
 // designated → private stack, held batch and deque → the open buckets in stage
 // order, priority lane first (one packet, never batched), then the normal
-// lane (a batch of up to Config.BucketBatch, capped at the worker's fair
-// share of the bucket unless Config.BucketBatchFixed) → other workers'
+// lane (a batch of up to Config.BucketBatch capped at the worker's fair
+// share of the bucket, or under the default Config.Take, TakeGuided, up
+// to 128 while the bucket is deep) → other workers'
 // deques (Config.Steal: one,
 // half, or half up to a limit, at most MaxSteal = 128, from a random
 // victim) → Config.Spins
@@ -35,7 +36,7 @@
 // park/wake protocol as numbered steps with the argument that no wake-up
 // is lost, and the designs that were rejected.
 //
-// A full bucket take (BucketBatch packets, or 128 when BucketBatch is
+// A full bucket take (at least BucketBatch packets, or 128 when BucketBatch is
 // larger: one block of the bucket's queue; at least 9) is held: the worker keeps
 // the batch to itself and runs it oldest first, each packet a plain load
 // instead of a deque Pop (a locked instruction), until at a packet

@@ -14,10 +14,11 @@ import (
 //     workers are idle), its held batch (from a bucket or a steal), then
 //     its deque;
 //  3. the open buckets in stage order (Unconstrained first): the priority
-//     lane, one packet only, never batched; then the normal lane, up to
-//     BucketBatch packets and (unless BucketBatchFixed) no more than the
-//     worker's fair share ⌈depth ÷ workers⌉, one to run and the rest held
-//     (a full take) or into its deque;
+//     lane, one packet only, never batched; then the normal lane, as many
+//     packets as Config.Take allows (takeLimit: by default up to
+//     BucketBatch and no more than the worker's fair share ⌈depth ÷
+//     workers⌉, or up to MaxSteal while the bucket is deep), one to run
+//     and the rest held (a full take) or into its deque;
 //  4. the other workers' deques, starting at a random victim, by the steal
 //     policy: one packet, or a batch of at most MaxSteal into the held
 //     array (held like a bucket take if 9 or more, else into its deque);
@@ -142,11 +143,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		if b.NormalEmpty() { // the priority lane was just seen empty
 			continue
 		}
-		limit := s.cfg.BucketBatch
-		if !s.cfg.BucketBatchFixed {
-			// The fair share: ⌈depth ÷ workers⌉ (two atomic loads).
-			limit = max(1, min(limit, (b.Len()+s.n-1)/s.n))
-		}
+		limit := s.takeLimit(b.Len())
 		// The batch stays private (held) until a worker is idle: see
 		// nextHeld. held is empty here: find runs after a burst, which
 		// ends only when nothing is held.
@@ -165,7 +162,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			// bound on 2 workers against 1.07–1.08 (EPYC, five
 			// interleaved rounds): a held take can hide a long
 			// packet's successors for that packet's whole run.
-			t := w.holdBatch(got, got == min(s.cfg.BucketBatch, len(w.held)))
+			t := w.holdBatch(got, got >= min(s.cfg.BucketBatch, len(w.held)))
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()
@@ -183,6 +180,24 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		}
 	}
 	return task{}, false, contended
+}
+
+// takeLimit is how many packets a bucket take may move from a normal lane
+// d packets deep (Config.Take), at most len(held). The depth is a snapshot
+// (Bucket.Len: a few atomic loads), so a take may find fewer packets. Any
+// goroutine.
+func (s *Scheduler) takeLimit(d int) int {
+	batch := min(s.cfg.BucketBatch, maxHeld)
+	if s.cfg.Take == TakeFixed {
+		return batch
+	}
+	limit := max(1, min(batch, (d+s.n-1)/s.n)) // the fair share
+	if s.cfg.Take == TakeGuided {
+		if g := (d + 2*s.n - 1) / (2 * s.n); g > limit {
+			limit = min(g, maxHeld)
+		}
+	}
+	return limit
 }
 
 // holdBatch takes the first of the got packets just written into w.held

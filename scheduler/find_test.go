@@ -70,39 +70,72 @@ func TestStealPolicies(t *testing.T) {
 	}
 }
 
-// TestBucketFairShare: a bucket take is capped at the worker's fair share
-// of the bucket, ⌈depth ÷ workers⌉ (at most BucketBatch), unless
-// BucketBatchFixed asks for MMTk's whole batches. White-box, as above: the
-// test goroutine acts as worker 0 on a scheduler that has never run.
-func TestBucketFairShare(t *testing.T) {
+// TestBucketTake: how many packets a bucket take moves under each
+// Config.Take: at most the worker's fair share of the bucket, ⌈depth ÷
+// workers⌉, and BucketBatch (TakeFair); BucketBatch whenever there are
+// that many (TakeFixed, MMTk's whole batches); the fair share, or
+// ⌈depth ÷ 2·workers⌉ up to MaxSteal while the bucket is deep (TakeGuided,
+// the default), from the bucket's queue (BulkAdd) and from lent slices
+// (AddSlice) alike. White-box, as above: the test goroutine acts as
+// worker 0 on a scheduler that has never run.
+func TestBucketTake(t *testing.T) {
 	cases := []struct {
-		fixed      bool
+		take       TakePolicy
 		workers, n int
 		want       int
 	}{
-		{false, 4, 32, 8},
-		{false, 2, 32, 16},
-		{false, 2, 67, 32}, // ⌈67/2⌉ = 34, capped at BucketBatch
-		{false, 4, 3, 1},
-		{false, 1, 100, 32},
-		{true, 4, 32, 32},
-		{true, 4, 3, 3},
+		{TakeFair, 4, 32, 8},
+		{TakeFair, 2, 32, 16},
+		{TakeFair, 2, 67, 32}, // ⌈67/2⌉ = 34, capped at BucketBatch
+		{TakeFair, 4, 3, 1},
+		{TakeFair, 1, 100, 32},
+		{TakeFair, 2, 1000, 32},
+		{TakeFixed, 4, 32, 32},
+		{TakeFixed, 4, 3, 3},
+		{TakeFixed, 2, 1000, 32},
+		{TakeGuided, 4, 32, 8},   // ⌈32/8⌉ = 4 < the fair share
+		{TakeGuided, 2, 67, 32},  // ⌈67/4⌉ = 17 < BucketBatch
+		{TakeGuided, 2, 300, 75}, // ⌈300/4⌉
+		{TakeGuided, 1, 100, 50}, // ⌈100/2⌉
+		{TakeGuided, 2, 1000, MaxSteal},
+		{TakeGuided, 4, 3, 1},
+		{TakeDefault, 2, 300, 75},
 	}
-	for _, c := range cases {
-		s := newSched(t, Config{Workers: c.workers, Stages: []string{"a"}, BucketBatchFixed: c.fixed})
-		var n atomic.Int64
-		ps := make([]Packet, c.n)
-		for i := range ps {
-			ps[i] = counter{&n}
+	for _, lent := range []bool{false, true} {
+		for _, c := range cases {
+			s := newSched(t, Config{Workers: c.workers, Stages: []string{"a"}, Take: c.take})
+			var n atomic.Int64
+			ps := make([]Packet, c.n)
+			for i := range ps {
+				ps[i] = counter{&n}
+			}
+			add := s.BulkAdd
+			if lent {
+				add = s.AddSlice
+			}
+			if err := add(1, ps); err != nil {
+				t.Fatal(err)
+			}
+			s.cur.Store(1) // stage 1 open for findBuckets
+			w := s.workers[0]
+			tk, ok, _ := w.findBuckets()
+			if got := w.local.Len() + w.heldHi - w.heldLo + 1; !ok || tk.p == nil || got != c.want {
+				t.Errorf("%v, lent %v, %d workers, %d queued: took %d (ok %v); want %d", c.take, lent, c.workers, c.n, got, ok, c.want)
+			}
 		}
-		if err := s.BulkAdd(1, ps); err != nil {
-			t.Fatal(err)
+	}
+}
+
+func TestParseTakePolicy(t *testing.T) {
+	for p := TakeDefault; p < takeEnd; p++ {
+		if q, err := ParseTakePolicy(p.String()); err != nil || q != p {
+			t.Errorf("%v: parsed back as %v, %v", p, q, err)
 		}
-		s.cur.Store(1) // stage 1 open for findBuckets
-		w := s.workers[0]
-		tk, ok, _ := w.findBuckets()
-		if got := w.local.Len() + w.heldHi - w.heldLo + 1; !ok || tk.p == nil || got != c.want {
-			t.Errorf("fixed %v, %d workers, %d queued: took %d (ok %v); want %d", c.fixed, c.workers, c.n, got, ok, c.want)
-		}
+	}
+	if _, err := ParseTakePolicy("greedy"); err == nil {
+		t.Error("unknown take policy parsed")
+	}
+	if s := TakePolicy(9).String(); s != "TakePolicy(9)" {
+		t.Errorf("String of an unknown policy: %q", s)
 	}
 }

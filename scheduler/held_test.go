@@ -14,7 +14,7 @@ import (
 // every packet runs exactly once.
 func TestHeldBatchReachesIdleWorker(t *testing.T) {
 	const n = 64
-	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, BucketBatchFixed: true})
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, Take: TakeFixed})
 	var runs [n]atomic.Int32
 	var by [2]atomic.Int32
 	ps := make([]Packet, n)
@@ -41,7 +41,7 @@ func TestHeldBatchReachesIdleWorker(t *testing.T) {
 // ones.
 func TestHeldBatchDroppedOnPanic(t *testing.T) {
 	const n = 40
-	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}, BucketBatch: n, BucketBatchFixed: true})
+	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}, BucketBatch: n, Take: TakeFixed})
 	var ran atomic.Int64
 	ps := make([]Packet, n)
 	ps[0] = boom{}
@@ -73,14 +73,15 @@ func TestHeldSmallTakeStealable(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		batch, n int
-		fixed    bool
+		policy   TakePolicy
 		take     int // packets 0..take-1 form the first take
 	}{
-		{"small", minHeld, minHeld, true, minHeld}, // minHeld-1 beyond the first
-		{"fair-share", 32, 40, false, 20},          // ⌈40/2⌉ = 20 < 32
+		{"small", minHeld, minHeld, TakeFixed, minHeld}, // minHeld-1 beyond the first
+		{"fair-share", 32, 40, TakeFair, 20},            // ⌈40/2⌉ = 20 < 32
+		{"guided-short", 32, 40, TakeGuided, 20},        // ⌈40/4⌉ = 10 < the fair share
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: c.batch, BucketBatchFixed: c.fixed})
+			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: c.batch, Take: c.policy})
 			var wg sync.WaitGroup
 			wg.Add(c.take - 1)
 			done := make(chan struct{})
@@ -139,7 +140,7 @@ func (c chainLink) Run(w *Worker) {
 // elsewhere; a reviewer found the batch hidden for the whole chain.
 func TestHeldNotHiddenBySpawnChain(t *testing.T) {
 	const n = 32
-	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, BucketBatchFixed: true})
+	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, Take: TakeFixed})
 	var ran atomic.Int32
 	var timedOut atomic.Bool
 	ps := make([]Packet, n)

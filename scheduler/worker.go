@@ -519,8 +519,8 @@ func (w *Worker) nextHeld() (task, bool) {
 }
 
 // A worker holds a bucket take privately only when it is a full batch
-// (Config.BucketBatch or maxHeld packets, not cut by the fair share: the
-// bucket still had a batch for every worker, so a worker that goes idle
+// (at least Config.BucketBatch or maxHeld packets, not cut by the fair
+// share: the bucket still had a batch for every worker, so a worker that goes idle
 // finds work there) and holds at least minHeld packets beyond the one run
 // at once. Other takes go to its deque at once: near the end of a stage a
 // packet held behind a long one would keep an idle worker waiting for the

@@ -67,7 +67,7 @@ func batchReference() (string, batch.Totals, error) {
 // wakeOnly accepts policies that set nothing but the wake policy (the
 // prepare example fixes MMTk's other worker settings).
 func wakeOnly(p system.Policy) bool {
-	return p.Steal == "" && p.Batch == 0 && p.Spins < 0 && p.LocalFIFO == nil && p.Fixed == nil
+	return p.Steal == "" && p.Batch == 0 && p.Spins < 0 && p.LocalFIFO == nil && p.Take == ""
 }
 
 // registerExamples adds the example workloads (after the task trees).

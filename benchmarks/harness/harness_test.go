@@ -400,7 +400,8 @@ func TestSweepBaseIsDefault(t *testing.T) {
 		case "parkspin":
 			ok = p.ParkSpin == scheduler.DefaultParkSpin
 		case "take":
-			ok = p.Fixed != nil && !*p.Fixed
+			tp, err := scheduler.ParseTakePolicy(p.Take)
+			ok = err == nil && tp == scheduler.DefaultTake
 		case "order":
 			ok = p.LocalFIFO != nil && !*p.LocalFIFO
 		case "wake":

@@ -20,7 +20,9 @@ import (
 //	                           for its wake-up before blocking; a Go
 //	                           duration such as 50us, or off)
 //	order=lifo|fifo            Config.LocalFIFO
-//	take=fair|fixed            Config.BucketBatchFixed (fixed: MMTk's whole batches)
+//	take=fair|fixed|guided     Config.Take (fixed: MMTk's whole batches;
+//	                           guided, the default: up to 128 while the
+//	                           bucket is deep)
 //	spawn=queue|inline         how tasks spawn children: Worker.Spawn (queue,
 //	                           the default) or Worker.SpawnOrRun (inline: run
 //	                           the child at once unless idle workers lack
@@ -44,7 +46,7 @@ type Policy struct {
 	Spins     int           // -1 = default
 	ParkSpin  time.Duration // 0 = default; scheduler.NoParkSpin = off
 	LocalFIFO *bool         // nil = default
-	Fixed     *bool         // nil = default (fair-share bucket takes)
+	Take      string        // "" = default (guided bucket takes)
 	Inline    bool          // spawn with Worker.SpawnOrRun
 	CopyAdd   bool          // queue roots with BulkAdd, not AddSlice
 }
@@ -112,13 +114,10 @@ func ParsePolicy(spec string) (Policy, error) {
 				return p, fmt.Errorf("policy %q: order must be lifo or fifo", spec)
 			}
 		case "take":
-			switch v {
-			case "fair", "fixed":
-				f := v == "fixed"
-				p.Fixed = &f
-			default:
-				return p, fmt.Errorf("policy %q: take must be fair or fixed", spec)
+			if _, err := scheduler.ParseTakePolicy(v); err != nil || v == "default" {
+				return p, fmt.Errorf("policy %q: take must be fair, fixed or guided", spec)
 			}
+			p.Take = v
 		case "spawn":
 			switch v {
 			case "queue", "inline":

@@ -121,13 +121,13 @@ func TestBadWorkers(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline"}
+	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline", "take=guided", "take=fair"}
 	for _, s := range good {
 		if _, err := system.ParsePolicy(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
-	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast", "add=lend", "add="}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast", "add=lend", "add=", "take=default", "take=greedy"}
 	for _, s := range bad {
 		if _, err := system.ParsePolicy(s); err == nil {
 			t.Errorf("%q: accepted", s)
@@ -146,6 +146,15 @@ func TestParsePolicy(t *testing.T) {
 	}
 	if cfg.Workers != 3 || cfg.Wake.String() != "n" || cfg.Steal.String() != "batch:8" || cfg.BucketBatch != 4 || cfg.Spins != 16 || !cfg.LocalFIFO {
 		t.Errorf("config %+v does not match the policy", cfg)
+	}
+	for spec, want := range map[string]scheduler.TakePolicy{"default": scheduler.TakeDefault, "take=fixed": scheduler.TakeFixed, "take=fair": scheduler.TakeFair, "take=guided": scheduler.TakeGuided} {
+		p, err := system.ParsePolicy(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err := p.Config(2, "s"); err != nil || cfg.Take != want {
+			t.Errorf("%s: Take %v (%v), want %v", spec, cfg.Take, err, want)
+		}
 	}
 	for spec, want := range map[string]time.Duration{"default": 0, "parkspin=off": scheduler.NoParkSpin, "parkspin=200us": 200 * time.Microsecond} {
 		p, err := system.ParsePolicy(spec)

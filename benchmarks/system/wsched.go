@@ -33,8 +33,12 @@ func (p Policy) Config(workers int, stages ...string) (scheduler.Config, error) 
 	if p.LocalFIFO != nil {
 		cfg.LocalFIFO = *p.LocalFIFO
 	}
-	if p.Fixed != nil {
-		cfg.BucketBatchFixed = *p.Fixed
+	if p.Take != "" {
+		t, err := scheduler.ParseTakePolicy(p.Take)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Take = t
 	}
 	return cfg, nil
 }

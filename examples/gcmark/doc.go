@@ -82,7 +82,7 @@
 // (scheduler.DefaultBucketBatch) and the others had to wake and steal them
 // from it, so its ratio grew from 1.05 at 2 workers to 3.6 at 16. Bucket
 // takes are now capped at a worker's fair share of the bucket (see
-// scheduler.Config.BucketBatchFixed); the 16-worker figures predate that.
+// scheduler.TakeFair and TakeGuided); the 16-worker figures predate that.
 // On the same kind of host a later run (commit 50ca7f8, with the fair
 // share) measured the harness's smaller heap (512 Ki objects, `bench
 // -workers 1,2,...,16 -workloads gcmark -peers none -count 8 -iters 3

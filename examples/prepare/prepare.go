@@ -56,10 +56,9 @@ func (c Configuration) SchedulerConfig(workers int, tr *trace.Recorder) schedule
 		Wake:        c.Wake,
 		Steal:       scheduler.StealOne(), // MMTk steals one packet at a time
 		BucketBatch: 32,                   // MMTk: steal_batch_and_pop, 32 + the popped one
-		// MMTk takes the whole batch whatever the bucket's depth.
-		BucketBatchFixed: true,
-		LocalFIFO:        true, // MMTk's local deque is FIFO
-		Tracer:           tr,
+		Take:        scheduler.TakeFixed,  // MMTk takes the whole batch whatever the bucket's depth
+		LocalFIFO:   true,                 // MMTk's local deque is FIFO
+		Tracer:      tr,
 	}
 }
 
