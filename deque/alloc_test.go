@@ -147,3 +147,42 @@ func popAll[T any](d *deque.Deque[T]) {
 		}
 	}
 }
+
+// TestBatchFitsMinimum: a batch of MaxTake items (one Injector take, the
+// most one StealInto moves) fits a deque's smallest buffer, and the
+// windowed shrink never goes below it, so an owner that puts such a batch
+// into its deque now and then, and polls its empty deque in between (a
+// worker searching between cycles), allocates nothing. With a 64-slot
+// minimum every round after a window of polls shrank the buffer and the
+// next batch grew it again.
+func TestBatchFitsMinimum(t *testing.T) {
+	x := new(int)
+	batch := make([]packet, deque.MaxTake)
+	for i := range batch {
+		batch[i] = packet{x, uint64(i)}
+	}
+	for _, fifo := range []bool{false, true} {
+		t.Run(modeName(fifo), func(t *testing.T) {
+			d := deque.NewDequeAt[packet](fifo, ^uint64(0)-10)
+			if c := d.Cap(); c < deque.MaxTake {
+				t.Fatalf("a new deque has %d slots, fewer than MaxTake (%d)", c, deque.MaxTake)
+			}
+			round := func() {
+				d.PushBatch(batch)
+				for n := 0; ; n++ {
+					if _, ok := d.Pop(); !ok {
+						if n != len(batch) {
+							t.Fatalf("popped %d of %d", n, len(batch))
+						}
+						break
+					}
+				}
+				for range 8 * deque.MaxTake {
+					d.Pop() // polls of the empty deque: they close shrink windows
+				}
+			}
+			round()
+			allocs(t, "PushBatch(MaxTake), drain, polls", round)
+		})
+	}
+}
