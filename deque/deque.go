@@ -30,13 +30,13 @@ func (s Status) String() string {
 
 // minCap is the smallest buffer: MaxTake (128) slots, the most one
 // Injector take or one StealInto moves, so that an owner that puts such a
-// batch into its deque (PushBatch) never grows the buffer for it, and the
-// windowed shrink (endEpoch) never takes it below that. crossbeam-deque
-// uses 64; at 64, a scheduler that took 128-item batches and sometimes
-// pushed one into its deque grew and shrank the buffer about every other
-// cycle of a 16,384-packet fan-out with idle gaps between cycles (one 3
-// KiB allocation each). 128 slots cost 5 KiB for 24-byte values (a slot is
-// the value plus two words).
+// batch into its empty deque (PushBatch) never grows the buffer for it,
+// and the windowed shrink (endEpoch) never takes it below that.
+// crossbeam-deque uses 64; at 64, a scheduler that took 128-item batches
+// and sometimes pushed one into its deque grew and shrank the buffer about
+// every other cycle of a 16,384-packet fan-out with idle gaps between
+// cycles (a 5 KiB allocation each time, for 24-byte values: a slot is the
+// value plus two words). 128 slots cost 5 KiB.
 const minCap = MaxTake
 
 // slot is one cell of a ring buffer. seq is the slot's claim word:

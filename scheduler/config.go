@@ -27,7 +27,8 @@ const (
 	DefaultWake = WakeN
 
 	// DefaultBucketBatch is the bucket batch limit: a worker takes up to 32
-	// packets from a bucket at once, one to run and the rest into its local
+	// packets from a bucket at once (up to 128 from a deep one under the
+	// default TakeGuided), one to run and the rest held or into its local
 	// deque. MMTk takes 33 (crossbeam's MAX_BATCH of 32 plus the popped
 	// one); 32 keeps a worker's grab within one Injector block of 128.
 	DefaultBucketBatch = 32
@@ -147,15 +148,16 @@ const (
 	// TakeFixed takes BucketBatch whenever the bucket holds that many, as
 	// MMTk does.
 	TakeFixed
-	// TakeGuided takes what TakeFair takes, or ⌈d ÷ 2n⌉ up to MaxSteal
-	// (one bucket block) when that is more: while the bucket is deep, a
-	// take moves up to four times BucketBatch, so that a bulk add of
-	// thousands of packets costs a quarter of the takes (each an atomic
-	// on a line every worker writes); as the bucket drains the takes
-	// shrink back to TakeFair's, so the end of a stage, where balance is
-	// decided, is unchanged. Guided self-scheduling (Polychronopoulos and
-	// Kuck, 1987) with the factor of two of factoring (Hummel, Schonberg
-	// and Flynn, 1992). On 2 workers it applies from 132 queued packets.
+	// TakeGuided takes what TakeFair takes, or ⌈d ÷ 2n⌉ when that is
+	// more, up to four times BucketBatch and at most MaxSteal (one bucket
+	// block): while the bucket is deep, a bulk add of thousands of packets
+	// costs a quarter of the takes (each an atomic on a line every worker
+	// writes) with the default batch of 32; as the bucket drains the
+	// takes shrink back to TakeFair's, so the end of a stage, where
+	// balance is decided, is unchanged. It applies while d > 2n ×
+	// BucketBatch (from 129 packets on 2 workers with the default batch).
+	// Guided self-scheduling (Polychronopoulos and Kuck, 1987) with the
+	// factor of two of factoring (Hummel, Schonberg and Flynn, 1992).
 	TakeGuided
 	takeEnd
 )
@@ -177,7 +179,7 @@ func ParseTakePolicy(s string) (TakePolicy, error) {
 			return TakePolicy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("scheduler: unknown take policy %q (want fair, fixed or guided)", s)
+	return 0, fmt.Errorf("scheduler: unknown take policy %q (want default, fair, fixed or guided)", s)
 }
 
 // StealKind is the kind of a StealPolicy. The zero value means StealHalf.
@@ -286,9 +288,9 @@ type Config struct {
 	// Steal is how workers steal from each other; zero means StealHalf().
 	Steal StealPolicy
 	// BucketBatch is the most packets a worker takes from a bucket at once
-	// while the bucket is short (under TakeGuided, while it holds fewer
-	// than 2 × Workers × (BucketBatch+1) packets); 0 means
-	// DefaultBucketBatch.
+	// (TakeFair, TakeFixed), or while the bucket holds at most 2 × Workers
+	// × BucketBatch packets (TakeGuided, which takes up to four times as
+	// many from a deeper one); 0 means DefaultBucketBatch.
 	BucketBatch int
 	// Take says how many packets a bucket take moves, given
 	// BucketBatch and the bucket's depth; TakeDefault means DefaultTake.

@@ -95,8 +95,10 @@
 // a thief that leaves packets behind in its victim's deque, wakes one
 // parked worker if nobody is searching, so work spreads without waking a
 // herd; Spawn wakes nobody while others search. Packets left in a bucket
-// wake only by the policy: WakeOne with BucketBatch 1 wakes one worker for
-// a burst, and the rest wait for it (TestWakeSearcher).
+// wake only by the policy: WakeOne with BucketBatch 1 and TakeFair wakes
+// one worker for a burst, and the rest wait for it (TestWakeSearcher;
+// under the default TakeGuided a deep burst is taken up to four at a
+// time).
 //
 // # Failures
 //

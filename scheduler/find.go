@@ -3,6 +3,7 @@ package scheduler
 import (
 	"runtime"
 
+	"github.com/wsched/wsched/bucket"
 	"github.com/wsched/wsched/deque"
 	"github.com/wsched/wsched/trace"
 )
@@ -143,7 +144,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		if b.NormalEmpty() { // the priority lane was just seen empty
 			continue
 		}
-		limit := s.takeLimit(b.Len())
+		limit := s.takeLimit(b)
 		// The batch stays private (held) until a worker is idle: see
 		// nextHeld. held is empty here: find runs after a burst, which
 		// ends only when nothing is held.
@@ -182,23 +183,34 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 	return task{}, false, contended
 }
 
-// takeLimit is how many packets a bucket take may move from a normal lane
-// d packets deep (Config.Take), at most len(held). The depth is a snapshot
-// (Bucket.Len: a few atomic loads), so a take may find fewer packets. Any
-// goroutine.
-func (s *Scheduler) takeLimit(d int) int {
+// takeLimit is how many packets a take from b's normal lane may move
+// (Config.Take), at most len(held). TakeFair and TakeGuided read b's depth
+// (Bucket.Len, a few atomic loads; TakeFixed spares them), a snapshot, so
+// a take may find fewer packets. Any goroutine.
+func (s *Scheduler) takeLimit(b *bucket.Bucket[task]) int {
 	batch := min(s.cfg.BucketBatch, maxHeld)
 	if s.cfg.Take == TakeFixed {
 		return batch
 	}
-	limit := max(1, min(batch, (d+s.n-1)/s.n)) // the fair share
-	if s.cfg.Take == TakeGuided {
-		if g := (d + 2*s.n - 1) / (2 * s.n); g > limit {
-			limit = min(g, maxHeld)
+	return takeLimitFor(s.cfg.Take, batch, b.Len(), s.n)
+}
+
+// takeLimitFor is takeLimit for a normal lane d packets deep, n workers and
+// a batch of at most maxHeld, under TakeFair or TakeGuided.
+func takeLimitFor(take TakePolicy, batch, d, n int) int {
+	limit := max(1, min(batch, (d+n-1)/n)) // the fair share
+	if take == TakeGuided {
+		if g := (d + 2*n - 1) / (2 * n); g > limit {
+			limit = min(g, guidedFactor*batch, maxHeld)
 		}
 	}
 	return limit
 }
+
+// guidedFactor bounds a guided take at this many times BucketBatch (and
+// at maxHeld): with the default batch of 32, one bucket block of 128, and
+// a small BucketBatch keeps takes small.
+const guidedFactor = 4
 
 // holdBatch takes the first of the got packets just written into w.held
 // (by a bucket take or a steal) to run at once, and holds the rest if full

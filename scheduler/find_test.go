@@ -83,27 +83,32 @@ func TestBucketTake(t *testing.T) {
 		take       TakePolicy
 		workers, n int
 		want       int
+		batch      int // 0: DefaultBucketBatch
 	}{
-		{TakeFair, 4, 32, 8},
-		{TakeFair, 2, 32, 16},
-		{TakeFair, 2, 67, 32}, // ⌈67/2⌉ = 34, capped at BucketBatch
-		{TakeFair, 4, 3, 1},
-		{TakeFair, 1, 100, 32},
-		{TakeFair, 2, 1000, 32},
-		{TakeFixed, 4, 32, 32},
-		{TakeFixed, 4, 3, 3},
-		{TakeFixed, 2, 1000, 32},
-		{TakeGuided, 4, 32, 8},   // ⌈32/8⌉ = 4 < the fair share
-		{TakeGuided, 2, 67, 32},  // ⌈67/4⌉ = 17 < BucketBatch
-		{TakeGuided, 2, 300, 75}, // ⌈300/4⌉
-		{TakeGuided, 1, 100, 50}, // ⌈100/2⌉
-		{TakeGuided, 2, 1000, MaxSteal},
-		{TakeGuided, 4, 3, 1},
-		{TakeDefault, 2, 300, 75},
+		{TakeFair, 4, 32, 8, 0},
+		{TakeFair, 2, 32, 16, 0},
+		{TakeFair, 2, 67, 32, 0}, // ⌈67/2⌉ = 34, capped at BucketBatch
+		{TakeFair, 4, 3, 1, 0},
+		{TakeFair, 1, 100, 32, 0},
+		{TakeFair, 2, 1000, 32, 0},
+		{TakeFixed, 4, 32, 32, 0},
+		{TakeFixed, 4, 3, 3, 0},
+		{TakeFixed, 2, 1000, 32, 0},
+		{TakeGuided, 4, 32, 8, 0},   // ⌈32/8⌉ = 4 < the fair share
+		{TakeGuided, 2, 67, 32, 0},  // ⌈67/4⌉ = 17 < BucketBatch
+		{TakeGuided, 2, 300, 75, 0}, // ⌈300/4⌉
+		{TakeGuided, 1, 100, 50, 0}, // ⌈100/2⌉
+		{TakeGuided, 2, 1000, MaxSteal, 0},
+		{TakeGuided, 4, 3, 1, 0},
+		{TakeDefault, 2, 300, 75, 0},
+		{TakeGuided, 2, 1000, 32, 8}, // four times BucketBatch
+		{TakeGuided, 2, 20, 4, 1},    // ⌈20/4⌉ = 5, capped at 4 × BucketBatch
+		{TakeGuided, 2, 12, 3, 1},    // ⌈12/4⌉ = 3 > the fair share of 1
+		{TakeFair, 2, 1000, 1, 1},
 	}
 	for _, lent := range []bool{false, true} {
 		for _, c := range cases {
-			s := newSched(t, Config{Workers: c.workers, Stages: []string{"a"}, Take: c.take})
+			s := newSched(t, Config{Workers: c.workers, Stages: []string{"a"}, Take: c.take, BucketBatch: c.batch})
 			var n atomic.Int64
 			ps := make([]Packet, c.n)
 			for i := range ps {
@@ -120,7 +125,33 @@ func TestBucketTake(t *testing.T) {
 			w := s.workers[0]
 			tk, ok, _ := w.findBuckets()
 			if got := w.local.Len() + w.heldHi - w.heldLo + 1; !ok || tk.p == nil || got != c.want {
-				t.Errorf("%v, lent %v, %d workers, %d queued: took %d (ok %v); want %d", c.take, lent, c.workers, c.n, got, ok, c.want)
+				t.Errorf("%v, batch %d, lent %v, %d workers, %d queued: took %d (ok %v); want %d", c.take, c.batch, lent, c.workers, c.n, got, ok, c.want)
+			}
+		}
+	}
+}
+
+// TestTakeLimitBounds: over every depth, worker count and batch, a take
+// limit is at least 1 and at most the held array; TakeFair never exceeds
+// the batch or the fair share; TakeGuided never falls below TakeFair, never
+// exceeds four batches, and exceeds TakeFair only while the bucket is
+// deeper than 2 × workers × batch.
+func TestTakeLimitBounds(t *testing.T) {
+	for n := 1; n <= 17; n++ {
+		for batch := 1; batch <= maxHeld; batch = batch*2 + 1 {
+			for d := 0; d <= 4*maxHeld*n; d += 1 + d/7 {
+				fair := takeLimitFor(TakeFair, batch, d, n)
+				guided := takeLimitFor(TakeGuided, batch, d, n)
+				share := max(1, (d+n-1)/n)
+				if fair < 1 || fair > batch || fair > share {
+					t.Fatalf("fair(batch %d, d %d, n %d) = %d", batch, d, n, fair)
+				}
+				if guided < fair || guided > min(guidedFactor*batch, maxHeld) {
+					t.Fatalf("guided(batch %d, d %d, n %d) = %d, fair %d", batch, d, n, guided, fair)
+				}
+				if guided > fair && d <= 2*n*batch {
+					t.Fatalf("guided(batch %d, d %d, n %d) = %d above fair %d on a short bucket", batch, d, n, guided, fair)
+				}
 			}
 		}
 	}

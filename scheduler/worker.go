@@ -85,7 +85,8 @@ type Worker struct {
 	// and the deque holds fewer packets than there are such workers, the
 	// next packet boundary or Spawn moves what is held into the deque for
 	// them (offerHeld). Empty (heldLo == heldHi) between bursts. len(held)
-	// is maxHeld (= MaxSteal); bucket takes use up to BucketBatch of it.
+	// is maxHeld (= MaxSteal); bucket takes use up to BucketBatch of it,
+	// or up to four times that under TakeGuided.
 	// (Last among the owner-only fields, so that it moves none of the
 	// others.)
 	held           []task
@@ -519,7 +520,7 @@ func (w *Worker) nextHeld() (task, bool) {
 }
 
 // A worker holds a bucket take privately only when it is a full batch
-// (at least Config.BucketBatch or maxHeld packets, not cut by the fair
+// (at least min(Config.BucketBatch, maxHeld) packets, not cut by the fair
 // share: the bucket still had a batch for every worker, so a worker that goes idle
 // finds work there) and holds at least minHeld packets beyond the one run
 // at once. Other takes go to its deque at once: near the end of a stage a

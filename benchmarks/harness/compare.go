@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -15,7 +16,8 @@ import (
 var RunOptionKeys = []string{"invocations", "iterations", "warmup", KeyGap, "procs"}
 
 // runOptions reads the run option keys of a raw file's first result ("" for
-// a key it lacks: files written before the key existed).
+// a key it lacks; a file from before the gap key ran its operations back
+// to back, so its gap reads as 0s).
 func runOptions(data []byte, name string) map[string]string {
 	out := map[string]string{}
 	rd := benchfmt.NewReader(bytes.NewReader(data), name)
@@ -23,6 +25,9 @@ func runOptions(data []byte, name string) map[string]string {
 		if r, ok := rd.Result().(*benchfmt.Result); ok {
 			for _, k := range RunOptionKeys {
 				out[k] = r.GetConfig(k)
+			}
+			if out[KeyGap] == "" && out["iterations"] != "" {
+				out[KeyGap] = time.Duration(0).String()
 			}
 			break
 		}

@@ -446,8 +446,15 @@ func TestGapIdlesBeforeEveryIteration(t *testing.T) {
 	const gap = 3 * time.Millisecond
 	var raw bytes.Buffer
 	o := RunOptions{Count: 2, Iters: 3, Warmup: 1, Gap: gap, Out: &raw, Fingerprint: TakeFingerprint()}
-	if _, err := RunMatrix([]Config{{Workload: wl, Target: Target{System: "chanpool"}, Workers: 1}}, o); err != nil {
+	rs, err := RunMatrix([]Config{{Workload: wl, Target: Target{System: "chanpool"}, Workers: 1}}, o)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The gap is not timed: the operation itself does nothing.
+	for _, r := range rs {
+		if v, ok := r.Value(UnitNsOp); !ok || v >= float64(gap) {
+			t.Errorf("ns/op %v (%v): the gap was timed", v, ok)
+		}
 	}
 	if len(runners) != 2 {
 		t.Fatalf("%d invocations, want 2", len(runners))
@@ -479,7 +486,10 @@ func TestCompareNotesRunOptions(t *testing.T) {
 	write := func(path, gap string) {
 		var b bytes.Buffer
 		w := benchfmt.NewWriter(&b)
-		cfg := append(fp.Config(), benchfmt.Config{Key: KeyGap, Value: []byte(gap), File: true})
+		cfg := append(fp.Config(), benchfmt.Config{Key: "iterations", Value: []byte("3"), File: true})
+		if gap != "" {
+			cfg = append(cfg, benchfmt.Config{Key: KeyGap, Value: []byte(gap), File: true})
+		}
 		for _, v := range []float64{100, 101, 99, 100, 102, 98} {
 			r := &benchfmt.Result{Config: cfg, Name: benchfmt.Name("Fanout/sys=wsched/policy=default/workers=2"), Iters: 1,
 				Values: []benchfmt.Value{{Value: v, Unit: UnitNsOp}}}
@@ -506,5 +516,12 @@ func TestCompareNotesRunOptions(t *testing.T) {
 	out.Reset()
 	if _, err := Compare(&out, old, new); err != nil || strings.Contains(out.String(), "run option") {
 		t.Errorf("equal options noted (%v):\n%s", err, out.String())
+	}
+	// A file from before the gap key (here: with no run options but
+	// iterations) ran back to back: no note against a 0s gap.
+	write(old, "")
+	out.Reset()
+	if _, err := Compare(&out, old, new); err != nil || strings.Contains(out.String(), "run option gap") {
+		t.Errorf("a file without a gap is noted as different from 0s (%v):\n%s", err, out.String())
 	}
 }
