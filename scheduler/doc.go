@@ -188,6 +188,13 @@
 // took 228–406 µs queued by BulkAdd (of which the add, before any worker
 // starts, 48–80 µs) and 110–155 µs lent by AddSlice (its add 0.1–0.2 µs).
 //
+// Seventh session (the harness, one binary with TakeFair and TakeGuided
+// alternating, 20 samples each; benchmarks/results/epyc2/ab-take-guided):
+// guided takes, up to 128 packets a take from a deep bucket, made the
+// harness's lent 16,384-packet fan-out 233.9 → 211.0 µs on 1 worker and
+// 160.2 → 119.9 µs on 2, and a packet lending its 16,383 children 233.5 →
+// 210.4 and 163.6 → 132.6 µs.
+//
 // A packet spawned by a packet costs an interface call, a push and a pop
 // of the private stack (plain loads and stores, no atomics: Tokio's
 // lifo_slot and the Go runtime's runnext, grown to 256 packets), with two
