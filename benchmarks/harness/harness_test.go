@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -420,16 +421,58 @@ func TestSweepBaseIsDefault(t *testing.T) {
 }
 
 // gapRunner records, for every operation, how long after its Reset it
-// started.
+// started, and how many GC cycles had completed by then.
 type gapRunner struct {
 	resetAt time.Time
 	waits   []time.Duration
+	gcs     []uint64
 }
 
 func (r *gapRunner) Reset() { r.resetAt = time.Now() }
 func (r *gapRunner) Op() error {
 	r.waits = append(r.waits, time.Since(r.resetAt))
+	r.gcs = append(r.gcs, gcCycles())
 	return nil
+}
+
+// gcCycles is the number of completed GC cycles.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// The full GC of an invocation runs before its last warm-up iteration, so
+// that the timed iterations start from a warm target: between the last
+// warm-up and the first timed iteration there is none.
+func TestGCBeforeLastWarmup(t *testing.T) {
+	defer watchdog.Start(t, time.Minute)()
+	for _, warmup := range []int{0, 1, 3} {
+		var r *gapRunner
+		wl := &Workload{Name: "gc", Bench: "GC", New: func(Target, int, float64) (Runner, error) {
+			r = &gapRunner{}
+			return r, nil
+		}}
+		before := gcCycles()
+		o := RunOptions{Count: 1, Iters: 2, Warmup: warmup}
+		if _, err := RunMatrix([]Config{{Workload: wl, Target: Target{System: "chanpool"}, Workers: 1}}, o); err != nil {
+			t.Fatal(err)
+		}
+		// g[k+1] is the count when operation k ran; g[0] the count before.
+		g := append([]uint64{before}, r.gcs...)
+		lastWarm := warmup // g index of the last warm-up operation; with none, of the start
+		if g[lastWarm+1] < g[lastWarm] {
+			t.Fatalf("GC counts went down: %v", g)
+		}
+		switch {
+		case warmup == 0 && g[1] == g[0]:
+			t.Errorf("no warm-up: no GC before the timed iterations (cycles %v)", g)
+		case warmup > 0 && g[lastWarm] == g[lastWarm-1]:
+			t.Errorf("warm-up %d: no GC before the last warm-up iteration (cycles %v)", warmup, g)
+		case warmup > 0 && g[lastWarm+1] != g[lastWarm]:
+			t.Errorf("warm-up %d: a GC between the last warm-up and the first timed iteration (cycles %v)", warmup, g)
+		}
+	}
 }
 func (r *gapRunner) Close() error { return nil }
 

@@ -133,10 +133,21 @@ func procsNote(set bool) string {
 }
 
 // Invoke runs one invocation of c: a fresh target, Warmup untimed
-// iterations, a full GC, then Iters timed iterations, each timed alone
-// (Reset and the Gap before each are not timed). The result's ns/op is the median of the timed
-// iterations; allocations and GC cycles are means per operation, from
-// runtime.MemStats deltas around them.
+// iterations with a full GC before the last of them, then Iters timed
+// iterations, each timed alone (Reset and the Gap before each are not
+// timed). The result's ns/op is the median of the timed iterations;
+// allocations and GC cycles are means per operation, from runtime.MemStats
+// deltas around them.
+//
+// The GC comes before the last warm-up iteration, not after it, so that
+// the timed iterations start from a warm target (the earlier warm-up's and
+// the set-up's garbage collected, the last warm-up's left): a GC right
+// before the first timed iteration idles every worker for its length, long
+// enough for wsched's parked workers to stop polling (Config.ParkSpin) and
+// block, and the first timed fork-join of every invocation then waited
+// 130–300 µs for its second worker where the later ones waited 3–10 µs (a
+// probe of 20 invocations, 2 workers). With no warm-up the GC precedes the
+// timed iterations.
 func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 	if o.SetProcs {
 		prev := runtime.GOMAXPROCS(c.Workers)
@@ -152,14 +163,19 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 			r.Close()
 		}
 	}()
-	for range o.Warmup {
+	for i := range o.Warmup {
+		if i == o.Warmup-1 {
+			runtime.GC()
+		}
 		r.Reset()
 		idle(o.Gap)
 		if err := r.Op(); err != nil {
 			return nil, err
 		}
 	}
-	runtime.GC()
+	if o.Warmup == 0 {
+		runtime.GC()
+	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	cpu0, cpuOK := ProcessCPU()
