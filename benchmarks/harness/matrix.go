@@ -176,10 +176,14 @@ func Invoke(c Config, o RunOptions) (*benchfmt.Result, error) {
 	if o.Warmup == 0 {
 		runtime.GC()
 	}
+	// The harness's own allocations come before m0: only the target's
+	// count. (times, allocated after m0, was 0.2 allocs/op at 5 iterations
+	// for every system: Go stack-allocates a make of at most 32 bytes, so
+	// 3 iterations showed none.)
+	times := make([]time.Duration, 0, o.Iters)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	cpu0, cpuOK := ProcessCPU()
-	times := make([]time.Duration, 0, o.Iters)
 	for range o.Iters {
 		r.Reset()
 		idle(o.Gap)
