@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"weak"
 )
 
@@ -321,4 +322,111 @@ func TestAddSliceCloseForgets(t *testing.T) {
 		t.Fatalf("dropped %d, ran %d; want 256, 0", st.Dropped, ran.Load())
 	}
 	runtime.KeepAlive(s)
+}
+
+// deepPacket is a packet of TestDeepBulkExactlyOnce: it records its run,
+// checks its stage's order, works a little (every 7th, about a
+// microsecond, so that takes and held batches end unevenly) and spawns a
+// child now and then (every 11th), which also counts.
+type deepPacket struct {
+	id    int
+	stage StageID
+	r     *deepRun
+	child *deepPacket
+}
+
+type deepRun struct {
+	seen     []atomic.Int32
+	done     [3]atomic.Int64
+	perStage int64
+	early    atomic.Int64 // stage-2 packets that ran before stage 1 drained
+}
+
+func (p *deepPacket) Run(w *Worker) {
+	r := p.r
+	r.seen[p.id].Add(1)
+	if p.stage == 2 && r.done[1].Load() != r.perStage {
+		r.early.Add(1)
+	}
+	if p.id%7 == 0 {
+		for t0 := time.Now(); time.Since(t0) < time.Microsecond; {
+		}
+	}
+	if p.child != nil {
+		w.Spawn(p.child)
+	}
+	r.done[p.stage].Add(1)
+}
+
+// TestDeepBulkExactlyOnce: deep stages, where guided takes move up to 128
+// packets at once and hold them, run every packet exactly once and in
+// stage order under every take policy, from 1 to 16 workers (more workers
+// than cores: takes, held batches and exposures interleave in every
+// order), with BulkAdd and AddSlice in the same stage and packets that
+// spawn, cycle after cycle.
+func TestDeepBulkExactlyOnce(t *testing.T) {
+	n := scale(6000, 3) // packets per stage, a third of them spawned children
+	for _, take := range []TakePolicy{TakeFair, TakeFixed, TakeGuided} {
+		for _, workers := range []int{1, 2, 4, 8, 16} {
+			t.Run(fmt.Sprintf("%v/workers=%d", take, workers), func(t *testing.T) {
+				s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}, Take: take})
+				r := &deepRun{perStage: int64(n), seen: make([]atomic.Int32, 2*n)}
+				var lent, copied [3][]Packet
+				for st := StageID(1); st <= 2; st++ {
+					base := int(st-1) * n
+					ps := make([]*deepPacket, n)
+					for i := range ps {
+						ps[i] = &deepPacket{id: base + i, stage: st, r: r}
+					}
+					// Packets 0..k-1 are queued; every 11th of them spawns one
+					// of the rest, until the rest run out.
+					next := n
+					for i := 0; i < next; i++ {
+						if i%11 == 0 && next > i+1 {
+							next--
+							ps[i].child = ps[next]
+						}
+					}
+					for i, p := range ps[:next] {
+						if i%3 == 0 {
+							copied[st] = append(copied[st], p)
+						} else {
+							lent[st] = append(lent[st], p)
+						}
+					}
+				}
+				cycles := 3
+				if stress() {
+					cycles = 40
+				}
+				for cycle := range cycles {
+					for i := range r.seen {
+						r.seen[i].Store(0)
+					}
+					for i := range r.done {
+						r.done[i].Store(0)
+					}
+					for st := StageID(2); st >= 1; st-- {
+						if err := s.BulkAdd(st, copied[st]); err != nil {
+							t.Fatal(err)
+						}
+						if err := s.AddSlice(st, lent[st]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := runCycle(t, s); err != nil {
+						t.Fatal(err)
+					}
+					for i := range r.seen {
+						if c := r.seen[i].Load(); c != 1 {
+							t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, c)
+						}
+					}
+					if e := r.early.Load(); e != 0 {
+						t.Fatalf("cycle %d: %d stage-2 packets ran before stage 1 drained", cycle, e)
+					}
+				}
+			})
+		}
+	}
 }
