@@ -35,8 +35,9 @@ func (s Status) String() string {
 // crossbeam-deque uses 64; at 64, a scheduler that took 128-item batches
 // and sometimes pushed one into its deque grew and shrank the buffer about
 // every other cycle of a 16,384-packet fan-out with idle gaps between
-// cycles (a 5 KiB allocation each time, for 24-byte values: a slot is the
-// value plus two words). 128 slots cost 5 KiB.
+// cycles (the shrink and the regrow each allocate a buffer: 2.5 and 5 KiB
+// for 24-byte values, a slot being the value plus two words). 128 slots
+// cost 5 KiB.
 const minCap = MaxTake
 
 // slot is one cell of a ring buffer. seq is the slot's claim word:
