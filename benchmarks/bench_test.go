@@ -22,6 +22,7 @@ import (
 
 func BenchmarkFanout(b *testing.B)    { benchWorkload(b, "fanout") }
 func BenchmarkSpawn(b *testing.B)     { benchWorkload(b, "spawn") }
+func BenchmarkUniform(b *testing.B)   { benchWorkload(b, "uniform") }
 func BenchmarkForkJoin(b *testing.B)  { benchWorkload(b, "forkjoin") }
 func BenchmarkIrregular(b *testing.B) { benchWorkload(b, "irregular") }
 func BenchmarkGCMark(b *testing.B)    { benchWorkload(b, "gcmark") }
