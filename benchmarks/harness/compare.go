@@ -37,10 +37,12 @@ func runOptions(data []byte, name string) map[string]string {
 
 // Compare reads two result files and writes, first, a warning for every
 // way their environment fingerprints differ (a different CPU, microcode,
-// kernel or Go makes any difference below suspect: the luindex "regression" of mmtk-core #1200 was a microcode update), then, for
-// every benchmark present in both, the old and new medians with their
-// confidence intervals and the verdict. It reports whether the identity
-// parts of the fingerprints matched.
+// kernel or Go makes any difference below suspect: the luindex "regression" of mmtk-core #1200 was a microcode update),
+// notes for differing run options, a warning when the files' host-speed
+// probes (UnitProbeNs) differ, then, for every benchmark present in both,
+// the old and new medians with their confidence intervals and the
+// verdict. It reports whether the identity parts of the fingerprints
+// matched.
 func Compare(w io.Writer, oldPath, newPath string) (sameMachine bool, err error) {
 	oldData, err := os.ReadFile(oldPath)
 	if err != nil {
@@ -100,6 +102,9 @@ func Compare(w io.Writer, oldPath, newPath string) (sameMachine bool, err error)
 	newSet, err := ReadSet(bytes.NewReader(newData), newPath)
 	if err != nil {
 		return sameMachine, err
+	}
+	if writeProbeWarning(w, oldSet, newSet) {
+		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "benchmark\told median ns/op\t95%% CI\tnew median ns/op\t95%% CI\tdelta\t\n")

@@ -180,7 +180,7 @@ func TestMatrixWritesBenchfmtAndSummary(t *testing.T) {
 		t.Errorf("raw file lacks the fingerprint:\n%.300s", raw.String())
 	}
 	for _, c := range cfgs {
-		for _, u := range []string{UnitNsOp, UnitNsTask, UnitAllocsOp, UnitBytesOp, UnitGCsOp, UnitCPUOp} {
+		for _, u := range []string{UnitNsOp, UnitNsTask, UnitAllocsOp, UnitBytesOp, UnitGCsOp, UnitCPUOp, UnitProbeNs} {
 			if len(set.Values(c.Name(), u)) != 3 {
 				t.Errorf("%s: %d samples of %s", c.Name(), len(set.Values(c.Name(), u)), u)
 			}
@@ -188,7 +188,7 @@ func TestMatrixWritesBenchfmtAndSummary(t *testing.T) {
 	}
 	var sum bytes.Buffer
 	WriteSummary(&sum, set)
-	for _, want := range []string{"## Small workers=2", "wsched/default against each", "vs chanpool:", "allocs/op", "GCs/op", "cpu-ns/op"} {
+	for _, want := range []string{"## Small workers=2", "wsched/default against each", "vs chanpool:", "allocs/op", "GCs/op", "cpu-ns/op", "host probe"} {
 		if !strings.Contains(sum.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum.String())
 		}
@@ -611,6 +611,97 @@ func TestHarnessAllocationsNotCounted(t *testing.T) {
 		}
 		if zero < 2 {
 			t.Errorf("%d iterations: allocs/op %v for a target that allocates nothing", iters, vals)
+		}
+	}
+}
+
+// probeResults builds results of one benchmark with the given times and
+// host probes.
+func probeResults(fp *Fingerprint, name string, ns, probes []float64) []*benchfmt.Result {
+	var out []*benchfmt.Result
+	for i := range ns {
+		r := &benchfmt.Result{Name: benchfmt.Name(name), Iters: 1,
+			Values: []benchfmt.Value{{Value: ns[i], Unit: UnitNsOp}}}
+		if fp != nil {
+			r.Config = fp.Config()
+		}
+		if probes != nil {
+			r.Values = append(r.Values, benchfmt.Value{Value: probes[i], Unit: UnitProbeNs})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// The host probe: every sample carries one, measured on this machine; a
+// summary flags a comparison whose sides ran with probes proven different
+// by more than 5%, and only then.
+func TestHostProbeFlagsShiftedComparisons(t *testing.T) {
+	if p := HostProbe(); p <= 0 || p > float64(time.Second) {
+		t.Fatalf("HostProbe() = %v ns", p)
+	}
+	same := []float64{26000, 26100, 25900, 26050, 25950, 26020, 25980, 26010}
+	slow := []float64{39000, 39200, 38800, 39100, 38900, 39050, 38950, 39020}
+	a := []float64{100, 101, 99, 100, 102, 98, 100, 101}
+	b := []float64{300, 310, 305, 299, 320, 301, 303, 307}
+	for _, c := range []struct {
+		probes  []float64
+		flagged bool
+	}{{same, false}, {slow, true}} {
+		var rs []*benchfmt.Result
+		rs = append(rs, probeResults(nil, "Fanout/sys=wsched/policy=default/workers=2", a, same)...)
+		rs = append(rs, probeResults(nil, "Fanout/sys=chanpool/workers=2", b, c.probes)...)
+		var out bytes.Buffer
+		WriteSummary(&out, NewSet(rs))
+		if got := strings.Contains(out.String(), "[host probe +50.0% on this side"); got != c.flagged {
+			t.Errorf("probes %v: flagged %v, want %v:\n%s", c.probes[:2], got, c.flagged, out.String())
+		}
+		if !strings.Contains(out.String(), "26.0µs") {
+			t.Errorf("the summary does not show the probe's median:\n%s", out.String())
+		}
+	}
+}
+
+// compare warns when the two files' host probes differ, says so when only
+// one file has probes, and is silent when they agree.
+func TestCompareWarnsOnHostProbe(t *testing.T) {
+	dir := t.TempDir()
+	fp := TakeFingerprint()
+	write := func(path string, ns, probes []float64) {
+		var buf bytes.Buffer
+		w := benchfmt.NewWriter(&buf)
+		for _, r := range probeResults(fp, "Fanout/sys=wsched/policy=default/workers=2", ns, probes) {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := []float64{100, 101, 99, 100, 102, 98, 100, 101}
+	fast := []float64{26000, 26100, 25900, 26050, 25950, 26020, 25980, 26010}
+	slow := []float64{31000, 31100, 30900, 31050, 30950, 31020, 30980, 31010}
+	old, new := filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")
+	for _, c := range []struct {
+		newProbes []float64
+		want      string // "" = neither warning nor note
+	}{
+		{fast, ""},
+		{slow, "WARNING: the host-speed probe differs between the files (median 26.0µs old, 31.0µs new, +19.2%)"},
+		{nil, "note: only one file has host-speed probes"},
+	} {
+		write(old, ns, fast)
+		write(new, ns, c.newProbes)
+		var out bytes.Buffer
+		if _, err := Compare(&out, old, new); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case c.want == "" && (strings.Contains(out.String(), "probe")):
+			t.Errorf("agreeing probes reported:\n%s", out.String())
+		case c.want != "" && !strings.Contains(out.String(), c.want):
+			t.Errorf("want %q in:\n%s", c.want, out.String())
 		}
 	}
 }

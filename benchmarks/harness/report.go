@@ -95,7 +95,7 @@ func WriteSummaryBase(w io.Writer, s *Set, base string) {
 	for _, g := range s.Groups() {
 		fmt.Fprintf(w, "## %s\n\n", g.Key())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "target\tmedian ns/op\t95% CI\tns/task\tcpu-ns/op\tallocs/op\tB/op\tGCs/op\tn\t")
+		fmt.Fprintln(tw, "target\tmedian ns/op\t95% CI\tns/task\tcpu-ns/op\tallocs/op\tB/op\tGCs/op\thost probe\tn\t")
 		var warn []string
 		for i, n := range g.Names {
 			sum := Summarize(s.Values(n, UnitNsOp))
@@ -115,8 +115,12 @@ func WriteSummaryBase(w io.Writer, s *Set, base string) {
 			if v := s.Values(n, UnitCPUOp); len(v) > 0 {
 				cpu = FormatNs(Summarize(v).Center)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", g.Labels[i], FormatNs(sum.Center), ci,
-				med(UnitNsTask), cpu, med(UnitAllocsOp), med(UnitBytesOp), med(UnitGCsOp), len(s.Values(n, UnitNsOp)))
+			probe := "-"
+			if v := s.Values(n, UnitProbeNs); len(v) > 0 {
+				probe = FormatNs(Summarize(v).Center)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", g.Labels[i], FormatNs(sum.Center), ci,
+				med(UnitNsTask), cpu, med(UnitAllocsOp), med(UnitBytesOp), med(UnitGCsOp), probe, len(s.Values(n, UnitNsOp)))
 		}
 		tw.Flush()
 		b := g.Baseline(base)
@@ -128,7 +132,11 @@ func WriteSummaryBase(w io.Writer, s *Set, base string) {
 				}
 				v := Judge(s.Values(g.Names[b], UnitNsOp), s.Values(n, UnitNsOp))
 				warn = append(warn, warnings(v.Cmp.Warnings)...)
-				fmt.Fprintf(w, "  vs %-22s %s\n", g.Labels[i]+":", v.Text())
+				flag := ""
+				if d, shifted := probeShift(s.Values(g.Names[b], UnitProbeNs), s.Values(n, UnitProbeNs)); shifted {
+					flag = fmt.Sprintf("  [host probe %+.1f%% on this side: the machine's speed differed]", 100*d)
+				}
+				fmt.Fprintf(w, "  vs %-22s %s%s\n", g.Labels[i]+":", v.Text(), flag)
 			}
 		}
 		for _, wn := range dedupe(warn) {
