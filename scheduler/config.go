@@ -106,21 +106,32 @@ const (
 var wakeNames = [...]string{"default", "one", "all", "n", "searcher"}
 
 // String returns "default", "one", "all", "n" or "searcher".
-func (p WakePolicy) String() string {
-	if p < wakeEnd {
-		return wakeNames[p]
-	}
-	return "WakePolicy(" + strconv.Itoa(int(p)) + ")"
-}
+func (p WakePolicy) String() string { return enumName(wakeNames[:], p, "WakePolicy") }
 
 // ParseWakePolicy parses the names String returns.
 func ParseWakePolicy(s string) (WakePolicy, error) {
-	for i, n := range wakeNames {
-		if s == n {
-			return WakePolicy(i), nil
-		}
+	if p, ok := parseEnum[WakePolicy](wakeNames[:], s); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("scheduler: unknown wake policy %q (want one, all, n or searcher)", s)
+}
+
+// enumName is the name of p among names, or type(p) for a value past them.
+func enumName[P ~uint8](names []string, p P, typ string) string {
+	if int(p) < len(names) {
+		return names[p]
+	}
+	return typ + "(" + strconv.Itoa(int(p)) + ")"
+}
+
+// parseEnum is the value whose name among names is s.
+func parseEnum[P ~uint8](names []string, s string) (P, bool) {
+	for i, n := range names {
+		if s == n {
+			return P(i), true
+		}
+	}
+	return 0, false
 }
 
 func (p WakePolicy) resolve() WakePolicy {
@@ -165,19 +176,12 @@ const (
 var takeNames = [...]string{"default", "fair", "fixed", "guided"}
 
 // String returns "default", "fair", "fixed" or "guided".
-func (p TakePolicy) String() string {
-	if p < takeEnd {
-		return takeNames[p]
-	}
-	return "TakePolicy(" + strconv.Itoa(int(p)) + ")"
-}
+func (p TakePolicy) String() string { return enumName(takeNames[:], p, "TakePolicy") }
 
 // ParseTakePolicy parses the names String returns.
 func ParseTakePolicy(s string) (TakePolicy, error) {
-	for i, n := range takeNames {
-		if s == n {
-			return TakePolicy(i), nil
-		}
+	if p, ok := parseEnum[TakePolicy](takeNames[:], s); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("scheduler: unknown take policy %q (want default, fair, fixed or guided)", s)
 }

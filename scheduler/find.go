@@ -148,7 +148,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		// The batch stays private (held) until a worker is idle: see
 		// nextHeld. held is empty here: find runs after a burst, which
 		// ends only when nothing is held.
-		got, status := b.TakeInto(w.held[:min(limit, len(w.held))])
+		got, status := b.TakeInto(w.held[:limit]) // limit <= maxHeld = len(held)
 		switch status {
 		case deque.Success:
 			moved := got - 1

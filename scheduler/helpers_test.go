@@ -98,11 +98,19 @@ func runOnce(t *testing.T, s *Scheduler, ps []Packet, runs []atomic.Int32) {
 	if err := runCycle(t, s); err != nil {
 		t.Fatal(err)
 	}
+	if i, r, bad := notOnce(runs); bad {
+		t.Fatalf("packet %d ran %d times", i, r)
+	}
+}
+
+// notOnce returns the first packet whose run counter is not 1, if any.
+func notOnce(runs []atomic.Int32) (i int, n int32, bad bool) {
 	for i := range runs {
-		if r := runs[i].Load(); r != 1 {
-			t.Fatalf("packet %d ran %d times", i, r)
+		if n := runs[i].Load(); n != 1 {
+			return i, n, true
 		}
 	}
+	return 0, 0, false
 }
 
 // runDropping runs a cycle in which a packet panics and checks that it

@@ -31,13 +31,7 @@ type slicePacket struct {
 
 func (p *slicePacket) Run(w *Worker) {
 	r := p.r
-	r.seen[p.id].Add(1)
-	if w.Stage() != p.stage {
-		r.badStage.Add(1)
-	}
-	if p.stage == 2 && r.done[1].Load() != r.perStage1 {
-		r.early.Add(1)
-	}
+	r.begin(w, p.id, p.stage)
 	if kids := r.children[p.id]; kids != nil {
 		// From a packet, during the cycle: into its own (open) stage.
 		if err := w.Scheduler().AddSlice(p.stage, kids); err != nil {
@@ -45,6 +39,27 @@ func (p *slicePacket) Run(w *Worker) {
 		}
 	}
 	r.done[p.stage].Add(1)
+}
+
+// begin records that packet id of stage st started on w.
+func (r *sliceRun) begin(w *Worker, id int, st StageID) {
+	r.seen[id].Add(1)
+	if w.Stage() != st {
+		r.badStage.Add(1)
+	}
+	if st == 2 && r.done[1].Load() != r.perStage1 {
+		r.early.Add(1)
+	}
+}
+
+// newCycle clears the run and stage counters before a cycle.
+func (r *sliceRun) newCycle() {
+	for i := range r.seen {
+		r.seen[i].Store(0)
+	}
+	for i := range r.done {
+		r.done[i].Store(0)
+	}
 }
 
 // TestAddSlice: packets lent by AddSlice, before Run into two stages and
@@ -88,12 +103,7 @@ func TestAddSlice(t *testing.T) {
 				}
 			}
 			for cycle := range 5 {
-				for i := range r.seen {
-					r.seen[i].Store(0)
-				}
-				for i := range r.done {
-					r.done[i].Store(0)
-				}
+				r.newCycle()
 				// Stage 2 first: a later stage's bucket fills while closed.
 				for st := StageID(2); st >= 1; st-- {
 					half := len(byStage[st]) / 2
@@ -110,10 +120,8 @@ func TestAddSlice(t *testing.T) {
 				if err := runCycle(t, s); err != nil {
 					t.Fatal(err)
 				}
-				for i := range r.seen {
-					if n := r.seen[i].Load(); n != 1 {
-						t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, n)
-					}
+				if i, n, bad := notOnce(r.seen); bad {
+					t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, n)
 				}
 				if e, b := r.early.Load(), r.badStage.Load(); e != 0 || b != 0 {
 					t.Fatalf("cycle %d: %d stage-2 packets ran before stage 1 drained, %d saw the wrong stage", cycle, e, b)
@@ -216,10 +224,8 @@ func TestAddSliceManySlices(t *testing.T) {
 		if err := runCycle(t, s); err != nil {
 			t.Fatal(err)
 		}
-		for i := range runs {
-			if n := runs[i].Load(); n != 1 {
-				t.Fatalf("cycle %d: packet %d ran %d times", c, i, n)
-			}
+		if i, n, bad := notOnce(runs[:]); bad {
+			t.Fatalf("cycle %d: packet %d ran %d times", c, i, n)
 		}
 	}
 }
@@ -324,30 +330,20 @@ func TestAddSliceCloseForgets(t *testing.T) {
 	runtime.KeepAlive(s)
 }
 
-// deepPacket is a packet of TestDeepBulkExactlyOnce: it records its run,
-// checks its stage's order, works a little (every 7th, about a
-// microsecond, so that takes and held batches end unevenly) and spawns a
-// child now and then (every 11th), which also counts.
+// deepPacket is a packet of TestDeepBulkExactlyOnce: it records its run
+// and its stage's order, works a little (every 7th, about a microsecond,
+// so that takes and held batches end unevenly) and spawns a child now and
+// then (every 11th), which also counts.
 type deepPacket struct {
 	id    int
 	stage StageID
-	r     *deepRun
+	r     *sliceRun
 	child *deepPacket
-}
-
-type deepRun struct {
-	seen     []atomic.Int32
-	done     [3]atomic.Int64
-	perStage int64
-	early    atomic.Int64 // stage-2 packets that ran before stage 1 drained
 }
 
 func (p *deepPacket) Run(w *Worker) {
 	r := p.r
-	r.seen[p.id].Add(1)
-	if p.stage == 2 && r.done[1].Load() != r.perStage {
-		r.early.Add(1)
-	}
+	r.begin(w, p.id, p.stage)
 	if p.id%7 == 0 {
 		for t0 := time.Now(); time.Since(t0) < time.Microsecond; {
 		}
@@ -370,7 +366,7 @@ func TestDeepBulkExactlyOnce(t *testing.T) {
 		for _, workers := range []int{1, 2, 4, 8, 16} {
 			t.Run(fmt.Sprintf("%v/workers=%d", take, workers), func(t *testing.T) {
 				s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}, Take: take})
-				r := &deepRun{perStage: int64(n), seen: make([]atomic.Int32, 2*n)}
+				r := &sliceRun{perStage1: int64(n), seen: make([]atomic.Int32, 2*n)}
 				var lent, copied [3][]Packet
 				for st := StageID(1); st <= 2; st++ {
 					base := int(st-1) * n
@@ -400,12 +396,7 @@ func TestDeepBulkExactlyOnce(t *testing.T) {
 					cycles = 40
 				}
 				for cycle := range cycles {
-					for i := range r.seen {
-						r.seen[i].Store(0)
-					}
-					for i := range r.done {
-						r.done[i].Store(0)
-					}
+					r.newCycle()
 					for st := StageID(2); st >= 1; st-- {
 						if err := s.BulkAdd(st, copied[st]); err != nil {
 							t.Fatal(err)
@@ -417,10 +408,8 @@ func TestDeepBulkExactlyOnce(t *testing.T) {
 					if err := runCycle(t, s); err != nil {
 						t.Fatal(err)
 					}
-					for i := range r.seen {
-						if c := r.seen[i].Load(); c != 1 {
-							t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, c)
-						}
+					if i, c, bad := notOnce(r.seen); bad {
+						t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, c)
 					}
 					if e := r.early.Load(); e != 0 {
 						t.Fatalf("cycle %d: %d stage-2 packets ran before stage 1 drained", cycle, e)

@@ -15,10 +15,9 @@ import (
 // how it sampled (RunOptions).
 var RunOptionKeys = []string{"invocations", "iterations", "warmup", KeyGap, "procs"}
 
-// runOptions reads the run option keys of a raw file's first result ("" for
-// a key it lacks; a file from before the gap key ran its operations back
-// to back, so its gap reads as 0s).
-func runOptions(data []byte, name string) map[string]string {
+// ReadRunOptions reads the run option keys of a raw file's first result
+// ("" for a key it lacks).
+func ReadRunOptions(data []byte, name string) map[string]string {
 	out := map[string]string{}
 	rd := benchfmt.NewReader(bytes.NewReader(data), name)
 	for rd.Scan() {
@@ -26,11 +25,18 @@ func runOptions(data []byte, name string) map[string]string {
 			for _, k := range RunOptionKeys {
 				out[k] = r.GetConfig(k)
 			}
-			if out[KeyGap] == "" && out["iterations"] != "" {
-				out[KeyGap] = time.Duration(0).String()
-			}
 			break
 		}
+	}
+	return out
+}
+
+// runOptions is ReadRunOptions for compare: a file from before the gap key
+// ran its operations back to back, so its gap reads as 0s.
+func runOptions(data []byte, name string) map[string]string {
+	out := ReadRunOptions(data, name)
+	if out[KeyGap] == "" && out["iterations"] != "" {
+		out[KeyGap] = time.Duration(0).String()
 	}
 	return out
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/wsched/wsched/benchmarks/harness"
 	"github.com/wsched/wsched/benchmarks/system"
-	"golang.org/x/perf/benchfmt"
 )
 
 // matrixFlags are the flags shared by the matrix run and the sweeps.
@@ -321,15 +320,10 @@ func header(w io.Writer, title, dir, rawName string) {
 				}
 			}
 		}
-		rd := benchfmt.NewReader(bytes.NewReader(data), rawName)
-		for rd.Scan() {
-			if r, ok := rd.Result().(*benchfmt.Result); ok {
-				for _, k := range harness.RunOptionKeys {
-					if v := r.GetConfig(k); v != "" {
-						fmt.Fprintf(w, "%s: %s\n", k, v)
-					}
-				}
-				break
+		opts := harness.ReadRunOptions(data, rawName)
+		for _, k := range harness.RunOptionKeys {
+			if v := opts[k]; v != "" {
+				fmt.Fprintf(w, "%s: %s\n", k, v)
 			}
 		}
 	}
