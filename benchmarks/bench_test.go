@@ -2,11 +2,15 @@ package benchmarks
 
 import (
 	"runtime"
+	"sort"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wsched/wsched/benchmarks/harness"
 	"github.com/wsched/wsched/benchmarks/system"
+	"github.com/wsched/wsched/benchmarks/workload"
 )
 
 // The harness's workloads as testing.B benchmarks: wsched with its default
@@ -77,4 +81,69 @@ func benchWorkload(b *testing.B, name string) {
 			}
 		})
 	}
+}
+
+// BenchmarkSecondWorkerStart: how long after an operation of the
+// fork-join starts its second worker runs its first task (node 1, the root's
+// left subtree, which every system hands to another worker), for wsched and
+// errgroup, with the operations back to back, 1 ms apart (every parked
+// worker has blocked), and each after a full GC (as the harness's first
+// timed operation was until the GC moved before the last warm-up). start-µs
+// and op-µs are medians over the iterations. Needs GOMAXPROCS >= 2:
+//
+//	go test -run '^$' -bench SecondWorkerStart -benchtime 200x -count 3 .
+func BenchmarkSecondWorkerStart(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 {
+		b.Skip("needs GOMAXPROCS >= 2")
+	}
+	tr := workload.ForkJoin(harness.ForkJoinDepth)
+	for _, sys := range []string{system.WSched, "errgroup"} {
+		for _, regime := range []string{"back-to-back", "gap=1ms", "after-gc"} {
+			b.Run("sys="+sys+"/"+regime, func(b *testing.B) {
+				in := workload.NewInstance(tr, 0)
+				var node1 atomic.Int64
+				body := func(sp system.Spawner, i int32) {
+					if i == 1 {
+						node1.Store(time.Now().UnixNano())
+					}
+					in.Run(sp, i)
+				}
+				t := harness.Target{System: sys, Policy: system.DefaultPolicy}
+				ex, err := harness.NewExec(t, workers, tr.N(), true, body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ex.Close()
+				// No StopTimer around the untimed part: it reads the
+				// memory statistics, which stops the world under the
+				// polling workers. ns/op includes Reset and the gap or
+				// GC; op-µs is the operation alone.
+				var starts, ops []float64
+				for b.Loop() {
+					in.Reset()
+					switch regime {
+					case "gap=1ms":
+						time.Sleep(time.Millisecond)
+					case "after-gc":
+						runtime.GC()
+					}
+					t0 := time.Now()
+					if err := ex.Run(tr.Roots); err != nil {
+						b.Fatal(err)
+					}
+					ops = append(ops, float64(time.Since(t0))/1e3)
+					starts = append(starts, float64(node1.Load()-t0.UnixNano())/1e3)
+				}
+				b.ReportMetric(median(starts), "start-µs")
+				b.ReportMetric(median(ops), "op-µs")
+			})
+		}
+	}
+}
+
+// median sorts xs and returns its middle element.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	return xs[len(xs)/2]
 }

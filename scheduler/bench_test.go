@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"strconv"
@@ -563,5 +564,60 @@ func BenchmarkParkSpin(b *testing.B) {
 				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
+	}
+}
+
+// busyFor is a packet that computes (polls the clock) for d.
+type busyFor time.Duration
+
+func (d busyFor) Run(*Worker) {
+	for t0 := time.Now(); time.Since(t0) < time.Duration(d); {
+	}
+}
+
+// BenchmarkHeavyTailedBulk: one bulk add of 4,096 packets whose costs are
+// Pareto(1 µs, α = 1.1) capped at 2 ms, under each take policy: the case
+// where a large take could hide packets behind a long one after the bucket
+// drained. bound-ratio is the median of each cycle's makespan over its
+// lower bound max(longest packet, work ÷ workers); a new draw of costs each
+// iteration, the same sequence of draws for every policy (ns/op includes
+// drawing them).
+//
+//	go test -run '^$' -bench HeavyTailedBulk -benchtime 30x -count 3 ./scheduler/
+func BenchmarkHeavyTailedBulk(b *testing.B) {
+	const n = 4096
+	for _, take := range []TakePolicy{TakeFair, TakeGuided} {
+		b.Run("take="+take.String(), func(b *testing.B) {
+			s, err := New(Config{Stages: []string{"a"}, Take: take})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ps := make([]Packet, n)
+			var ratios []float64
+			seed := uint64(1)
+			for b.Loop() {
+				var total, longest time.Duration
+				for i := range ps {
+					seed = seed*6364136223846793005 + 1442695040888963407
+					u := float64(seed>>11) / (1 << 53) // [0, 1)
+					d := time.Duration(min(float64(time.Microsecond)/math.Pow(1-u, 1/1.1), float64(2*time.Millisecond)))
+					ps[i] = busyFor(d)
+					total += d
+					longest = max(longest, d)
+				}
+				bound := max(longest, total/time.Duration(s.Workers()))
+				if err := s.BulkAdd(1, ps); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := s.Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				ratios = append(ratios, float64(time.Since(t0))/float64(bound))
+			}
+			sort.Float64s(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "bound-ratio")
+		})
 	}
 }

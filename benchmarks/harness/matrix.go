@@ -146,9 +146,10 @@ func procsNote(set bool) string {
 // before the first timed iteration idles every worker for its length, long
 // enough for wsched's parked workers to stop polling (Config.ParkSpin) and
 // block, and the first timed fork-join of every invocation then waited
-// 130–300 µs for its second worker where the later ones waited 3–10 µs (a
-// probe of 20 invocations, 2 workers). With no warm-up the GC precedes the
-// timed iterations.
+// for its second worker as long as after an idle gap (BenchmarkSecondWorkerStart
+// in the benchmarks module, 2 workers: 156–158 µs right after a GC against
+// 2.2–3.3 µs back to back). With no warm-up the GC precedes the timed
+// iterations.
 //
 // That GC is debug.FreeOSMemory, a GC that also returns the freed memory
 // to the OS before it returns: with runtime.GC alone, the runtime's

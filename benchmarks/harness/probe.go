@@ -13,16 +13,16 @@ import (
 // UnitProbeNs is the host-speed probe recorded beside every sample: the
 // median time of probeRuns runs of a fixed computation (probeUnits rounds
 // of workload.Spin, a dependent chain of shifts and xors with no memory
-// traffic: about 26 µs at the 1.3 ns a round measured on the 2-vCPU EPYC
-// in earlier sessions, 37–39 µs through the seventh session's last hour),
-// taken just before the sample's timed iterations, on the goroutine that
-// times them. It measures the machine, not the target. On a shared host it
-// moves when a neighbour takes the other hyperthread or the clock changes:
-// on the EPYC a plain loop of this kind took 0.9–2.3 ms for the same work
-// from one second to the next, and every system's times moved with it (a
-// 1-worker fan-out took 206 or 380 µs). Summaries flag a comparison whose
-// two sides ran with probes proven different, and `compare` warns when two
-// files' probes differ: the difference may be the machine's.
+// traffic: 37.1–37.8 µs on the 2-vCPU EPYC in
+// benchmarks/results/epyc2/matrix-s7/final-summary.txt), taken just before
+// the sample's timed iterations, on the goroutine that times them. It
+// measures the machine, not the target: it moves when the clock changes,
+// a neighbour computes on the same core, or the runtime works in the
+// background (it read 59.1 µs in one configuration of fb7b491-summary.txt,
+// the scavenger returning a previous configuration's memory). Summaries
+// flag a comparison whose two sides ran with probes proven different, and
+// `compare` warns when two files' probes differ: the difference may be the
+// machine's.
 const UnitProbeNs = "probe-ns"
 
 // probeUnits is the probe's work: fixed, not calibrated to the machine,
