@@ -9,4 +9,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/stretchr/testify v1.12.1 // indirect
+require (
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

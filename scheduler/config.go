@@ -338,7 +338,8 @@ type Config struct {
 	// always recorded.
 	PacketTiming bool
 	// Tracer receives the scheduler's trace events; nil turns tracing off.
-	// It must have been created with Workers workers.
+	// It must have been created with Workers workers, and records one
+	// Scheduler: New rejects a Recorder that another Scheduler uses.
 	Tracer *trace.Recorder
 	// RuntimeTrace creates a runtime/trace task per cycle and a region per
 	// packet, named by the packet type.

@@ -109,11 +109,21 @@
 // batches, designated queues, sentinels) is discarded and counted in PanicError.Dropped and
 // Stats.Dropped; the next Run works normally. A packet calling
 // runtime.Goexit is reported the same way (a fresh goroutine takes over
-// the worker). Cancelling Run's context does the same once the running
-// packets return, with a *CycleError wrapping ctx.Err(). Misuse returns
+// the worker), and so is panic(nil) under GODEBUG panicnil=1, which
+// recover cannot tell from runtime.Goexit by its value. Cancelling Run's
+// context does the same once the running packets return, with a
+// *CycleError wrapping ctx.Err(); a context cancelled before Run runs no
+// packet. Misuse returns
 // ErrUnknownStage, ErrNilPacket, ErrClosed, ErrCycleRunning,
-// ErrUnknownWorker, ErrDesignatedFull or ErrSentinelSet; Spawn(nil) panics
-// (in a packet, so the cycle reports it).
+// ErrUnknownWorker, ErrDesignatedFull or ErrSentinelSet, and an unknown
+// policy passed to WithWake is ErrInvalidConfig, as it is in Config.Wake.
+// Programming errors panic with a "scheduler:" message (in a packet, so
+// the cycle reports it as a *PanicError): Spawn(nil); Spawn or SpawnOrRun
+// on a *Worker kept past its packet's Run (between cycles, after Close,
+// from another scheduler's packet), which would otherwise run the packet
+// in the wrong cycle or never; and Close called from one of the
+// scheduler's own packets, which would wait for its own worker. New
+// refuses a trace.Recorder that another Scheduler already records into.
 //
 // # Observability
 //

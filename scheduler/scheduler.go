@@ -115,6 +115,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Tracer != nil && !cfg.Tracer.Claim() {
+		return nil, configError("Tracer already records another Scheduler (a Recorder records one)")
+	}
 	s := &Scheduler{
 		cfg:      cfg,
 		n:        cfg.Workers,
@@ -219,17 +222,23 @@ func (o wakeOption) apply(a addOptions) addOptions { a.wake = WakePolicy(o); ret
 // WakeDefault leaves it unchanged.
 func WithWake(p WakePolicy) AddOption { return wakeOption(p) }
 
-func (s *Scheduler) addOpts(opts []AddOption) addOptions {
+// addOpts applies opts to the scheduler's defaults. An unknown wake
+// policy is an error, as it is in Config.Wake (WakeDefault keeps the
+// scheduler's).
+func (s *Scheduler) addOpts(opts []AddOption) (addOptions, error) {
 	a := addOptions{wake: s.cfg.Wake}
 	for _, o := range opts {
 		if o != nil {
 			a = o.apply(a)
 		}
 	}
-	if a.wake == WakeDefault || a.wake >= wakeEnd {
+	switch {
+	case a.wake >= wakeEnd:
+		return a, fmt.Errorf("%w: WithWake(%d): unknown wake policy", ErrInvalidConfig, uint8(a.wake))
+	case a.wake == WakeDefault:
 		a.wake = s.cfg.Wake
 	}
-	return a
+	return a, nil
 }
 
 // Add queues p in stage st's bucket. Any goroutine, at any time: before Run
@@ -325,6 +334,10 @@ func (s *Scheduler) copyAdd(st StageID, ps []Packet, prio, lent bool, opts []Add
 	if err != nil {
 		return err
 	}
+	o, err := s.addOpts(opts)
+	if err != nil {
+		return err
+	}
 	if len(ps) == 0 {
 		return nil
 	}
@@ -352,7 +365,7 @@ func (s *Scheduler) copyAdd(st StageID, ps []Packet, prio, lent bool, opts []Add
 	clear(chunk[:]) // drop the references the stack copy holds
 	n := bk.End()
 	if n > 0 {
-		s.wakeForAdd(n, s.addOpts(opts).wake, -1)
+		s.wakeForAdd(n, o.wake, -1)
 	}
 	return nil
 }
@@ -369,29 +382,22 @@ func (s *Scheduler) AddDesignated(worker int, p Packet) error {
 	if worker < 0 || worker >= s.n {
 		return fmt.Errorf("%w: %d (have 0..%d)", ErrUnknownWorker, worker, s.n-1)
 	}
+	w := s.workers[worker]
+	// Send under the monitor, which Close takes to set closed: either the
+	// send comes first and Close's drain counts the packet as dropped, or
+	// we see closed and queue nothing. (The lock also orders the send
+	// before the worker's re-check, wake.go step P4.) Designated work is
+	// rare; the lock costs nothing that matters.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	w := s.workers[worker]
 	select {
 	case w.designated <- p:
 		w.nDesignated.Add(1)
 	default:
 		return ErrDesignatedFull
-	}
-	// Always take the monitor: designated work is rare, and the lock orders
-	// this send before the worker's re-check (wake.go, step P4).
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed.Load() {
-		// Close may have drained the queue already: take one packet back
-		// (ours or an equal one) so that nothing is left behind uncounted.
-		select {
-		case <-w.designated:
-			w.nDesignated.Add(-1)
-		default:
-		}
-		return ErrClosed
 	}
 	if s.cycleActive.Load() && w.parked {
 		s.wakeWorker(w, -1)
@@ -458,7 +464,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		s.cycleCtx, task = rtrace.NewTask(ctx, "wsched.cycle")
 	}
 	s.beginCycle()
-	s.advance(nil)
+	if err := ctx.Err(); err != nil {
+		// Cancelled already: end the cycle before any worker wakes, so no
+		// packet runs (every worker is parked: abortCycle finishes it).
+		s.abortCycle(err)
+	} else {
+		s.advance(nil)
+	}
 	s.mu.Unlock()
 
 	select {
@@ -503,8 +515,14 @@ func (s *Scheduler) abortCycle(cause error) {
 // Close ends the scheduler: a running cycle is aborted (Run returns a
 // *CycleError wrapping ErrClosed), the workers exit, and queued packets are
 // discarded and counted in Stats().Dropped. It waits for the workers, is
-// idempotent, and always returns nil. It must not be called from a packet.
+// idempotent, and always returns nil. Called from one of the scheduler's
+// own packets, it would wait for the worker it runs on: it panics instead
+// (the cycle ends with a *PanicError naming the packet) and closes
+// nothing.
 func (s *Scheduler) Close() error {
+	if s.onWorker() {
+		panic("scheduler: Close called from a packet of the scheduler it closes (it would wait for its own worker); close it after Run returns")
+	}
 	s.mu.Lock()
 	if !s.closed.Load() {
 		s.closed.Store(true)
@@ -534,4 +552,18 @@ func (s *Scheduler) Close() error {
 		s.mu.Unlock()
 	})
 	return nil
+}
+
+// onWorker reports whether the calling goroutine is one of s's workers.
+func (s *Scheduler) onWorker() bool {
+	id := goid()
+	if id == 0 {
+		return false
+	}
+	for _, w := range s.workers {
+		if w.gid.Load() == id {
+			return true
+		}
+	}
+	return false
 }

@@ -37,6 +37,10 @@ func (s *Scheduler) AddSlice(st StageID, ps []Packet, opts ...AddOption) error {
 	if err != nil {
 		return err
 	}
+	o, err := s.addOpts(opts)
+	if err != nil {
+		return err
+	}
 	if len(ps) == 0 {
 		return nil
 	}
@@ -59,7 +63,7 @@ func (s *Scheduler) AddSlice(st StageID, ps []Packet, opts ...AddOption) error {
 		return s.copyAdd(st, ps, false, true, opts) // every span slot in use
 	}
 	if n > 0 {
-		s.wakeForAdd(n, s.addOpts(opts).wake, -1)
+		s.wakeForAdd(n, o.wake, -1)
 	}
 	return nil
 }

@@ -72,9 +72,9 @@ import (
 // W2 loads, later still, see nParked = n and nSearching = 0; X then wakes
 // a worker in W3, which unregisters it after L's P2 — again a
 // contradiction. Designated sends are ordered by the mutex instead:
-// AddDesignated always takes mu after its send, so either the owner's P2
-// came first (X sees w.parked and wakes that worker) or the send
-// happens-before the owner's P4 re-check. The private stack and held
+// AddDesignated sends under mu, so either the owner's P2 came first (X
+// sees w.parked and wakes that worker) or the send happens-before the
+// owner's P4 re-check. The private stack and held
 // batch are invisible to others, but their owner is awake while they
 // hold a packet. A packet
 // published while the last parked worker ends the cycle (advance, under

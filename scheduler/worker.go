@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	rtrace "runtime/trace"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,7 +16,7 @@ import (
 
 // Worker is one worker goroutine of a Scheduler. A packet receives its
 // worker in Run; the *Worker is valid only inside that call, on that
-// goroutine.
+// goroutine: Spawn and SpawnOrRun on a *Worker kept past it panic.
 type Worker struct {
 	_ [64]byte
 	// Set by New and never written again; read by other workers (a thief
@@ -101,7 +102,10 @@ type Worker struct {
 	// advance) use len(designated).
 	nDesignated atomic.Int32
 	wake        chan struct{} // capacity 1: the park token (wake.go)
-	pub         published     // stats snapshot, flushed by the owner
+	// gid is the ID of the goroutine running w (goid), stored when it
+	// starts; Close loads it to refuse to run on a worker.
+	gid atomic.Uint64
+	pub published // stats snapshot, flushed by the owner
 
 	// Guarded by s.mu.
 	parked  bool
@@ -169,8 +173,8 @@ func (w *Worker) Stage() StageID { return w.cur.stage() }
 // which sends every Spawn to the deque. The stack holds 256 packets; the
 // older half of a full one goes to the deque. Spawn(nil) panics.
 func (w *Worker) Spawn(p Packet) {
-	if p == nil {
-		panic("scheduler: Spawn(nil)")
+	if p == nil || w.cur.p == nil {
+		w.badSpawn(p, "Spawn")
 	}
 	t := mkTask(p, w.cur.stage())
 	if w.tb != nil {
@@ -196,6 +200,23 @@ func (w *Worker) Spawn(p Packet) {
 	}
 	w.local.Push(t)
 	w.surplus()
+}
+
+// badSpawn panics for a Spawn or SpawnOrRun (op) of p on w that cannot be
+// honoured: p is nil, or no packet is running on w, so the *Worker was
+// kept past its packet's Run (between cycles, after Close, or passed to
+// another scheduler's packet). Queued there, the packet would run in the
+// next cycle before its stage opened, or never, without being counted.
+// (A *Worker used by another goroutine while its own packet runs is a
+// data race, which the race detector reports.)
+//
+//go:noinline
+func (w *Worker) badSpawn(p Packet, op string) {
+	if p == nil {
+		panic("scheduler: " + op + "(nil)")
+	}
+	panic("scheduler: " + op + " on worker " + strconv.Itoa(w.id) +
+		" outside its packet: a *Worker is valid only inside the Run call that received it")
 }
 
 // privCap is the private stack's size: 256 packets (6 KiB), the Go
@@ -308,8 +329,8 @@ func (w *Worker) popPriv() task {
 // labels, so that every packet keeps its own slice, region and time. Only
 // the packet running on w may call it. SpawnOrRun(nil) panics.
 func (w *Worker) SpawnOrRun(p Packet) {
-	if p == nil {
-		panic("scheduler: SpawnOrRun(nil)")
+	if p == nil || w.cur.p == nil {
+		w.badSpawn(p, "SpawnOrRun")
 	}
 	s := w.s
 	if w.instrument || w.inlineDepth >= maxInline || s.abort.Load() {
@@ -331,26 +352,39 @@ func (w *Worker) SpawnOrRun(p Packet) {
 	parent := w.cur.p
 	w.cur.p = p
 	w.inlineDepth++
+	restored := false
+	defer func() {
+		if !restored { // runtime.Goexit: burst reports it, naming p (w.cur.p)
+			w.inlineDepth--
+		}
+	}()
+	v, stack, panicked := w.runInline(p)
+	restored = true
+	w.inlineDepth--
+	if panicked {
+		w.packetPanicked(v, stack) // names w.cur.p: p
+	} else {
+		w.hot.inlined++
+		w.tick()
+	}
+	w.cur.p = parent
+}
+
+// runInline runs p inline for SpawnOrRun and reports a recovered panic's
+// value and stack (as runBurst: a flag set on return tells a panic, even
+// panic(nil) under GODEBUG panicnil=1, from a normal return; under
+// runtime.Goexit it does not return).
+func (w *Worker) runInline(p Packet) (v any, stack []byte, panicked bool) {
 	done := false
 	defer func() {
-		w.inlineDepth--
-		if done {
-			w.cur.p = parent
-			return
+		if !done {
+			v, stack, panicked = recover(), debug.Stack(), true
 		}
-		if v := recover(); v != nil {
-			w.packetPanicked(v, debug.Stack()) // names w.cur.p: p
-			w.cur.p = parent
-			return
-		}
-		// runtime.Goexit: the goroutine is ending; burst reports it, naming
-		// p (w.cur.p), and hands the worker to a fresh goroutine.
 	}()
 	p.Run(w)
-	w.countPacket(p)
-	w.hot.inlined++
-	w.tick()
+	w.countPacket(p) // may call PacketName, which may panic too
 	done = true
+	return nil, nil, false
 }
 
 // handoff is how many children in a row SpawnOrRun spawns once it sees an
@@ -414,6 +448,7 @@ func (w *Worker) surplus() {
 func (w *Worker) main(sleepFirst bool) {
 	s := w.s
 	defer s.wg.Done()
+	w.gid.Store(goid())
 	if sleepFirst {
 		w.waitToken() // parked since New: idle, as in park's P6
 	}
@@ -431,29 +466,51 @@ func (w *Worker) main(sleepFirst bool) {
 
 // burst runs t and then, without searching, the packets w has at hand:
 // designated, private stack, held batch, deque. It returns when they run
-// out or the cycle is aborting. One deferred recover covers the whole burst, so panics cost
-// nothing per packet. If a packet calls runtime.Goexit, burst never
-// returns: its deferred function reports it and starts a new goroutine for
-// w while this one exits.
+// out or the cycle is aborting. One deferred recover covers the whole
+// burst (runBurst), so panics cost nothing per packet.
+//
+// A packet leaves in one of three ways, told apart without trusting
+// recover's value (nil both for runtime.Goexit and, under GODEBUG
+// panicnil=1, for panic(nil)): runBurst returns normally (ok), or its
+// deferred function recovers a panic and runBurst returns its value, or
+// the goroutine is exiting (Goexit), so runBurst never returns and only
+// burst's deferred function runs: it reports the Goexit and starts a new
+// goroutine for w while this one exits.
 func (w *Worker) burst(t task) {
-	ok := false
-	w.clockOK = false
-	s := w.s
+	returned := false
 	defer func() {
-		if ok {
+		if returned {
 			return
-		}
-		if v := recover(); v != nil {
-			w.packetPanicked(v, debug.Stack())
-			return // back to main's loop
 		}
 		// Goexit: this goroutine is ending. Report it like a panic and hand
 		// the worker to a fresh goroutine, so the scheduler keeps n workers.
 		// (An inline run's Goexit unwound its parents too.)
 		w.inlineDepth = 0
 		w.packetPanicked("runtime.Goexit called by the packet", debug.Stack())
-		s.wg.Add(1)
+		w.cur = task{}
+		w.s.wg.Add(1)
 		go w.main(false)
+	}()
+	v, stack, panicked := w.runBurst(t)
+	returned = true
+	if panicked {
+		w.packetPanicked(v, stack)
+	}
+	w.cur = task{} // no packet runs: Spawn on w now panics (checkRunning)
+}
+
+// runBurst is burst's loop. It reports a recovered panic's value (nil for
+// panic(nil) under GODEBUG panicnil=1) and stack; under runtime.Goexit it
+// does not return.
+func (w *Worker) runBurst(t task) (v any, stack []byte, panicked bool) {
+	ok := false
+	s := w.s
+	defer func() {
+		if !ok {
+			// A panic, or Goexit (then nothing is recovered and burst's
+			// deferred function takes over).
+			v, stack, panicked = recover(), debug.Stack(), true
+		}
 	}()
 	for {
 		// exec, with its common case written out: one call fewer a packet.
@@ -500,6 +557,7 @@ func (w *Worker) burst(t task) {
 		}
 	}
 	ok = true
+	return nil, nil, false
 }
 
 // nextHeld takes the oldest held packet, unless workers are idle (parked

@@ -78,9 +78,22 @@ type Recorder struct {
 	start   time.Time
 	tick0   int64
 
+	// claimed is set by the first Claim: a recorder records one writer
+	// (one scheduler) for its whole life.
+	claimed atomic.Bool
+
 	mu    sync.Mutex
 	ids   map[string]NameID
 	names []string // names[id]; names[0] = ""
+}
+
+// Claim makes the caller the recorder's only writer (a scheduler claims its
+// Config.Tracer when it is made) and reports whether it succeeded: false if
+// a writer claimed it before. Two schedulers writing one recorder would
+// write the same worker buffers from two goroutines and interleave two
+// cycle sequences in one trace. Any goroutine; false for a nil recorder.
+func (r *Recorder) Claim() bool {
+	return r != nil && r.claimed.CompareAndSwap(false, true)
 }
 
 // NewRecorder returns a recorder for workers worker buffers and one control
