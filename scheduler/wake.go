@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -123,7 +124,7 @@ import (
 //     from late ones; it is the WakeAll policy, not the default.
 
 // pushIdle registers w as parked (P2). Caller holds mu.
-func (s *Scheduler) pushIdle(w *Worker) {
+func (s *sched) pushIdle(w *Worker) {
 	w.parked = true
 	w.idleIdx = len(s.idle)
 	s.idle = append(s.idle, w)
@@ -132,7 +133,7 @@ func (s *Scheduler) pushIdle(w *Worker) {
 }
 
 // removeIdle unregisters w. Caller holds mu; w.parked is true.
-func (s *Scheduler) removeIdle(w *Worker) {
+func (s *sched) removeIdle(w *Worker) {
 	last := len(s.idle) - 1
 	moved := s.idle[last]
 	s.idle[w.idleIdx] = moved
@@ -147,7 +148,7 @@ func (s *Scheduler) removeIdle(w *Worker) {
 
 // resume unregisters w, the caller's own worker, to search again (P5, or
 // advance resuming the last parked worker). Caller holds mu.
-func (s *Scheduler) resume(w *Worker) {
+func (s *sched) resume(w *Worker) {
 	s.removeIdle(w)
 	s.nSearching.Add(1)
 	w.tb.Counter(trace.CounterParked, 0, int64(s.parked))
@@ -156,7 +157,7 @@ func (s *Scheduler) resume(w *Worker) {
 // bufFor is the trace buffer of the goroutine that wakes: worker by's, or
 // the control buffer (written under mu) for a goroutine that is not a
 // worker (-1).
-func (s *Scheduler) bufFor(by int) *trace.WorkerBuf {
+func (s *sched) bufFor(by int) *trace.WorkerBuf {
 	if by >= 0 {
 		return s.workers[by].tb
 	}
@@ -165,7 +166,7 @@ func (s *Scheduler) bufFor(by int) *trace.WorkerBuf {
 
 // wakeWorker wakes the parked worker w (W3). by is the waker's worker ID or
 // -1. Caller holds mu, the cycle is active and w.parked is true.
-func (s *Scheduler) wakeWorker(w *Worker, by int) {
+func (s *sched) wakeWorker(w *Worker, by int) {
 	s.removeIdle(w)
 	s.nSearching.Add(1) // w searches when it runs; producers now see a searcher
 	w.mon.wakesReceived++
@@ -182,7 +183,7 @@ func (s *Scheduler) wakeWorker(w *Worker, by int) {
 
 // wakeIdle wakes up to n parked workers, most recently parked first, and
 // returns how many it woke. Caller holds mu, the cycle is active.
-func (s *Scheduler) wakeIdle(n, by int) int {
+func (s *sched) wakeIdle(n, by int) int {
 	woke := 0
 	for ; woke < n && len(s.idle) > 0; woke++ {
 		s.wakeWorker(s.idle[len(s.idle)-1], by)
@@ -190,10 +191,12 @@ func (s *Scheduler) wakeIdle(n, by int) int {
 	return woke
 }
 
-// wakeForAdd is W2 and W3 after k packets became visible, by policy. by is
-// the waker's worker ID, or -1 when not known (Scheduler.Add).
-func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
-	if policy == WakeSearcher && s.nSearching.Load() != 0 {
+// wakeForAdd is W2 and W3 after k packets became visible, by policy
+// (policy.AddWakes). by is the waker's worker ID, or -1 when not known (an
+// add).
+func (s *sched) wakeForAdd(k int, p Policy, by int) {
+	wake := policy.Kind(p)
+	if wake == policy.WakeSearcher && s.nSearching.Load() != 0 {
 		return // that searcher re-checks before it parks (P1, P4)
 	}
 	if s.nParked.Load() == 0 {
@@ -201,18 +204,7 @@ func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
 	}
 	s.mu.Lock()
 	if s.cycleActive.Load() {
-		switch policy {
-		case WakeAll:
-			s.wakeIdle(s.n, by)
-		case WakeN:
-			s.wakeIdle(k, by)
-		case WakeSearcher:
-			if s.nSearching.Load() == 0 {
-				s.wakeIdle(1, by)
-			}
-		default:
-			s.wakeIdle(1, by)
-		}
+		s.wakeIdle(policy.AddWakes(wake, k, s.parked, int(s.nSearching.Load())), by)
 	}
 	s.mu.Unlock()
 }
@@ -220,7 +212,7 @@ func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
 // wakeOneIdle wakes one parked worker if the cycle is active and nobody is
 // searching: the surplus rule of Spawn, batch takes and steals, and the
 // searcher chain. Caller: worker by, not holding mu.
-func (s *Scheduler) wakeOneIdle(by int) {
+func (s *sched) wakeOneIdle(by int) {
 	s.mu.Lock()
 	if s.cycleActive.Load() && s.nSearching.Load() == 0 {
 		s.wakeIdle(1, by)
@@ -230,7 +222,7 @@ func (s *Scheduler) wakeOneIdle(by int) {
 
 // releaseAll wakes every parked worker to exit (Close). Caller holds mu; no
 // cycle is active.
-func (s *Scheduler) releaseAll() {
+func (s *sched) releaseAll() {
 	for len(s.idle) > 0 {
 		w := s.idle[len(s.idle)-1]
 		s.removeIdle(w)
