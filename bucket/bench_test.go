@@ -3,7 +3,7 @@ package bucket
 import (
 	"testing"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 func drainLocal(local *deque.Deque[int]) {

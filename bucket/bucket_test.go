@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 func TestArrivals(t *testing.T) {

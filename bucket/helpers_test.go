@@ -3,7 +3,7 @@ package bucket
 import (
 	"sync"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 	"github.com/wsched/wsched/internal/watchdog"
 )
 

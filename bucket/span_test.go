@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // rangeSource is a span of the ints base, base+1, …; it counts its Fills'

@@ -5,7 +5,7 @@ import (
 
 	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/bucket"
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 	"github.com/wsched/wsched/trace"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )

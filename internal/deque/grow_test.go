@@ -7,7 +7,7 @@ import (
 	"testing"
 	"weak"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // The buffer grows when full and shrinks when mostly empty: a burst must

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // TestInjectorReclaimExactlyOnce: phases of concurrent producers and

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // FuzzDeque drives random single-goroutine sequences of operations on two
 // deques, a victim d and a thief's own deque dst, against slice models:
 //
-//	go test -run XXX -fuzz FuzzDeque -fuzztime 60s ./deque/
+//	go test -run XXX -fuzz FuzzDeque -fuzztime 60s ./internal/deque/
 //
 // The input's first byte picks the modes (d LIFO or FIFO, dst LIFO or
 // FIFO), the next eight the starting index of d (dst starts at its

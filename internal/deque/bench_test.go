@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // Benchmarks, with the baselines a reader needs to judge them in the same
@@ -16,7 +16,7 @@ import (
 // Chase–Lev deque written with sync/atomic (one-word int slots, as the Go
 // runtime's run queues). Names are fixed: harnesses look them up.
 //
-//	go test -run XXX -bench . -count=10 -benchtime=100ms ./deque/ > /tmp/deque-bench.txt
+//	go test -run XXX -bench . -count=10 -benchtime=100ms ./internal/deque/ > /tmp/deque-bench.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest /tmp/deque-bench.txt
 //
 // Every benchmark moves int values; one op is one item through the queue.

@@ -15,15 +15,15 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // Linearizability: short concurrent histories (an owner pushing and
 // popping, two or three thieves stealing) recorded against the real deque
 // and injector and checked by porcupine against sequential models.
 //
-//	go test -run Linearizable ./deque/                      # default: 1000 histories each (400 under -race)
-//	go test -run Linearizable ./deque/ -lincheck.n=20000    # more (the flag goes after the package)
+//	go test -run Linearizable ./internal/deque/                      # default: 1000 histories each (400 under -race)
+//	go test -run Linearizable ./internal/deque/ -lincheck.n=20000    # more (the flag goes after the package)
 //
 // A failing history is written as porcupine's HTML visualisation; the
 // test log names the file.

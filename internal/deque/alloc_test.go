@@ -3,7 +3,7 @@ package deque_test
 import (
 	"testing"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // Steady state allocates nothing: a deque whose buffer already fits its

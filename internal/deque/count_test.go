@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // Uncontended batch sizes, exactly as documented:

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
 // Misuse panics with a "deque: " message that names the method and the
