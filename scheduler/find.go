@@ -126,8 +126,8 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 	for st := 0; st <= cur; st++ {
 		b := s.buckets[st]
 		for !b.PriorityEmpty() {
-			t, status := b.TakePriority()
-			if status == deque.Success {
+			t, ok, retry := b.TakePriority()
+			if ok {
 				s.unqueue(1)
 				w.hot.bucketTakes++
 				w.hot.bucketPackets++
@@ -137,10 +137,10 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				w.foundWork()
 				return t, true, contended
 			}
-			if status == deque.Empty {
+			if !retry {
 				break
 			}
-			contended = true // Retry: a producer is mid-push; try again
+			contended = true // a producer is mid-push; try again
 			runtime.Gosched()
 		}
 		if b.NormalEmpty() { // the priority lane was just seen empty
@@ -150,9 +150,9 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		// The batch stays private (held) until a worker is idle: see
 		// nextHeld. held is empty here: find runs after a burst, which
 		// ends only when nothing is held.
-		got, status := b.TakeInto(w.held[:limit]) // limit <= maxHeld = len(held)
-		switch status {
-		case deque.Success:
+		got, retry := b.Take(w.held[:limit]) // limit <= maxHeld = len(held)
+		switch {
+		case got > 0:
 			moved := got - 1
 			// A take that came back smaller than a full batch was cut
 			// by the fair share (the bucket is running low, and
@@ -179,7 +179,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				w.surplus()
 			}
 			return t, true, contended
-		case deque.Retry:
+		case retry:
 			contended = true
 		}
 	}

@@ -343,12 +343,8 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 			return err
 		}
 	}
-	var n int
-	if a.prio {
-		n, err = b.AddPriority(s.queued(p, a.stage))
-	} else {
-		n, err = b.Add(s.queued(p, a.stage))
-	}
+	one := [1]task{s.queued(p, a.stage)}
+	n, err := b.Add(one[:], a.prio)
 	if err != nil {
 		s.unqueue(1)
 		return ErrClosed
@@ -368,7 +364,9 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 // option. It copies ps (about 3-4 ns a packet), unless Lend lends it. A
 // nil element rejects the whole slice (nothing is queued), except with
 // Lend, which does not look. Options: a StageID, Priority, Lend, a wake
-// Policy, Block. Errors as for Add.
+// Policy, Block. Errors as for Add; an AddAll that races Close may have
+// queued some of ps before it returns ErrClosed: Close drops those and
+// counts them in Stats.Dropped.
 func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
 	s := h.sched()
 	a := s.options(opts)
@@ -435,13 +433,10 @@ func (s *sched) stamped(p Packet, st StageID) task {
 func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 	b := s.buckets[a.stage]
 	t := s.queued(nil, a.stage) // one stamp for the whole slice
-	bk, err := b.StartBulk(a.prio)
-	if err != nil {
-		return ErrClosed
-	}
 	// Runs of 64 tasks built on the stack in a tight loop, each pushed
-	// with one call (bucket.Bulk): no call per packet, no allocation.
+	// with one call: no call per packet, no allocation.
 	var chunk [64]task
+	n := 0
 	for i := 0; i < len(ps); {
 		src := ps[i:min(len(ps), i+len(chunk))]
 		for j, p := range src {
@@ -452,11 +447,23 @@ func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 			u.p = p
 			chunk[j] = u
 		}
-		bk.Push(chunk[:len(src)])
+		k, err := b.Add(chunk[:len(src)], a.prio)
+		if err != nil {
+			clear(chunk[:])
+			if i == 0 {
+				return ErrClosed
+			}
+			// Close came in between two runs: the runs already queued
+			// are Close's to drop and count in Stats.Dropped; the rest is
+			// refused.
+			s.unqueue(len(ps) - i)
+			return ErrClosed
+		}
+		n += k
 		i += len(src)
 	}
 	clear(chunk[:]) // drop the references the stack copy holds
-	if n := bk.End(); n > 0 {
+	if n > 0 {
 		s.wakeForAdd(n, a.wake, -1)
 	}
 	return nil

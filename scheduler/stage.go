@@ -73,7 +73,8 @@ func (s *sched) advance(self *Worker) bool {
 			for st := 1; st <= cur; st++ {
 				if t, ok := s.buckets[st].TakeSentinel(); ok {
 					t = s.queued(t.p, StageID(st)) // its enqueue, for a steal's arrow
-					if _, err := s.buckets[st].Add(t); err == nil {
+					one := [1]task{t}
+					if _, err := s.buckets[st].Add(one[:], false); err == nil {
 						k = 1
 						if s.bounded {
 							s.nQueued.Add(1) // its take subtracts it

@@ -309,7 +309,7 @@ func (w *Worker) workVisible() bool {
 	}
 	cur := int(s.cur.Load())
 	for st := 0; st <= cur; st++ {
-		if !s.buckets[st].IsEmpty() {
+		if b := s.buckets[st]; !b.NormalEmpty() || !b.PriorityEmpty() {
 			return true
 		}
 	}
