@@ -175,6 +175,16 @@ func (w *Worker) Context() context.Context {
 	return w.s.cycleContext()
 }
 
+// ShouldSplit reports whether splitting work off now would feed an idle
+// worker: some worker is parked or searching and w's deque holds fewer
+// packets than there are such workers (the rule by which SpawnOrRun hands
+// children off). A packet that works through a queue of its own, such as
+// a marker's mark stack, checks it every few items and, when it is true,
+// spawns part of its queue (the oldest part, for locality) and goes on
+// with the rest: work moves only when someone can take it. Two atomic
+// loads and the deque's length. Only the packet running on w may call it.
+func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
+
 // push queues t, a spawned packet, on w: onto its private stack (offering
 // all but the newest to the deque while workers are idle), or onto its
 // deque under LocalLIFO and LocalFIFO (applying the surplus rule). Owner;
