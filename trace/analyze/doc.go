@@ -20,7 +20,8 @@
 //     stage 0; `wsched demo` times a stage from when its work could start
 //     (examples/stagetime), so its figures for the same run are lower;
 //   - busy %: per worker, the share of the window spent inside packets (any
-//     stage's);
+//     stage's). Every worker is listed unless the trace claims too many
+//     workers for its size (see Input);
 //   - steals and packets moved;
 //   - wake-up latency p50/p99/max: from a "wake" instant aimed at a worker
 //     to that worker's next packet; a wake after which the worker parks
@@ -64,9 +65,40 @@
 // Only wsched's own traces are accepted: the file must decode as Perfetto
 // packets and hold the process track described "wsched trace v1". A
 // truncated file, garbage, JSON or another program's trace gives an error
-// (ErrNotWsched for a foreign trace), never a panic (FuzzAnalyze). The file
-// is read whole and the model is linear in its packets, so memory is a
-// small multiple of the file size.
+// (ErrNotWsched for a foreign trace), never a panic (FuzzAnalyze).
+//
+// A file costs what it holds, not what it claims (see Costs):
+//
+//   - the process track's "workers=N" (at most 65,536) is the number of
+//     workers for the lower bound and the listings, but a worker takes
+//     room only once the file describes its track;
+//   - a window lists a worker when one of its packet or park slices begins
+//     or ends in the window, or when all the work queued during part of
+//     the window sat in that worker's own deque. Any other worker did one
+//     thing throughout the window: ran one packet, slept, or was idle and
+//     awake. When workers × windows (cycles, their stages and their
+//     Unconstrained packets) is at most the file's size in bytes, as in
+//     the traces of `wsched demo` (a worker's wakes, parks and packets
+//     take bytes in every stage it works in), every window lists those
+//     workers too, each with its figures. Otherwise they are summed up in
+//     Window.Others: how many ran a packet throughout, how many slept
+//     throughout, and the idle time while work was queued (and its gaps)
+//     that each idle one had, the same for all of them.
+//     Window.LongestGapWork is then -1 when the longest gap was one of
+//     theirs;
+//   - wsched draws cycles one after another and stage slices one after
+//     another (trace/internal/timeline closes the open one before it opens
+//     the next), so a file whose cycles overlap, such as a cycle nested in
+//     another, or whose stage slices overlap is rejected with an error
+//     that names the two slices: every stage of such a file would
+//     otherwise be analysed again in every cycle around it. Cycles may
+//     touch. Each stage belongs to one cycle: the last one to begin at or
+//     before the stage's opening, if it has not ended before then (a stage
+//     that opens where one cycle ends and the next begins belongs to the
+//     next). Stages outside every cycle are not reported;
+//   - a critical path is followed over at most as many steps as packets
+//     start in its window, whatever loop a hand-made file's steal arrows
+//     draw.
 //
 // # Roles
 //
