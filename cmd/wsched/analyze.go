@@ -109,10 +109,15 @@ func readTrace(path string) ([]byte, error) {
 	if fi.Mode().IsRegular() {
 		return os.ReadFile(path)
 	}
+	return readStream(f, path, maxStreamBytes)
+}
+
+// readStream reads r, named name, whole, up to limit bytes.
+func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	// A Perfetto trace starts with a packet record's tag, 0x0A: if the
 	// stream does not, the first bytes are enough for the decoder's error.
 	head := make([]byte, 1)
-	if n, err := io.ReadFull(f, head); n == 0 {
+	if n, err := io.ReadFull(r, head); n == 0 {
 		if err == io.EOF {
 			return nil, nil
 		}
@@ -121,12 +126,12 @@ func readTrace(path string) ([]byte, error) {
 	if head[0] != 0x0a {
 		return head, nil
 	}
-	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(f, maxStreamBytes)))
+	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(r, limit)))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxStreamBytes {
-		return nil, fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", path, maxStreamBytes>>20)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", name, limit>>20)
 	}
 	return data, nil
 }
