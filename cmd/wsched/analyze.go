@@ -94,6 +94,10 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 // recorder's default 32 MiB holds (about 25 MB of trace).
 const maxStreamBytes = 1 << 30
 
+// streamMemBytes is how much of a stream is read into memory before the
+// rest is copied to a temporary file (see readStream).
+const streamMemBytes = 4 << 20
+
 // readTrace reads the file at path whole: a regular file as it is (memory
 // is then bounded by its size), anything else up to maxStreamBytes.
 func readTrace(path string) ([]byte, error) {
@@ -112,7 +116,15 @@ func readTrace(path string) ([]byte, error) {
 	return readStream(f, path, maxStreamBytes)
 }
 
-// readStream reads r, named name, whole, up to limit bytes.
+// readStream reads r, named name, whole, up to limit bytes. Its size is not
+// known in advance, and reading it into a growing buffer would hold up to
+// twice its size (and twice the limit before giving up): so its first
+// streamMemBytes are read into memory, and a stream that goes on is copied
+// to a temporary file (in os.TempDir, removed at once) up to limit + 1
+// bytes, then read back into a buffer of its size. Reading holds at most
+// the stream's size plus about 3 × streamMemBytes (what io.ReadAll
+// allocates for that much), and a stream past the limit is given up as
+// soon as the limit is passed, having held no more than the latter.
 func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	// A Perfetto trace starts with a packet record's tag, 0x0A: if the
 	// stream does not, the first bytes are enough for the decoder's error.
@@ -126,12 +138,39 @@ func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	if head[0] != 0x0a {
 		return head, nil
 	}
-	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(r, limit)))
+	tooLong := fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", name, limit>>20)
+	inMem := min(limit+1, streamMemBytes)
+	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(r, inMem-1)))
 	if err != nil {
 		return nil, err
 	}
+	if int64(len(data)) < inMem {
+		return data, nil // the whole stream
+	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", name, limit>>20)
+		return nil, tooLong
+	}
+	f, err := os.CreateTemp("", "wsched-analyze-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: a stream over %d MiB is copied to a temporary file: %w", name, streamMemBytes>>20, err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return nil, fmt.Errorf("%s: copying the stream: %w", name, err)
+	}
+	n, err := io.Copy(f, io.LimitReader(r, limit+1-int64(len(data))))
+	if err != nil {
+		return nil, fmt.Errorf("%s: copying the stream: %w", name, err)
+	}
+	size := int64(len(data)) + n
+	data = nil
+	if size > limit {
+		return nil, tooLong
+	}
+	data = make([]byte, size)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return nil, fmt.Errorf("%s: reading the stream back: %w", name, err)
 	}
 	return data, nil
 }
