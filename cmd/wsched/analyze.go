@@ -24,6 +24,16 @@ of polling ones; time idle while work was queued
 elsewhere, and how much of it each worker spent parked; the critical path
 and the heaviest packet types.
 
+A file costs what it holds, not what it claims. A window lists every worker
+while workers x windows is at most the file's size in bytes; beyond that it
+lists the workers whose packet or park slices begin or end in it, or whose
+deque alone held the queued work, and sums up the others (how many ran a
+packet or slept throughout, and the idle time each idle one had while work
+was queued). Cycles that overlap (a cycle nested in another) or stage
+slices that overlap are rejected: wsched writes neither. A regular file is
+read whole; a pipe or device up to 1 GiB, its first 4 MiB in memory and
+the rest through a temporary file, and given up as soon as it passes 1 GiB.
+
 Flags:
 `
 
