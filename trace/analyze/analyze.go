@@ -11,6 +11,7 @@ import (
 
 // Report is the analysis of one trace.
 type Report struct {
+	// Workers is the number of workers the trace's process track claims.
 	Workers int    `json:"workers"`
 	Packets int    `json:"packets"`
 	SpanNs  int64  `json:"span_ns"`
