@@ -207,6 +207,12 @@ func newQueues(m *model) *queues {
 	if state != none && m.last > since {
 		q.segs = append(q.segs, qseg{since, m.last, state})
 	}
+	q.index()
+	return q
+}
+
+// index builds the runs of q.segs and what queuedIn looks them up with.
+func (q *queues) index() {
 	for _, sg := range q.segs {
 		if n := len(q.runs); n > 0 && q.runs[n-1].e == sg.s {
 			q.runs[n-1].e = sg.e
@@ -226,7 +232,6 @@ func newQueues(m *model) *queues {
 		}
 	}
 	q.tree = newMaxTree(lens)
-	return q
 }
 
 // cycleOf returns the index of the cycle a time belongs to: the last one
