@@ -129,12 +129,12 @@ func readTrace(path string) ([]byte, error) {
 // readStream reads r, named name, whole, up to limit bytes. Its size is not
 // known in advance, and reading it into a growing buffer would hold up to
 // twice its size (and twice the limit before giving up): so its first
-// streamMemBytes are read into memory, and a stream that goes on is copied
-// to a temporary file (in os.TempDir, removed at once) up to limit + 1
-// bytes, then read back into a buffer of its size. Reading holds at most
-// the stream's size plus about 3 × streamMemBytes (what io.ReadAll
-// allocates for that much), and a stream past the limit is given up as
-// soon as the limit is passed, having held no more than the latter.
+// streamMemBytes are read into a buffer of that size, and a stream that
+// goes on is copied to a temporary file (in os.TempDir, removed when done)
+// up to limit + 1 bytes, then read back into a buffer of its size. Reading
+// allocates at most the stream's size plus streamMemBytes (and io.Copy's
+// 32 KiB), and a stream past the limit is given up as soon as the limit is
+// passed, having allocated streamMemBytes.
 func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	// A Perfetto trace starts with a packet record's tag, 0x0A: if the
 	// stream does not, the first bytes are enough for the decoder's error.
@@ -149,15 +149,15 @@ func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 		return head, nil
 	}
 	tooLong := fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", name, limit>>20)
-	inMem := min(limit+1, streamMemBytes)
-	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(r, inMem-1)))
-	if err != nil {
+	data := make([]byte, min(limit+1, streamMemBytes))
+	data[0] = head[0]
+	n, err := io.ReadFull(r, data[1:])
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return bytes.Clone(data[:1+n]), nil // the whole stream
+	case err != nil:
 		return nil, err
-	}
-	if int64(len(data)) < inMem {
-		return data, nil // the whole stream
-	}
-	if int64(len(data)) > limit {
+	case int64(len(data)) > limit:
 		return nil, tooLong
 	}
 	f, err := os.CreateTemp("", "wsched-analyze-*")
@@ -169,11 +169,11 @@ func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	if _, err := f.Write(data); err != nil {
 		return nil, fmt.Errorf("%s: copying the stream: %w", name, err)
 	}
-	n, err := io.Copy(f, io.LimitReader(r, limit+1-int64(len(data))))
+	rest, err := io.Copy(f, io.LimitReader(r, limit+1-int64(len(data))))
 	if err != nil {
 		return nil, fmt.Errorf("%s: copying the stream: %w", name, err)
 	}
-	size := int64(len(data)) + n
+	size := int64(len(data)) + rest
 	data = nil
 	if size > limit {
 		return nil, tooLong

@@ -43,7 +43,7 @@ func (p *patterned) Read(b []byte) (int, error) {
 func TestReadStreamHoldsLittle(t *testing.T) {
 	const (
 		limit = 32 << 20
-		slack = 16 << 20
+		slack = 8 << 20
 	)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where a long stream is spooled
