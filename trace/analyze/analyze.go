@@ -192,15 +192,16 @@ func Bytes(data []byte) (*Report, error) {
 	return analyzeWith(data, listAuto)
 }
 
-// Whether windows list every worker (listAuto: see analyzeWith).
+// listing says which workers a window lists.
 type listing uint8
 
 const (
-	listAuto listing = iota
-	listEvery
-	listPresent
+	listAuto    listing = iota // every worker while workers × windows fits in the file's size
+	listEvery                  // every worker
+	listPresent                // those something happened to; Window.Others sums up the rest
 )
 
+// analyzeWith is Bytes with the listing chosen (tests compare them).
 func analyzeWith(data []byte, list listing) (*Report, error) {
 	m, err := load(data)
 	if err != nil {
@@ -227,8 +228,7 @@ func analyzeWith(data []byte, list listing) (*Report, error) {
 		windows++
 	}
 	// Listing every worker in every window costs workers × windows: it is
-	// done while that stays within the file's size, as it does for any
-	// trace that wsched writes of a run with a sensible number of workers.
+	// done while that stays within the file's size (package doc, Input).
 	m.listAll = list == listEvery || list == listAuto && int64(m.workers)*int64(windows) <= int64(m.size)
 	for ci, c := range cycles {
 		cr := Cycle{Cycle: c.cycle}
