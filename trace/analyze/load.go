@@ -130,7 +130,7 @@ type model struct {
 	// busyAt and parkedAt count the workers in a packet, and parked
 	// outside a packet, at any time.
 	busyAt, parkedAt coverage
-	// listAll: every window lists every worker (see Bytes).
+	// listAll: every window lists every worker (see analyzeWith).
 	listAll bool
 	// seen and stamp find the distinct workers of a window (present).
 	seen     []uint32
@@ -170,6 +170,7 @@ type seqState struct {
 	names, cats, annots map[uint64]string
 }
 
+// define records interned entries in set, making it on first use.
 func define(set *map[uint64]string, entries []perfetto.InternedString) {
 	if len(entries) == 0 {
 		return
