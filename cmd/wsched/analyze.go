@@ -24,6 +24,16 @@ of polling ones; time idle while work was queued
 elsewhere, and how much of it each worker spent parked; the critical path
 and the heaviest packet types.
 
+A file costs what it holds, not what it claims. A window lists every worker
+while workers x windows is at most the file's size in bytes; beyond that it
+lists the workers whose packet or park slices begin or end in it, or whose
+deque alone held the queued work, and sums up the others (how many ran a
+packet or slept throughout, and the idle time each idle one had while work
+was queued). Cycles that overlap (a cycle nested in another) or stage
+slices that overlap are rejected: wsched writes neither. A regular file is
+read whole; a pipe or device up to 1 GiB, its first 4 MiB in memory and
+the rest through a temporary file, and given up as soon as it passes 1 GiB.
+
 Flags:
 `
 
@@ -94,6 +104,10 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 // recorder's default 32 MiB holds (about 25 MB of trace).
 const maxStreamBytes = 1 << 30
 
+// streamMemBytes is how much of a stream is read into memory before the
+// rest is copied to a temporary file (see readStream).
+const streamMemBytes = 4 << 20
+
 // readTrace reads the file at path whole: a regular file as it is (memory
 // is then bounded by its size), anything else up to maxStreamBytes.
 func readTrace(path string) ([]byte, error) {
@@ -109,10 +123,23 @@ func readTrace(path string) ([]byte, error) {
 	if fi.Mode().IsRegular() {
 		return os.ReadFile(path)
 	}
+	return readStream(f, path, maxStreamBytes)
+}
+
+// readStream reads r, named name, whole, up to limit bytes. Its size is not
+// known in advance, and reading it into a growing buffer would hold up to
+// twice its size (and twice the limit before giving up): so its first
+// streamMemBytes are read into a buffer of that size, and a stream that
+// goes on is copied to a temporary file (in os.TempDir, removed when done)
+// up to limit + 1 bytes, then read back into a buffer of its size. Reading
+// allocates at most the stream's size plus streamMemBytes (and io.Copy's
+// 32 KiB), and a stream past the limit is given up as soon as the limit is
+// passed, having allocated streamMemBytes.
+func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	// A Perfetto trace starts with a packet record's tag, 0x0A: if the
 	// stream does not, the first bytes are enough for the decoder's error.
 	head := make([]byte, 1)
-	if n, err := io.ReadFull(f, head); n == 0 {
+	if n, err := io.ReadFull(r, head); n == 0 {
 		if err == io.EOF {
 			return nil, nil
 		}
@@ -121,12 +148,39 @@ func readTrace(path string) ([]byte, error) {
 	if head[0] != 0x0a {
 		return head, nil
 	}
-	data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(f, maxStreamBytes)))
-	if err != nil {
+	tooLong := fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", name, limit>>20)
+	data := make([]byte, min(limit+1, streamMemBytes))
+	data[0] = head[0]
+	n, err := io.ReadFull(r, data[1:])
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return bytes.Clone(data[:1+n]), nil // the whole stream
+	case err != nil:
 		return nil, err
+	case int64(len(data)) > limit:
+		return nil, tooLong
 	}
-	if len(data) > maxStreamBytes {
-		return nil, fmt.Errorf("%s: more than %d MiB from a stream; save the trace to a file first", path, maxStreamBytes>>20)
+	f, err := os.CreateTemp("", "wsched-analyze-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: a stream over %d MiB is copied to a temporary file: %w", name, streamMemBytes>>20, err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return nil, fmt.Errorf("%s: copying the stream: %w", name, err)
+	}
+	rest, err := io.Copy(f, io.LimitReader(r, limit+1-int64(len(data))))
+	if err != nil {
+		return nil, fmt.Errorf("%s: copying the stream: %w", name, err)
+	}
+	size := int64(len(data)) + rest
+	data = nil
+	if size > limit {
+		return nil, tooLong
+	}
+	data = make([]byte, size)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return nil, fmt.Errorf("%s: reading the stream back: %w", name, err)
 	}
 	return data, nil
 }

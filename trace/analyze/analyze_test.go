@@ -17,6 +17,24 @@ import (
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
+// idleQueued lists the window's WorkerStat.IdleQueuedNs.
+func idleQueued(w Window) []int64 {
+	var out []int64
+	for _, ws := range w.Workers {
+		out = append(out, ws.IdleQueuedNs)
+	}
+	return out
+}
+
+// idleQueuedParked lists the window's WorkerStat.IdleQueuedParkedNs.
+func idleQueuedParked(w Window) []int64 {
+	var out []int64
+	for _, ws := range w.Workers {
+		out = append(out, ws.IdleQueuedParkedNs)
+	}
+	return out
+}
+
 func encode(t testing.TB, s *trace.Snapshot) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -61,9 +79,9 @@ func TestAnalyzeSynthetic(t *testing.T) {
 		if c.WakeP50Ns < 1000 || c.WakeP99Ns > 21000+2000 {
 			t.Errorf("wake latency p50 %d p99 %d outside the simulated 1-21 µs", c.WakeP50Ns, c.WakeP99Ns)
 		}
-		for w, p := range c.BusyPct {
-			if p < 0 || p > 100 {
-				t.Errorf("busy %d = %f", w, p)
+		for _, ws := range c.Workers {
+			if p := ws.BusyPct; p < 0 || p > 100 {
+				t.Errorf("busy %d = %f", ws.Worker, p)
 			}
 		}
 	}
@@ -122,11 +140,11 @@ func TestIdleWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	cy := rep.Cycles[0]
-	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedNs[0] != 0 {
-		t.Errorf("idle while queued %v, want [0 50000]", cy.IdleQueuedNs)
+	if idle := idleQueued(cy.Window); fmt.Sprint(idle) != "[0 50000]" {
+		t.Errorf("idle while queued %v, want [0 50000]", idle)
 	}
-	if cy.IdleQueuedParkedNs[1] != 50_000 || cy.IdleQueuedParkedNs[0] != 0 {
-		t.Errorf("of which parked %v, want [0 50000]: worker 1 was parked throughout", cy.IdleQueuedParkedNs)
+	if parked := idleQueuedParked(cy.Window); fmt.Sprint(parked) != "[0 50000]" {
+		t.Errorf("of which parked %v, want [0 50000]: worker 1 was parked throughout", parked)
 	}
 	if cy.Gaps != 1 || cy.LongestGapNs != 50_000 || cy.LongestGapWork != 1 {
 		t.Errorf("gaps %d longest %d on %d", cy.Gaps, cy.LongestGapNs, cy.LongestGapWork)
@@ -179,8 +197,8 @@ func TestIdleWhileQueuedParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	cy := rep.Cycles[0]
-	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedParkedNs[1] != 20_000 {
-		t.Errorf("worker 1 idle while queued %d, parked %d; want 50000 and 20000", cy.IdleQueuedNs[1], cy.IdleQueuedParkedNs[1])
+	if w1 := cy.Workers[1]; w1.IdleQueuedNs != 50_000 || w1.IdleQueuedParkedNs != 20_000 {
+		t.Errorf("worker 1 idle while queued %d, parked %d; want 50000 and 20000", w1.IdleQueuedNs, w1.IdleQueuedParkedNs)
 	}
 	rep.WriteText(&text)
 	if !strings.Contains(text.String(), "w1 50µs (20µs parked)") {
@@ -248,8 +266,8 @@ func TestStaleCountersExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := rep.Cycles[0].Stages[1]
-	if st.Name != "S2" || fmt.Sprint(st.IdleQueuedNs) != "[0 0 1500]" {
-		t.Errorf("stage %s: idle while queued %v, want [0 0 1500] (w2 idle while w1's deque held work)", st.Name, st.IdleQueuedNs)
+	if idle := idleQueued(st.Window); st.Name != "S2" || fmt.Sprint(idle) != "[0 0 1500]" {
+		t.Errorf("stage %s: idle while queued %v, want [0 0 1500] (w2 idle while w1's deque held work)", st.Name, idle)
 	}
 }
 
@@ -421,7 +439,12 @@ func TestDroppedReported(t *testing.T) {
 	}
 }
 
-// FuzzAnalyze: any input gives a report or an error, never a panic.
+// FuzzAnalyze: any input gives a report or an error, never a panic, and
+// whatever it claims, nests or repeats, its analysis keeps to a fixed
+// multiple of its size in bytes allocated, time and text (allocBudget,
+// timeBudget, textBudget). Seeds: the golden trace and junk, and files
+// that claim 65,536 workers, nest cycles and stages, or carry many counter
+// samples (budgetSeeds).
 //
 //	go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
 func FuzzAnalyze(f *testing.F) {
@@ -433,12 +456,11 @@ func FuzzAnalyze(f *testing.F) {
 	f.Add(golden[:len(golden)/2])
 	f.Add([]byte{0x0a, 0x00})
 	f.Add([]byte("garbage"))
+	for _, s := range budgetSeeds(f) {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Bytes(data)
-		if err == nil {
-			var b bytes.Buffer
-			r.WriteText(&b)
-		}
+		withinBudget(t, data)
 	})
 }
 
