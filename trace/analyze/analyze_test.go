@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
 	"github.com/wsched/wsched/trace/internal/synth"
@@ -96,7 +97,7 @@ func TestAnalyzeSynthetic(t *testing.T) {
 // 50 µs while worker 0's local deque holds work, then steals.
 func TestIdleWhileQueued(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 1000
@@ -149,7 +150,7 @@ func TestIdleWhileQueued(t *testing.T) {
 // µs, is idle but not while work was queued, and counts in neither.
 func TestIdleWhileQueuedParked(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 1000
@@ -195,7 +196,7 @@ func TestIdleWhileQueuedParked(t *testing.T) {
 // the stale value must not count as queued work.
 func TestStaleCountersExpire(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(3, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, s1, s2 := r.Intern("A"), r.Intern("S1"), r.Intern("S2")
 	c, w0, w1, w2 := r.Control(), r.Worker(0), r.Worker(1), r.Worker(2)
 	w0.Park()
@@ -266,7 +267,7 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 
 func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, b, c, d, st := r.Intern("A"), r.Intern("B"), r.Intern("C"), r.Intern("D"), r.Intern("S")
 	ctl, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 500
@@ -325,7 +326,7 @@ func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 func TestMemoryLinearInFile(t *testing.T) {
 	const stages = 3000
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
 	a := r.Intern("A")
 	c, w0 := r.Control(), r.Worker(0)
 	c.CycleBegin(1)
@@ -447,7 +448,7 @@ func FuzzAnalyze(f *testing.F) {
 // for its wake-up (2 µs later); the report tells the two apart.
 func TestBlockedAndPolledWakes(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(3, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w1, w2 := r.Control(), r.Worker(1), r.Worker(2)
 	now = 500

@@ -1,4 +1,4 @@
-package trace
+package tracebuf
 
 import (
 	"fmt"
@@ -361,7 +361,7 @@ func TestLast(t *testing.T) {
 	if got := w.Last(); got != 42 {
 		t.Fatalf("Last = %d, want 42 (the event's time, not the clock's)", got)
 	}
-	var nilBuf *WorkerBuf
+	var nilBuf *Buf
 	if nilBuf.Last() != 0 {
 		t.Fatal("Last on a nil buffer")
 	}
