@@ -62,7 +62,7 @@ const Unconstrained StageID = 0
 // task is what the queues hold: a packet and the stage it belongs to.
 // Packets spawned by a packet inherit its stage. While tracing, a task
 // also carries where and when it was queued, so that a steal can draw its
-// flow arrow from there (trace's StealStamped).
+// flow arrow from there (tracebuf's Buf.StealStamped).
 //
 // All of that is packed into one word beside the packet, so a task stays
 // 24 bytes, tracing or not: meta = stage | slot<<11 | from<<12 | born<<24,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wsched/wsched/bucket"
 	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -47,12 +48,12 @@ type sched struct {
 	// (lent slices), indexed by span slot; allocated on a stage's first
 	// lent slice and written only under that bucket's span lock.
 	spanSrcs   []*[bucket.MaxSpans]sliceSource
-	ctl        *trace.WorkerBuf // control trace buffer; written under mu
-	reg        registry         // packet names
-	epoch      time.Time        // clock origin for PacketTiming
-	instrument bool             // timing, tracing, runtime/trace or labels on
-	bounded    bool             // cfg.MaxQueued > 0
-	wg         sync.WaitGroup   // one per worker goroutine
+	ctl        *tracebuf.Buf  // control trace buffer; written under mu
+	reg        registry       // packet names
+	epoch      time.Time      // clock origin for PacketTiming
+	instrument bool           // timing, tracing, runtime/trace or labels on
+	bounded    bool           // cfg.MaxQueued > 0
+	wg         sync.WaitGroup // one per worker goroutine
 	handle     weak.Pointer[Scheduler]
 
 	_ [64]byte
@@ -151,20 +152,22 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Tracer != nil && !cfg.Tracer.Claim() {
+	// The recorder's write side: trace.Recorder is a tracebuf.Recorder.
+	rec := (*tracebuf.Recorder)(cfg.Tracer)
+	if cfg.Tracer != nil && !rec.Claim() {
 		return nil, configError("Tracer: the Recorder already records another Scheduler (a Recorder records one)")
 	}
 	s := &sched{
 		cfg:      cfg,
 		n:        cfg.Workers,
 		nStages:  len(cfg.Stages),
-		ctl:      cfg.Tracer.Control(),
+		ctl:      rec.Control(),
 		epoch:    time.Now(),
 		done:     make(chan struct{}, 1),
 		traceCtx: context.Background(),
 		room:     make(chan struct{}),
 	}
-	s.reg.intern = cfg.Tracer.Intern
+	s.reg.intern = rec.Intern
 	s.instrument = cfg.PacketTiming || cfg.Tracer != nil || cfg.RuntimeTrace || cfg.PprofLabels
 	s.bounded = cfg.MaxQueued > 0
 	s.stageNames = append([]string{unconstrainedName}, cfg.Stages...)
@@ -172,7 +175,7 @@ func New(cfg Config) (*Scheduler, error) {
 	for _, name := range s.stageNames {
 		s.buckets = append(s.buckets, bucket.New[task]())
 		s.spanSrcs = append(s.spanSrcs, nil)
-		s.stageTrace = append(s.stageTrace, cfg.Tracer.Intern(name))
+		s.stageTrace = append(s.stageTrace, rec.Intern(name))
 		if cfg.PprofLabels {
 			s.stageLabel = append(s.stageLabel, pprof.WithLabels(context.Background(), pprof.Labels("wsched_stage", name)))
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -157,7 +158,7 @@ func (s *sched) resume(w *Worker) {
 // bufFor is the trace buffer of the goroutine that wakes: worker by's, or
 // the control buffer (written under mu) for a goroutine that is not a
 // worker (-1).
-func (s *sched) bufFor(by int) *trace.WorkerBuf {
+func (s *sched) bufFor(by int) *tracebuf.Buf {
 	if by >= 0 {
 		return s.workers[by].tb
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wsched/wsched/internal/deque"
 	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -59,7 +60,7 @@ type Worker struct {
 	js         joinState
 	searching  bool // counted in s.nSearching
 	rng        uint64
-	tb         *trace.WorkerBuf
+	tb         *tracebuf.Buf
 	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
 	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
 	from       int32         // the origin (fromWorker0+id) stamped on packets this worker spawns (tracing)
@@ -128,7 +129,7 @@ func newWorker(s *sched, id int) *Worker {
 		id:         id,
 		instrument: s.instrument,
 		rng:        uint64(id)*0x9E3779B97F4A7C15 + 1,
-		tb:         s.cfg.Tracer.Worker(id),
+		tb:         (*tracebuf.Recorder)(s.cfg.Tracer).Worker(id),
 		from:       fromWorker0 + int32(id),
 		labelStage: -1,
 		lastIdx:    -1,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/perfetto"
 )
@@ -15,7 +16,7 @@ import (
 // twoCycles records two small cycles by hand with a fake clock.
 func twoCycles() *trace.Snapshot {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, b, st := r.Intern("A"), r.Intern("B"), r.Intern("Mark")
 	c := r.Control()
 	for cyc := uint64(1); cyc <= 2; cyc++ {

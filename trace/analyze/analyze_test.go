@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
 	"github.com/wsched/wsched/trace/internal/synth"
@@ -114,7 +115,7 @@ func TestAnalyzeSynthetic(t *testing.T) {
 // 50 µs while worker 0's local deque holds work, then steals.
 func TestIdleWhileQueued(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 1000
@@ -167,7 +168,7 @@ func TestIdleWhileQueued(t *testing.T) {
 // µs, is idle but not while work was queued, and counts in neither.
 func TestIdleWhileQueuedParked(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 1000
@@ -213,7 +214,7 @@ func TestIdleWhileQueuedParked(t *testing.T) {
 // the stale value must not count as queued work.
 func TestStaleCountersExpire(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(3, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, s1, s2 := r.Intern("A"), r.Intern("S1"), r.Intern("S2")
 	c, w0, w1, w2 := r.Control(), r.Worker(0), r.Worker(1), r.Worker(2)
 	w0.Park()
@@ -284,7 +285,7 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 
 func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, b, c, d, st := r.Intern("A"), r.Intern("B"), r.Intern("C"), r.Intern("D"), r.Intern("S")
 	ctl, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 500
@@ -343,7 +344,7 @@ func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 func TestMemoryLinearInFile(t *testing.T) {
 	const stages = 3000
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
 	a := r.Intern("A")
 	c, w0 := r.Control(), r.Worker(0)
 	c.CycleBegin(1)
@@ -469,7 +470,7 @@ func FuzzAnalyze(f *testing.F) {
 // for its wake-up (2 µs later); the report tells the two apart.
 func TestBlockedAndPolledWakes(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(3, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w1, w2 := r.Control(), r.Worker(1), r.Worker(2)
 	now = 500

@@ -38,10 +38,10 @@
 // friends, which cannot tell who calls them), on the control track. The
 // instant is written on the thief's sequence, which recorded the steal,
 // with the other track's track_uuid. A steal recorded without its origin
-// (trace.WorkerBuf.Steal; an origin lost to a full buffer or older than an
-// Overwrite recorder's window) draws the arrow from a "stolen" instant
-// (thief, moved) on the victim's track at the steal instead. Flows whose
-// other end was dropped are left out.
+// (a KindSteal with no KindStealOrigin after it; an origin lost to a full
+// buffer or older than an Overwrite recorder's window) draws the arrow
+// from a "stolen" instant (thief, moved) on the victim's track at the
+// steal instead. Flows whose other end was dropped are left out.
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.
 //

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/perfetto/perfettopb"
@@ -241,7 +242,7 @@ func TestWriteDropsOverwrite(t *testing.T) {
 // still pass the checker.
 func TestWriteMisorderedHooks(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(1, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { now += 10; return now }})
+	r := tracebuf.NewRecorder(1, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { now += 10; return now }})
 	w, c := r.Worker(0), r.Control()
 	a := r.Intern("A")
 	w.PacketEnd()
@@ -341,7 +342,7 @@ func TestWriteTimeOrder(t *testing.T) {
 // "stolen" instant on the victim at the steal.
 func TestStealArrowSources(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	w0, w1, c := r.Worker(0), r.Worker(1), r.Control()
 	a := r.Intern("A")
 	at := func(t int64) { now = t }
@@ -401,7 +402,7 @@ func TestStealArrowSources(t *testing.T) {
 // the oldest event kept is not drawn; the arrow starts at the steal.
 func TestStealArrowBirthBeforeWindow(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 4096, Overwrite: true, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 4096, Overwrite: true, Clock: func() int64 { return now }})
 	w0, w1 := r.Worker(0), r.Worker(1)
 	a := r.Intern("A")
 	now = 10

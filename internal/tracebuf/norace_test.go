@@ -1,6 +1,6 @@
 //go:build !race
 
-package trace
+package tracebuf
 
 // raceEnabled: see race_test.go.
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package trace
+package tracebuf
 
 // tscClock: cputicks reads the time-stamp counter, which needs calibration.
 const tscClock = true

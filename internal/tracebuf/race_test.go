@@ -1,6 +1,6 @@
 //go:build race
 
-package trace
+package tracebuf
 
 // raceEnabled: the race detector keeps shadow memory for the heap and maps
 // it as the program touches memory, so resident-set figures

@@ -1,4 +1,4 @@
-package trace
+package tracebuf
 
 import (
 	"sync"
@@ -10,7 +10,7 @@ import (
 //
 //   - On: a packet begin or end recorded into a ring (Overwrite, so the
 //     buffer never fills and the steady state is measured).
-//   - Off: the same hooks on a nil *WorkerBuf (tracing disabled).
+//   - Off: the same hooks on a nil *Buf (tracing disabled).
 //   - Full: stop policy with the buffer already full (events dropped).
 //   - MutexSliceBaseline: the naive design, appending to a mutex-guarded
 //     slice with a time.Since timestamp.

@@ -1,4 +1,4 @@
-package trace
+package tracebuf
 
 import "iter"
 
@@ -96,7 +96,7 @@ func (r *Recorder) Snapshot() *Snapshot {
 
 // snapshot copies w's events in order, converting and clamping times.
 // Caller: Recorder.Snapshot, with the owner quiescent.
-func (w *WorkerBuf) snapshot(cal calibration) Buffer {
+func (w *Buf) snapshot(cal calibration) Buffer {
 	b := Buffer{Worker: w.worker}
 	var parts [2][]Event
 	if w.laps > 0 {

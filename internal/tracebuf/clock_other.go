@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package trace
+package tracebuf
 
 import "time"
 
