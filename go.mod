@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sync v0.25.0
 	google.golang.org/protobuf v1.36.12
 )
 

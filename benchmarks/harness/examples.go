@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/wsched/wsched/benchmarks/batchbase"
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/examples/batch"
 	"github.com/wsched/wsched/examples/gcmark"
@@ -15,7 +16,7 @@ import (
 // The three example workloads (examples/): staged jobs that only a staged
 // scheduler expresses directly. No peer has stages, designated work or
 // sentinels, so gcmark and prepare run on wsched alone; batch also runs as
-// the errgroup program most Go code would be (examples/batch.Errgroup).
+// the errgroup program most Go code would be (batchbase.Errgroup).
 
 // Sizes of the example workloads in the harness, chosen so that one
 // operation takes tens of milliseconds here.
@@ -135,7 +136,7 @@ func registerExamples() {
 				}
 				return &batchRunner{op: j.Run, close: j.Close, want: want}, nil
 			case "errgroup":
-				op := func(ctx context.Context) (batch.Result, error) { return batch.Errgroup(ctx, root, workers) }
+				op := func(ctx context.Context) (batch.Result, error) { return batchbase.Errgroup(ctx, root, workers) }
 				return &batchRunner{op: op, close: func() error { return nil }, want: want}, nil
 			}
 			return nil, fmt.Errorf("batch does not run on %s", t.System)
