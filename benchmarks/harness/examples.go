@@ -68,7 +68,7 @@ func batchReference() (string, batch.Totals, error) {
 // wakeOnly accepts policies that set nothing but the wake policy (the
 // prepare example fixes MMTk's other worker settings).
 func wakeOnly(p system.Policy) bool {
-	return p.Steal == "" && p.Batch == 0 && p.Spins < 0 && p.LocalFIFO == nil && p.Take == ""
+	return p.Steal == 0 && p.StealLimit == 0 && p.Batch == 0 && p.Spins < 0 && p.Local == 0 && p.Take == 0
 }
 
 // registerExamples adds the example workloads (after the task trees).
@@ -96,7 +96,7 @@ func registerExamples() {
 	RegisterWorkload(&Workload{
 		Name: "prepare", Bench: "Prepare",
 		Doc: "examples/prepare: the luindex Prepare stage (per-mutator packets, designated packets, one 26,845-slot packet) then Closure; " +
-			"one BulkAdd, heavy packet in bulk, MMTk worker settings (FIFO, batch 32, steal one); only the wake policy varies",
+			"one AddAll, heavy packet in bulk, MMTk worker settings (FIFO, batch 32, steal one); only the wake policy varies",
 		Peers:          func() []string { return nil },
 		SupportsPolicy: wakeOnly,
 		New: func(t Target, workers int, extra float64) (Runner, error) {
