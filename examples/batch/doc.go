@@ -1,11 +1,8 @@
-// Package batch is a real batch job on real data, three ways: parse every
-// Go file under $(go env GOROOT)/src with go/parser and count the top-level
+// Package batch is a real batch job on real data: parse every Go file
+// under $(go env GOROOT)/src with go/parser and count the top-level
 // declarations of each package.
 //
 //   - [Sequential] walks the tree and parses file by file: the reference.
-//   - [Errgroup] is what most Go programs would do: one goroutine walks the
-//     tree and starts a goroutine per file through an errgroup limited to
-//     the number of workers; results are merged under a mutex.
 //   - [Job] runs on a wsched scheduler in three stages. List: a packet per
 //     directory reads it, spawns a packet per subdirectory and queues a
 //     Parse packet per file (files of [BigFile] bytes or more in the
@@ -13,20 +10,31 @@
 //     packet per file, adding to its worker's own tally. Aggregate: one
 //     packet merges the tallies.
 //
-// All three must give the same [Result] (the tests check it). Directories
+// The comparison with what most Go programs would do, one goroutine
+// walking the tree and starting a goroutine per file through an errgroup
+// limited to the number of workers, results merged under a mutex, lives in
+// the benchmarks module (its own go.mod, so that this module does not
+// depend on golang.org/x/sync): package
+// github.com/wsched/wsched/benchmarks/batchbase, built from this package's
+// [Walk], [ParseFile] and [Tally], with its tests and BenchmarkBatch; the
+// harness's batch workload (benchmarks/harness) runs it as the errgroup
+// peer.
+//
+// Every way must give the same [Result] (the tests check it). Directories
 // the go command ignores (testdata, names starting with . or _) are
 // skipped; a file go/parser rejects is counted in Totals.ParseErrors, not
 // in its package.
 //
 // # Measured
 //
-// With
+// With batchbase's BenchmarkBatch (sequential, errgroup and wsched in one
+// test binary)
 //
-//	go test -run XXX -bench Batch -benchtime 1x -count 5 ./examples/batch/
+//	cd benchmarks && go test -run XXX -bench Batch -benchtime 1x -count 5 ./batchbase/
 //
 // over GOROOT/src of Go 1.26.8 (6,421 files, 86 MB, 988 packages, in the
 // page cache), GOMAXPROCS=2. Each run allocates about 930 MB (23 M
-// allocations) in go/parser, all three alike, so the Go GC takes a large
+// allocations) in go/parser, all three ways alike, so the Go GC takes a large
 // share of the CPU.
 //
 //	AMD EPYC (Zen 3), 2 vCPU KVM, shared with other jobs:
