@@ -212,11 +212,11 @@ func (h *Scheduler) sched() *sched {
 // Workers returns the number of workers.
 func (h *Scheduler) Workers() int { return h.sched().n }
 
-// Option modifies one Add, AddAll or SetSentinel call. Options are a
-// StageID (the stage to queue into; stage 1 by default), Priority, Lend,
-// Block and a wake Policy (WakeOne, WakeAll, WakeN, WakeSearcher: whom
-// this call wakes, instead of Config.Wake). An option that does not apply
-// to the call is an error wrapping ErrInvalid.
+// Option modifies one Add or AddAll call. Options are a StageID (the stage
+// to queue into; stage 1 by default), Priority, Lend, Block and a wake
+// Policy (WakeOne, WakeAll, WakeN, WakeSearcher: whom this call wakes,
+// instead of Config.Wake; the zero Policy changes nothing). An option that
+// does not apply to the call is an error wrapping ErrInvalid.
 type Option interface {
 	// apply returns a with the option applied (by value: a pointer
 	// passed through the interface would make every add allocate its
@@ -237,6 +237,9 @@ type addOptions struct {
 func (st StageID) apply(a addOptions) addOptions { a.stage = st; return a }
 
 func (p Policy) apply(a addOptions) addOptions {
+	if p == 0 {
+		return a // the zero Policy: no override
+	}
 	if policy.Kind(p).Family() != policy.FamilyWake {
 		if a.err == nil {
 			a.err = invalid("%s is not a wake policy; only wake policies are options", p)
