@@ -245,9 +245,20 @@ func (b *Bucket[T]) TakePriority() (T, deque.Status) { return b.prio.Steal() }
 // the rest are pushed into dst, which the caller must own. The int is how
 // many went into dst. Consumers. It panics if limit <= 0 or dst is nil.
 func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Status) {
-	v, n, st := b.queue.StealBatchAndPop(dst, limit)
+	var v T
+	switch {
+	case limit <= 0:
+		panic("bucket: TakeBatch with limit <= 0")
+	case dst == nil:
+		panic("bucket: TakeBatch into a nil destination")
+	}
+	// One injector take moves at most MaxTake packets: it never crosses
+	// one of the injector's blocks.
+	var run [deque.MaxTake]T
+	k, st := b.queue.TakeBatch(run[:min(limit, deque.MaxTake)])
 	if st == deque.Success {
-		return v, n, st
+		dst.PushBatch(run[1:k])
+		return run[0], k - 1, st
 	}
 	if b.spans.empty() {
 		return v, 0, st
@@ -255,7 +266,7 @@ func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Sta
 	// The run passes through a buffer (allocated: Source.Fill is an
 	// interface call, so the buffer escapes), at most 64 packets a call.
 	buf := make([]T, min(limit, 64))
-	k := b.spans.take(buf)
+	k = b.spans.take(buf)
 	if k == 0 {
 		return v, 0, st
 	}
