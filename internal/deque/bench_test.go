@@ -126,10 +126,10 @@ func benchStealInto(b *testing.B, mk func() *deque.Deque[int]) {
 	}
 }
 
-// BenchmarkDequeStealIntoPushBatch: BenchmarkDequeStealIntoLIFO's rounds
-// with each batch moved on into the thief's own deque (PushBatch) and
-// popped back from it, the baseline of taking the batch into a slice;
-// LIFO victim and deque. Per item.
+// BenchmarkDequeStealIntoPushBatch: BenchmarkDequeStealIntoLIFO with each
+// batch moved on into the thief's own deque (PushBatch) and popped back
+// from it, the baseline of running the batch from the slice; LIFO victim
+// and deque. Per item.
 func BenchmarkDequeStealIntoPushBatch(b *testing.B) { benchStealIntoPushBatch(b, deque.New[int]) }
 
 // BenchmarkDequeStealIntoPushBatchFIFO: the same with FIFO deques, the
