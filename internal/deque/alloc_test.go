@@ -3,6 +3,7 @@ package deque_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -20,9 +21,7 @@ type packet struct {
 
 func allocs(t *testing.T, name string, f func()) {
 	t.Helper()
-	if got := testing.AllocsPerRun(1000, f); got != 0 {
-		t.Errorf("%s: %v allocs per run, want 0", name, got)
-	}
+	assert.Zero(t, testing.AllocsPerRun(1000, f), "%s: allocs per run", name)
 }
 
 func TestZeroAllocs(t *testing.T) {
@@ -60,14 +59,6 @@ func TestZeroAllocs(t *testing.T) {
 				d.Pop()
 				d.Pop()
 			})
-			allocs(t, "Push×4+StealBatch+drain", func() {
-				for j := range 4 {
-					d.Push(packet{x, uint64(j)})
-				}
-				d.StealBatch(dst, 8)
-				popAll(d)
-				popAll(dst)
-			})
 			into := make([]packet, 8)
 			allocs(t, "Push×4+StealInto+drain", func() {
 				for j := range 4 {
@@ -76,11 +67,30 @@ func TestZeroAllocs(t *testing.T) {
 				d.StealInto(into)
 				popAll(d)
 			})
-			allocs(t, "Push×4+StealBatchAndPop+drain", func() {
+			allocs(t, "Push×16+StealInto(8)+drain", func() {
+				for j := range 16 {
+					d.Push(packet{x, uint64(j)})
+				}
+				d.StealInto(into)
+				popAll(d)
+			})
+			// A batch moved on into the thief's own deque (of the
+			// other flavour), all of it or all but the first.
+			allocs(t, "Push×4+StealInto+PushBatch+drain", func() {
 				for j := range 4 {
 					d.Push(packet{x, uint64(j)})
 				}
-				d.StealBatchAndPop(dst, 8)
+				n, _ := d.StealInto(into)
+				dst.PushBatch(into[:n])
+				popAll(d)
+				popAll(dst)
+			})
+			allocs(t, "Push×16+StealInto(8), run the first, PushBatch the rest+drain", func() {
+				for j := range 16 {
+					d.Push(packet{x, uint64(j)})
+				}
+				n, _ := d.StealInto(into)
+				dst.PushBatch(into[1:n])
 				popAll(d)
 				popAll(dst)
 			})
@@ -103,19 +113,16 @@ func TestZeroAllocs(t *testing.T) {
 			q.Push(packet{x, 1})
 			q.Steal()
 		})
-		allocs(t, "Push×4+StealBatchAndPop+drain", func() {
+		buf := make([]packet, 8)
+		allocs(t, "Push×4+TakeBatch, run the first, PushBatch the rest+drain", func() {
 			for j := range 4 {
 				q.Push(packet{x, uint64(j)})
 			}
-			q.StealBatchAndPop(dst, 8)
-			for {
-				if _, ok := dst.Pop(); !ok {
-					break
-				}
-			}
+			n, _ := q.TakeBatch(buf)
+			dst.PushBatch(buf[1:n])
+			popAll(dst)
 			q.Steal()
 		})
-		buf := make([]packet, 8)
 		allocs(t, "PushBatch×4+TakeBatch", func() {
 			q.PushBatch(buf[:4])
 			q.TakeBatch(buf)
@@ -164,7 +171,7 @@ func TestBatchFitsMinimum(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		t.Run(modeName(fifo), func(t *testing.T) {
 			d := deque.NewDequeAt[packet](fifo, ^uint64(0)-10)
-			if c := d.Cap(); c < deque.MaxTake {
+			if c := deque.Cap(d); c < deque.MaxTake {
 				t.Fatalf("a new deque has %d slots, fewer than MaxTake (%d)", c, deque.MaxTake)
 			}
 			round := func() {

@@ -95,39 +95,19 @@ func BenchmarkDequeStealOnly(b *testing.B) {
 	}
 }
 
-// BenchmarkDequeStealBatch: uncontended; 64 items pushed, StealBatch
-// (limit 32) moves them to another deque, both drained; per item.
-func BenchmarkDequeStealBatch(b *testing.B) { benchStealBatch(b, deque.New[int]) }
+// BenchmarkDequeStealInto: uncontended; 64 items pushed, taken by
+// StealInto batches of up to 32 into a slice (as a wsched thief runs
+// them); ns/op is per item, push included. FIFO victims, as wsched's are:
+// one CAS per batch.
+func BenchmarkDequeStealInto(b *testing.B) { benchStealInto(b, deque.NewFIFO[int]) }
 
-// BenchmarkDequeStealBatchFIFO: the same from a FIFO victim into a FIFO
-// deque, the baseline of BenchmarkDequeStealInto.
-func BenchmarkDequeStealBatchFIFO(b *testing.B) { benchStealBatch(b, deque.NewFIFO[int]) }
+// BenchmarkDequeStealIntoLIFO: the same from a LIFO victim, whose batches
+// are claimed one item at a time.
+func BenchmarkDequeStealIntoLIFO(b *testing.B) { benchStealInto(b, deque.New[int]) }
 
-func benchStealBatch(b *testing.B, mk func() *deque.Deque[int]) {
+func benchStealInto(b *testing.B, mk func() *deque.Deque[int]) {
 	b.ReportAllocs()
-	d, dst := mk(), mk()
-	for i := 0; i < b.N; i += 64 {
-		for j := range 64 {
-			d.Push(j)
-		}
-		for d.Len() > 0 {
-			d.StealBatch(dst, 32)
-			for {
-				if _, ok := dst.Pop(); !ok {
-					break
-				}
-			}
-		}
-	}
-}
-
-// BenchmarkDequeStealInto: BenchmarkDequeStealBatch's rounds with the
-// batches taken into a slice (as a wsched thief runs them) instead of a
-// deque the thief then pops: ns/op is per item, push included. FIFO
-// victims, as wsched's are: one CAS per batch.
-func BenchmarkDequeStealInto(b *testing.B) {
-	b.ReportAllocs()
-	d := deque.NewFIFO[int]()
+	d := mk()
 	into := make([]int, 32)
 	sum := 0
 	for i := 0; i < b.N; i += 64 {
@@ -143,6 +123,38 @@ func BenchmarkDequeStealInto(b *testing.B) {
 	}
 	if sum < 0 {
 		b.Fatal(sum)
+	}
+}
+
+// BenchmarkDequeStealIntoPushBatch: BenchmarkDequeStealIntoLIFO with each
+// batch moved on into the thief's own deque (PushBatch) and popped back
+// from it, the baseline of running the batch from the slice; LIFO victim
+// and deque. Per item.
+func BenchmarkDequeStealIntoPushBatch(b *testing.B) { benchStealIntoPushBatch(b, deque.New[int]) }
+
+// BenchmarkDequeStealIntoPushBatchFIFO: the same with FIFO deques, the
+// baseline of BenchmarkDequeStealInto.
+func BenchmarkDequeStealIntoPushBatchFIFO(b *testing.B) {
+	benchStealIntoPushBatch(b, deque.NewFIFO[int])
+}
+
+func benchStealIntoPushBatch(b *testing.B, mk func() *deque.Deque[int]) {
+	b.ReportAllocs()
+	d, dst := mk(), mk()
+	into := make([]int, 32)
+	for i := 0; i < b.N; i += 64 {
+		for j := range 64 {
+			d.Push(j)
+		}
+		for d.Len() > 0 {
+			n, _ := d.StealInto(into)
+			dst.PushBatch(into[:n])
+			for {
+				if _, ok := dst.Pop(); !ok {
+					break
+				}
+			}
+		}
 	}
 }
 
@@ -205,9 +217,9 @@ func BenchmarkInjectorPushSteal(b *testing.B) {
 }
 
 // BenchmarkInjectorPushBatch: a bulk add of 1024 items (one PushBatch)
-// then their batched removal (StealBatchAndPop of 32 into a deque, which
-// is drained), per item; BenchmarkInjectorPushEach is the same with one
-// Push per item, the baseline PushBatch must beat.
+// then their batched removal (TakeBatch of 32 into a slice), per item;
+// BenchmarkInjectorPushEach is the same with one Push per item, the
+// baseline PushBatch must beat.
 func BenchmarkInjectorPushBatch(b *testing.B) { benchInjectorBulk(b, true) }
 
 func BenchmarkInjectorPushEach(b *testing.B) { benchInjectorBulk(b, false) }
@@ -216,8 +228,8 @@ func benchInjectorBulk(b *testing.B, batch bool) {
 	const n = 1024
 	b.ReportAllocs()
 	q := deque.NewInjector[int]()
-	dst := deque.New[int]()
 	vs := make([]int, n)
+	into := make([]int, 32)
 	for b.Loop() {
 		if batch {
 			q.PushBatch(vs)
@@ -227,14 +239,8 @@ func benchInjectorBulk(b *testing.B, batch bool) {
 			}
 		}
 		for {
-			_, _, st := q.StealBatchAndPop(dst, 32)
-			if st != deque.Success {
+			if _, st := q.TakeBatch(into); st != deque.Success {
 				break
-			}
-			for {
-				if _, ok := dst.Pop(); !ok {
-					break
-				}
 			}
 		}
 	}
@@ -253,17 +259,39 @@ func BenchmarkInjectorPushStealParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkInjectorStealBatchAndPop: 64 pushed, taken 32 at a time into a
-// deque and drained; per item.
-func BenchmarkInjectorStealBatchAndPop(b *testing.B) {
+// BenchmarkInjectorTakeBatch: 64 pushed, taken 32 at a time into a slice
+// (a worker holding a bucket take); per item.
+func BenchmarkInjectorTakeBatch(b *testing.B) {
 	b.ReportAllocs()
-	q, dst := deque.NewInjector[int](), deque.New[int]()
+	q := deque.NewInjector[int]()
+	into := make([]int, 32)
 	for i := 0; i < b.N; i += 64 {
 		for j := range 64 {
 			q.Push(j)
 		}
 		for !q.IsEmpty() {
-			q.StealBatchAndPop(dst, 32)
+			q.TakeBatch(into)
+		}
+	}
+}
+
+// BenchmarkInjectorTakeBatchPushBatch: the same, the first item of each
+// take run at once and the rest moved into a deque (PushBatch) and popped
+// back, as a bucket's TakeBatch hands a take to its worker's deque; per
+// item.
+func BenchmarkInjectorTakeBatchPushBatch(b *testing.B) {
+	b.ReportAllocs()
+	q, dst := deque.NewInjector[int](), deque.New[int]()
+	into := make([]int, 32)
+	for i := 0; i < b.N; i += 64 {
+		for j := range 64 {
+			q.Push(j)
+		}
+		for !q.IsEmpty() {
+			n, _ := q.TakeBatch(into)
+			if n > 1 {
+				dst.PushBatch(into[1:n])
+			}
 			for {
 				if _, ok := dst.Pop(); !ok {
 					break

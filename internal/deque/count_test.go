@@ -5,35 +5,38 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
 // Uncontended batch sizes, exactly as documented:
 //
-//	StealBatch        moves min(⌈n/2⌉, limit)
-//	StealInto         takes min(⌈n/2⌉, len(dst)) into dst, oldest first
-//	StealBatchAndPop  moves min(⌊(n−1)/2⌋, limit−1) and returns one more
-//	Injector.StealBatchAndPop takes min(n, limit, what is left of the
-//	                  current block): returns the first, moves the rest
+//	StealInto           takes min(⌈n/2⌉, len(dst)) into dst, oldest first
+//	Injector.TakeBatch  takes min(n, len(dst), what is left of the first
+//	                    item's block) into dst, oldest first
 //
-// and always the oldest items (the top end), leaving the rest in order.
+// always the oldest items (the top end), leaving the rest in order, and
+// writing nothing past what they took.
 
 var (
-	batchSizes  = append(seq(0, 70), 127, 128, 129, 255, 256, 257, 1000)
+	batchSizes = append(seq(0, 70), 127, 128, 129, 255, 256, 257, 1000)
+	// batchLimits are destination lengths; 1 << 20 is more than twice
+	// any batchSizes entry: no cap.
 	batchLimits = []int{1, 2, 3, 4, 5, 8, 16, 31, 32, 33, 64, 100, 1 << 20}
 )
 
+// seq returns lo..hi, an empty slice (not nil) if hi < lo.
 func seq(lo, hi int) []int {
-	var s []int
+	s := []int{}
 	for i := lo; i <= hi; i++ {
 		s = append(s, i)
 	}
 	return s
 }
 
-// drain pops everything from d (owner end) and returns it.
+// drain pops everything from d (owner end) and returns it (not nil).
 func drain(d *deque.Deque[int]) []int {
-	var out []int
+	out := []int{}
 	for {
 		v, ok := d.Pop()
 		if !ok {
@@ -52,271 +55,191 @@ func fill(fifo bool, start uint64, n int) *deque.Deque[int] {
 	return d
 }
 
+// requireInts is require.Equal for int slices (nil and empty alike), with
+// a fast path: the count tests compare thousands of them.
+func requireInts(t *testing.T, want, got []int, msgAndArgs ...any) {
+	t.Helper()
+	if !slices.Equal(want, got) {
+		require.Equal(t, want, got, msgAndArgs...)
+	}
+}
+
 // checkRest checks that d holds exactly the items from..n-1 in the order
 // its owner pops them, and empties it.
-func checkRest(d *deque.Deque[int], fifo bool, from, n int) error {
-	if got := d.Len(); got != n-from {
-		return fmt.Errorf("source Len %d, want %d", got, n-from)
-	}
+func checkRest(t *testing.T, d *deque.Deque[int], fifo bool, from, n int, name string) {
+	t.Helper()
+	require.Equal(t, n-from, d.Len(), "%s: source Len", name)
 	want := seq(from, n-1)
 	if !fifo {
 		slices.Reverse(want)
 	}
-	if got := drain(d); !slices.Equal(got, want) {
-		return fmt.Errorf("source then pops %v, want %v", got, want)
-	}
-	return nil
+	requireInts(t, want, drain(d), "%s: what the source's owner pops then", name)
 }
 
-// checkMoved checks that dst (which held pre items, -1 each) now holds
-// exactly pre + items lo..hi-1, and empties it.
-func checkMoved(dst *deque.Deque[int], pre, lo, hi int) error {
-	if got := dst.Len(); got != pre+hi-lo {
-		return fmt.Errorf("destination Len %d, want %d (%d already there)", got, pre+hi-lo, pre)
+// destination returns a slice of length size over big, whose elements a
+// batch of at most half of n items may write set to -1: the prefix it
+// can reach, the element after it and the last one. A 1 << 20 destination
+// then costs no allocation per case.
+func destination(big []int, size, n int) []int {
+	dst := big[:size]
+	for i := range min(size, n/2+2) {
+		dst[i] = -1
 	}
-	got := drain(dst)
-	slices.Sort(got)
-	want := append(slices.Repeat([]int{-1}, pre), seq(lo, hi-1)...)
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("destination holds %v, want %v", got, want)
-	}
-	return nil
+	dst[size-1] = -1
+	return dst
 }
 
-func TestStealBatchCount(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
-		for _, start := range []uint64{0, ^uint64(0) - 40} {
-			for _, n := range batchSizes {
-				for _, limit := range batchLimits {
-					for pre := range 2 { // into an empty and a non-empty dst
-						name := fmt.Sprintf("%s/%s/n=%d/limit=%d/pre=%d", modeName(fifo), startName(start), n, limit, pre)
-						d := fill(fifo, start, n)
-						dst := deque.NewDequeAt[int](pre == 1, start+3)
-						for range pre * 5 {
-							dst.Push(-1)
-						}
-						want := min((n+1)/2, limit)
-						moved, st := d.StealBatch(dst, limit)
-						wantSt := deque.Success
-						if n == 0 {
-							wantSt = deque.Empty
-						}
-						if moved != want || st != wantSt {
-							t.Fatalf("%s: StealBatch = %d, %v; want %d, %v", name, moved, st, want, wantSt)
-						}
-						if err := checkMoved(dst, pre*5, 0, want); err != nil {
-							t.Fatalf("%s: %v", name, err)
-						}
-						if err := checkRest(d, fifo, want, n); err != nil {
-							t.Fatalf("%s: %v", name, err)
-						}
-					}
-				}
-			}
-		}
+// untouched checks that dst[k:] is as destination left it.
+func untouched(t *testing.T, dst []int, k, n int, name string) {
+	t.Helper()
+	if end := max(k, min(len(dst), n/2+2)); slices.ContainsFunc(dst[k:end], func(v int) bool { return v != -1 }) {
+		require.Equal(t, slices.Repeat([]int{-1}, end-k), dst[k:end], "%s: dst written past the %d taken", name, k)
+	}
+	if len(dst) > k {
+		require.Equal(t, -1, dst[len(dst)-1], "%s: last element of dst written", name)
 	}
 }
 
 func TestStealIntoCount(t *testing.T) {
+	big := make([]int, slices.Max(batchLimits))
 	for _, fifo := range []bool{false, true} {
 		for _, start := range []uint64{0, ^uint64(0) - 40} {
 			for _, n := range batchSizes {
 				for _, size := range batchLimits {
-					if size > 4096 {
-						continue // a destination that big is allocated per case; 100 covers "more than half"
-					}
 					name := fmt.Sprintf("%s/%s/n=%d/len=%d", modeName(fifo), startName(start), n, size)
 					d := fill(fifo, start, n)
-					dst := slices.Repeat([]int{-1}, size+1) // one more: nothing written past len(dst)
+					dst := destination(big, size, n)
 					want := min((n+1)/2, size)
-					got, st := d.StealInto(dst[:size])
 					wantSt := deque.Success
 					if n == 0 {
 						wantSt = deque.Empty
 					}
-					if got != want || st != wantSt {
-						t.Fatalf("%s: StealInto = %d, %v; want %d, %v", name, got, st, want, wantSt)
-					}
+					got, st := d.StealInto(dst)
+					require.Equal(t, want, got, "%s: StealInto count", name)
+					require.Equal(t, wantSt, st, "%s: StealInto status", name)
 					// The oldest items, oldest first, and nothing else written.
-					if !slices.Equal(dst[:got], seq(0, want-1)) || slices.ContainsFunc(dst[got:], func(v int) bool { return v != -1 }) {
-						t.Fatalf("%s: dst %v, want %v then -1s", name, dst, seq(0, want-1))
-					}
-					if err := checkRest(d, fifo, want, n); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
+					requireInts(t, seq(0, want-1), dst[:got], "%s: dst[:k]", name)
+					untouched(t, dst, got, n, name)
+					checkRest(t, d, fifo, want, n, name)
 				}
 			}
 		}
 	}
 }
 
-func TestStealBatchAndPopCount(t *testing.T) {
+// TestStealIntoPushBatch: a batch that a thief moves on into its own deque
+// (StealInto, then PushBatch of what it took), into an empty deque and one
+// that already holds items, of either flavour: the thief's deque holds
+// its old items and then the batch, in queue order (its top end, Steal,
+// gives them oldest first), and the source keeps the rest.
+func TestStealIntoPushBatch(t *testing.T) {
+	big := make([]int, slices.Max(batchLimits))
 	for _, fifo := range []bool{false, true} {
 		for _, start := range []uint64{0, ^uint64(0) - 40} {
 			for _, n := range batchSizes {
-				for _, limit := range batchLimits {
-					name := fmt.Sprintf("%s/%s/n=%d/limit=%d", modeName(fifo), startName(start), n, limit)
-					d := fill(fifo, start, n)
-					dst := deque.New[int]()
-					v, moved, st := d.StealBatchAndPop(dst, limit)
-					if n == 0 {
-						if st != deque.Empty || moved != 0 || v != 0 {
-							t.Fatalf("%s: StealBatchAndPop on empty = %d, %d, %v; want 0, 0, empty", name, v, moved, st)
+				for _, size := range batchLimits {
+					for pre := range 2 { // into an empty and a non-empty deque
+						name := fmt.Sprintf("%s/%s/n=%d/len=%d/pre=%d", modeName(fifo), startName(start), n, size, pre)
+						d := fill(fifo, start, n)
+						mine := deque.NewDequeAt[int](pre == 1, start+3)
+						for range pre * 5 {
+							mine.Push(-1)
 						}
-						continue
-					}
-					want := min((n-1)/2, limit-1)
-					if v != 0 || moved != want || st != deque.Success {
-						t.Fatalf("%s: StealBatchAndPop = %d, %d, %v; want 0 (the oldest), %d, success", name, v, moved, st, want)
-					}
-					if err := checkMoved(dst, 0, 1, 1+want); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					if err := checkRest(d, fifo, 1+want, n); err != nil {
-						t.Fatalf("%s: %v", name, err)
+						got, _ := d.StealInto(destination(big, size, n))
+						want := min((n+1)/2, size)
+						require.Equal(t, want, got, "%s: StealInto count", name)
+						mine.PushBatch(big[:got])
+						require.Equal(t, pre*5+want, mine.Len(), "%s: thief's deque Len", name)
+						moved := []int{}
+						for {
+							v, st := mine.Steal()
+							if st != deque.Success {
+								require.Equal(t, deque.Empty, st, "%s: thief's deque Steal", name)
+								break
+							}
+							moved = append(moved, v)
+						}
+						requireInts(t, append(slices.Repeat([]int{-1}, pre*5), seq(0, want-1)...), moved,
+							"%s: the thief's deque, oldest first", name)
+						checkRest(t, d, fifo, want, n, name)
 					}
 				}
 			}
-		}
-	}
-}
-
-// TestStealBatchOrder records the order a batch lands in dst, which the
-// API leaves open, so that a change to it is seen: the moved items should
-// keep their queue order (dst.Steal gives the oldest first), as the
-// Injector documents for its batches and crossbeam does for both flavours.
-func TestStealBatchOrder(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
-		t.Run(modeName(fifo), func(t *testing.T) {
-			d := fill(fifo, 0, 8)
-			dst := deque.New[int]()
-			moved, _ := d.StealBatch(dst, 8)
-			var got []int
-			for range moved {
-				v, _ := dst.Steal()
-				got = append(got, v)
-			}
-			if want := seq(0, moved-1); !slices.Equal(got, want) {
-				t.Errorf("StealBatch moved %v in the order %v (oldest first from dst.Steal); want %v", want, got, want)
-			}
-		})
-	}
-}
-
-func TestInjectorStealBatchAndPopCount(t *testing.T) {
-	bc := deque.BlockCap
-	sizes := []int{0, 1, 2, 3, 4, 10, 33, bc - 1, bc, bc + 1, 2*bc + 5}
-	limits := []int{1, 2, 3, 8, 32, 33, bc - 1, bc, bc + 1, 1 << 20}
-	// Offsets of the first ticket in its block; bases at zero and just
-	// below the wrap-around (2^64 is a multiple of BlockCap, so the
-	// offset is the same on both).
-	for _, base := range []uint64{0, 0 - 2*uint64(bc)} {
-		for _, off := range []int{0, 1, 5, bc / 2, bc - 3, bc - 1} {
-			start := base + uint64(off)
-			t.Run(fmt.Sprintf("%s/off=%d", startName(start), off), func(t *testing.T) {
-				for _, n := range sizes {
-					for _, limit := range limits {
-						q := deque.NewInjectorAt[int](start)
-						for i := range n {
-							q.Push(i)
-						}
-						if q.Len() != n {
-							t.Fatalf("n=%d: Len %d", n, q.Len())
-						}
-						dst := deque.New[int]()
-						v, moved, st := q.StealBatchAndPop(dst, limit)
-						if n == 0 {
-							if st != deque.Empty || moved != 0 {
-								t.Fatalf("n=0: StealBatchAndPop = %d, %d, %v; want empty", v, moved, st)
-							}
-							continue
-						}
-						k := min(n, limit, bc-off)
-						if v != 0 || moved != k-1 || st != deque.Success {
-							t.Fatalf("n=%d limit=%d: StealBatchAndPop = %d, %d, %v; want 0, %d, success", n, limit, v, moved, st, k-1)
-						}
-						// "pushed into dst in FIFO order": dst's top end
-						// (Steal) gives them oldest first.
-						for i := 1; i < k; i++ {
-							if got, st := dst.Steal(); got != i || st != deque.Success {
-								t.Fatalf("n=%d limit=%d: dst.Steal = %d, %v; want %d", n, limit, got, st, i)
-							}
-						}
-						if !dst.IsEmpty() {
-							t.Fatalf("n=%d limit=%d: dst holds %d more than moved", n, limit, dst.Len())
-						}
-						if q.Len() != n-k {
-							t.Fatalf("n=%d limit=%d: Len %d after, want %d", n, limit, q.Len(), n-k)
-						}
-						for i := k; i < n; i++ {
-							if got, st := q.Steal(); got != i || st != deque.Success {
-								t.Fatalf("n=%d limit=%d: Steal = %d, %v; want %d", n, limit, got, st, i)
-							}
-						}
-						if _, st := q.Steal(); st != deque.Empty || !q.IsEmpty() {
-							t.Fatalf("n=%d: Steal on drained injector: %v", n, st)
-						}
-					}
-				}
-			})
 		}
 	}
 }
 
 // TestInjectorTakeBatchCount: TakeBatch takes min(queued, len(dst), what
 // is left of the first item's block), oldest first, writes nothing past
-// what it took, and leaves the rest queued in order.
+// what it took, and leaves the rest queued in order, from tickets at
+// several offsets in their block, at zero and just below the wrap-around,
+// whether the items came one Push at a time or in one PushBatch.
 func TestInjectorTakeBatchCount(t *testing.T) {
 	bc := deque.BlockCap
+	sizes := []int{0, 1, 2, 3, 4, 10, 33, bc - 1, bc, bc + 1, 2*bc + 5}
+	lengths := []int{1, 2, 3, 8, 32, 33, bc - 1, bc, bc + 1, 3 * bc, 1 << 20}
+	big := make([]int, slices.Max(lengths))
+	// Bases at zero and just below the wrap-around (2^64 is a multiple of
+	// BlockCap, so the offset in the block is the same on both).
 	for _, base := range []uint64{0, 0 - 2*uint64(bc)} {
-		for _, off := range []int{0, 1, bc / 2, bc - 1} {
+		for _, off := range []int{0, 1, 5, bc / 2, bc - 3, bc - 1} {
 			start := base + uint64(off)
-			for _, n := range []int{0, 1, 2, 33, bc - 1, bc, bc + 1, 2*bc + 5} {
-				for _, size := range []int{1, 2, 8, 32, bc, bc + 1, 3 * bc} {
-					q := deque.NewInjectorAt[int](start)
-					for i := range n {
-						q.Push(i + 1)
-					}
-					dst := make([]int, size)
-					got, st := q.TakeBatch(dst)
-					if n == 0 {
-						if st != deque.Empty || got != 0 {
-							t.Fatalf("n=0: TakeBatch = %d, %v; want empty", got, st)
+			for _, n := range sizes {
+				for _, size := range lengths {
+					for _, batched := range []bool{false, true} {
+						name := fmt.Sprintf("%s/off=%d/n=%d/len=%d/batched=%v", startName(start), off, n, size, batched)
+						q := deque.NewInjectorAt[int](start)
+						if batched {
+							q.PushBatch(seq(1, n))
+						} else {
+							for i := range n {
+								q.Push(i + 1)
+							}
 						}
-						continue
-					}
-					k := min(n, size, bc-off)
-					if got != k || st != deque.Success {
-						t.Fatalf("start %s n=%d size=%d: TakeBatch = %d, %v; want %d, success", startName(start), n, size, got, st, k)
-					}
-					for i := range size {
-						want := 0 // untouched
-						if i < k {
-							want = i + 1
+						require.Equal(t, n, q.Len(), "%s: Len", name)
+						// Untouched elements hold 0; the items are 1..n.
+						dst := big[:size]
+						clear(dst[:min(size, bc+1)])
+						dst[size-1] = 0
+						got, st := q.TakeBatch(dst)
+						if n == 0 {
+							require.Equal(t, deque.Empty, st, "%s: TakeBatch status", name)
+							require.Zero(t, got, "%s: TakeBatch count", name)
+							require.True(t, q.IsEmpty(), "%s: IsEmpty", name)
+							continue
 						}
-						if dst[i] != want {
-							t.Fatalf("start %s n=%d size=%d: dst[%d] = %d, want %d", startName(start), n, size, i, dst[i], want)
+						k := min(n, size, bc-off)
+						require.Equal(t, deque.Success, st, "%s: TakeBatch status", name)
+						require.Equal(t, k, got, "%s: TakeBatch count", name)
+						requireInts(t, seq(1, k), dst[:k], "%s: dst[:k]", name)
+						if end := max(k, min(size, bc+1)); slices.ContainsFunc(dst[k:end], func(v int) bool { return v != 0 }) {
+							require.Equal(t, make([]int, end-k), dst[k:end], "%s: dst written past the %d taken", name, k)
 						}
-					}
-					if q.Len() != n-k {
-						t.Fatalf("n=%d size=%d: Len %d after, want %d", n, size, q.Len(), n-k)
-					}
-					for i := k; i < n; i++ {
-						if v, st := q.Steal(); v != i+1 || st != deque.Success {
-							t.Fatalf("n=%d size=%d: Steal = %d, %v; want %d", n, size, v, st, i+1)
+						if size > k {
+							require.Zero(t, dst[size-1], "%s: last element of dst written", name)
 						}
+						require.Equal(t, n-k, q.Len(), "%s: Len after", name)
+						rest := []int{}
+						for {
+							v, st := q.Steal()
+							if st != deque.Success {
+								require.Equal(t, deque.Empty, st, "%s: Steal on the drained injector", name)
+								break
+							}
+							rest = append(rest, v)
+						}
+						requireInts(t, seq(k+1, n), rest, "%s: what Steal takes after", name)
+						require.True(t, q.IsEmpty(), "%s: IsEmpty after", name)
 					}
 				}
 			}
 		}
 	}
-	mustPanic(t, func() { deque.NewInjector[int]().TakeBatch(nil) }, "deque:", "TakeBatch", "empty destination")
 }
 
 // TestDequePushBatch: PushBatch leaves the items as that many Pushes
 // would (Pop gives them newest first, Steal oldest first), through growth
-// and after a thief emptied the buffer; an empty batch does nothing; a
-// released deque panics.
+// and after a thief emptied the buffer; an empty batch does nothing.
 func TestDequePushBatch(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		for _, pre := range []int{0, 1, 7, 100} {
@@ -372,18 +295,18 @@ func TestDequePushBatch(t *testing.T) {
 			}
 		}
 	}
-	d := deque.New[int]()
-	d.Release()
-	mustPanic(t, func() { d.PushBatch([]int{1}) }, "deque:", "PushBatch", "after Release")
 }
 
-// TestInjectorBatchIntoFullDeque: a batch that meets a destination slot
-// that is not free (the buffer is full, or a thief took the slot's last
-// occupant and the owner has not lapped it yet) moves the rest through
-// the deque's growth path; nothing is lost and the order holds.
+// TestInjectorBatchIntoFullDeque: an injector batch moved into a deque
+// (TakeBatch, then PushBatch of all but the first, as a bucket hands a
+// take to its worker's deque) that meets a destination slot that is not
+// free (the buffer is full, or a thief took the slot's last occupant and
+// the owner has not lapped it yet) moves the rest through the deque's
+// growth path; nothing is lost and the order holds.
 func TestInjectorBatchIntoFullDeque(t *testing.T) {
 	for _, have := range []int{deque.MinCap - 40, deque.MinCap - 5, deque.MinCap - 1, deque.MinCap} {
 		for _, stolen := range []int{0, 3} {
+			name := fmt.Sprintf("have=%d/stolen=%d", have, stolen)
 			q := deque.NewInjector[int]()
 			for i := range 100 {
 				q.Push(1000 + i)
@@ -395,31 +318,30 @@ func TestInjectorBatchIntoFullDeque(t *testing.T) {
 			// Thieves take the oldest few: their slots come back through
 			// seq, not the owner's free word.
 			for i := range stolen {
-				if v, st := dst.Steal(); v != i || st != deque.Success {
-					t.Fatalf("have=%d: Steal = %d, %v", have, v, st)
-				}
+				v, st := dst.Steal()
+				require.Equal(t, deque.Success, st, "%s: Steal", name)
+				require.Equal(t, i, v, "%s: Steal", name)
 			}
-			v, moved, st := q.StealBatchAndPop(dst, 32)
-			if v != 1000 || moved != 31 || st != deque.Success {
-				t.Fatalf("have=%d stolen=%d: StealBatchAndPop = %d, %d, %v; want 1000, 31, success", have, stolen, v, moved, st)
-			}
-			if got, want := dst.Len(), have-stolen+31; got != want {
-				t.Fatalf("have=%d stolen=%d: dst.Len = %d, want %d", have, stolen, got, want)
-			}
+			var run [32]int
+			k, st := q.TakeBatch(run[:])
+			require.Equal(t, deque.Success, st, "%s: TakeBatch", name)
+			require.Equal(t, 32, k, "%s: TakeBatch", name)
+			require.Equal(t, 1000, run[0], "%s: the batch's first", name)
+			dst.PushBatch(run[1:k])
+			require.Equal(t, have-stolen+31, dst.Len(), "%s: dst.Len", name)
 			// LIFO owner end: the batch newest first, then the old items.
 			for i := 31; i >= 1; i-- {
-				if got, ok := dst.Pop(); !ok || got != 1000+i {
-					t.Fatalf("have=%d stolen=%d: Pop = %d, %v; want %d", have, stolen, got, ok, 1000+i)
-				}
+				v, ok := dst.Pop()
+				require.True(t, ok, "%s: Pop", name)
+				require.Equal(t, 1000+i, v, "%s: Pop", name)
 			}
 			for i := have - 1; i >= stolen; i-- {
-				if got, ok := dst.Pop(); !ok || got != i {
-					t.Fatalf("have=%d stolen=%d: Pop = %d, %v; want %d", have, stolen, got, ok, i)
-				}
+				v, ok := dst.Pop()
+				require.True(t, ok, "%s: Pop", name)
+				require.Equal(t, i, v, "%s: Pop", name)
 			}
-			if _, ok := dst.Pop(); ok {
-				t.Fatalf("have=%d stolen=%d: dst not empty", have, stolen)
-			}
+			_, ok := dst.Pop()
+			require.False(t, ok, "%s: dst not empty", name)
 		}
 	}
 }

@@ -28,10 +28,11 @@ func (s Status) String() string {
 	return "Status(?)"
 }
 
-// minCap is the smallest buffer: MaxTake (128) slots, the most one
-// Injector take or one StealInto moves, so that an owner that puts such a
-// batch into its empty deque (PushBatch) never grows the buffer for it,
-// and the windowed shrink (endEpoch) never takes it below that.
+// minCap is the smallest buffer, and a new deque's: MaxTake (128) slots,
+// the most one Injector take moves (and the length wsched gives its
+// StealInto destinations), so that an owner that puts such a batch into
+// its empty deque (PushBatch) never grows the buffer for it, and the
+// windowed shrink (endEpoch) never takes it below that.
 // crossbeam-deque uses 64; at 64, a scheduler that took 128-item batches
 // and sometimes pushed one into its deque grew and shrank the buffer about
 // every other cycle of a 16,384-packet fan-out with idle gaps between
@@ -104,9 +105,8 @@ type cacheLine [64]byte
 // worker). The owner pushes and pops at the bottom end; any goroutine
 // steals from the top end.
 //
-// Owner-only methods: Push, Pop, Cap, Release, and using the Deque as
-// the destination of StealBatch or StealBatchAndPop. Any goroutine: Steal,
-// StealBatch, StealBatchAndPop, StealInto (on the source), Len, IsEmpty.
+// Owner only: Push, PushBatch, Pop. Any goroutine: Steal, StealInto, Len,
+// IsEmpty.
 //
 // Indices are free-running uint64 counters; every comparison is made on
 // their difference, so they may wrap around.
@@ -124,13 +124,12 @@ type Deque[T any] struct {
 	buf atomic.Pointer[buffer[T]]
 
 	// Owner-only fields: no synchronisation.
-	own *buffer[T] // a dead one-slot buffer after Release
+	own *buffer[T]
 	// slots is own.slots, kept here so that the fast paths reach a slot
 	// with one load fewer: after a locked instruction the loads that
 	// follow wait for it, so each dependent load on the path between
 	// two of them adds its full latency.
-	slots    []slot[T]
-	released bool
+	slots []slot[T]
 	// prev is the buffer before own, kept for releasedInPrev until the
 	// deque next becomes empty (settlePrev); nil after a shrink. The
 	// indices that were live in it when own was built are [prevFrom,
@@ -148,16 +147,17 @@ type Deque[T any] struct {
 	// small objects (up to 512 bytes, which carry no malloc header) of a
 	// size class that is a multiple of 64 on 64-byte boundaries, so each
 	// Deque starts a line and its owner's fields never share one with the
-	// next Deque's top. At 208 bytes they did, since a scheduler allocates
-	// its workers' deques one after another: the owner's notePeak wrote
-	// pops on the line holding the neighbour's top, which that
-	// neighbour's owner loads on every Pop. Two deques side by side, one
-	// owner goroutine each, nothing shared (BenchmarkDequeIndependentOwners,
-	// six interleaved rounds): two owners took 24.7 ns per push+pop each
-	// against 11.3 for one alone; padded, 13.0 against 8.6. TestDequeLayout
-	// keeps the size right. Sized for 64-bit platforms; on 32-bit ones the
-	// Deque is smaller and only padded.
-	_ [256 - 208]byte
+	// next Deque's top. Unpadded (200 bytes, allocated from the 208-byte
+	// size class) they did, since a scheduler allocates its workers'
+	// deques one after another: the owner's notePeak wrote pops on the
+	// line holding the neighbour's top, which that neighbour's owner
+	// loads on every Pop. Two deques side by side, one owner goroutine
+	// each, nothing shared (BenchmarkDequeIndependentOwners, medians of six
+	// interleaved runs): two owners took 24.7 ns per push+pop each against
+	// 11.3 for one alone; padded, 13.0 against 8.6. TestDequeLayout keeps
+	// the size right. Sized for 64-bit platforms; on 32-bit ones the Deque
+	// is smaller and only padded.
+	_ [256 - 200]byte
 }
 
 // New returns an empty LIFO deque: Pop returns the newest item.
@@ -183,19 +183,12 @@ func (d *Deque[T]) init(fifo bool, start uint64) {
 	d.buf.Store(d.own)
 }
 
-func (d *Deque[T]) mustOwn(op string) *buffer[T] {
-	if d.released {
-		panic("deque: " + op + " on a Deque after Release")
-	}
-	return d.own
-}
-
 // Push adds v at the bottom end. Owner only. It allocates only when the
 // buffer must grow.
 //
 // Push and Pop keep their common cases in small frames and move the rest
-// out of line (pushSlow, popSlow): a released deque, a slot a thief has
-// not handed back, growth, the Chase–Lev retraction of bottom. Measured:
+// out of line (pushSlow, popSlow): a slot a thief has not handed back,
+// growth, an empty deque, a FIFO Pop of more than one item. Measured:
 // 9–12 → 7.5–8.5 ns per push+pop (the Go inliner does not take even the
 // fast paths: a call to the slow path alone costs 57 of its budget of 80).
 func (d *Deque[T]) Push(v T) {
@@ -235,7 +228,6 @@ func (d *Deque[T]) put(v T) {
 // publishes them with one store of bottom: thieves see all of them or
 // none. Owner only. It allocates only when the buffer must grow.
 func (d *Deque[T]) PushBatch(vs []T) {
-	d.mustOwn("PushBatch")
 	if len(vs) == 0 {
 		return
 	}
@@ -255,8 +247,7 @@ func (d *Deque[T]) PushBatch(vs []T) {
 // putAll writes vs at ownBot, ownBot+1, … without publishing them, as
 // len(vs) calls of put would, but in one loop: a slot that is free takes
 // a plain store, and only the first one that is not (full, or still held
-// by a consumer) sends the rest through put. Owner only; the caller has
-// checked that the deque is not released.
+// by a consumer) sends the rest through put. Owner only.
 func (d *Deque[T]) putAll(vs []T) {
 	b := d.ownBot
 	slots := d.slots
@@ -278,7 +269,7 @@ func (d *Deque[T]) putAll(vs []T) {
 
 // write stores v into the slot of index b == ownBot. Owner only.
 func (d *Deque[T]) write(b uint64, v T) {
-	buf := d.mustOwn("Push")
+	buf := d.own
 	s := &buf.slots[b&buf.mask]
 	// Load-acquire of seq: synchronises with the consumer that released
 	// the slot's previous index, so our write cannot race with its read.
@@ -469,11 +460,11 @@ func (d *Deque[T]) Pop() (T, bool) {
 	return d.popSlow()
 }
 
-// popSlow is Pop for the cases the fast paths leave: an empty or released
-// deque, a FIFO deque with more than one item, a lone item whose CAS lost
-// to a thief (topCache was stale).
+// popSlow is Pop for the cases the fast paths leave: an empty deque, a
+// FIFO deque with more than one item, a lone item whose CAS lost to a
+// thief (topCache was stale).
 func (d *Deque[T]) popSlow() (T, bool) {
-	buf := d.mustOwn("Pop")
+	buf := d.own
 	var zero T
 	b := d.ownBot
 	if b == d.topCache {
@@ -577,20 +568,21 @@ func (d *Deque[T]) notePeak(size int64) {
 // endEpoch runs when the owner finds its deque empty or takes (or loses
 // to a thief) its last item, the end of an epoch of use, and on every
 // fourth poll of a deque it already knows to be empty. Once the owner has
-// made at least Cap() such calls and Pops since the last decision (the
-// window; counting every poll let a worker that spins between two bursts
-// close a window of nothing but polls and shrink the buffer that the next
-// burst regrows: a 16k-packet spawn round did so every few rounds), a
-// buffer that the window never needed more than a quarter of shrinks to fit the window's peak (at least minCap);
+// made at least as many such calls and Pops as the buffer has slots since
+// the last decision (the window; counting every poll let a worker that
+// spins between two bursts close a window of nothing but polls and shrink
+// the buffer that the next burst regrows: a 16k-packet spawn cycle did so
+// every few cycles), a buffer that the window never needed more than a
+// quarter of shrinks to fit the window's peak (at least minCap);
 // otherwise it stays. The window makes shrinking amortised O(1): a regrow
-// costs O(Cap()) and can follow at most one shrink per Cap() pops, so a
-// worker that fills and drains the same burst over and over keeps its
-// buffer instead of reallocating it every time (halving on every Pop under
-// a quarter full, as crossbeam does, regrew and reshrank a 16k-packet
-// burst eight times per round). A burst of a million therefore holds its
-// buffer until the owner has made a million more Pops (or four million
-// polls of its empty deque) without needing it. Owner only; the deque is
-// empty.
+// costs O(n) for a buffer of n slots and can follow at most one shrink per
+// n Pops, so a worker that fills and drains the same burst over and over
+// keeps its buffer instead of reallocating it every time (halving on every
+// Pop under a quarter full, as crossbeam does, regrew and reshrank a
+// 16k-packet burst eight times per cycle). A burst of a million therefore
+// holds its buffer until the owner has made a million more Pops (or four
+// million polls of its empty deque) without needing it. Owner only; the
+// deque is empty.
 func (d *Deque[T]) endEpoch() {
 	d.settlePrev()
 	d.pops++
@@ -625,33 +617,6 @@ func (d *Deque[T]) Len() int {
 // looked at. Any goroutine.
 func (d *Deque[T]) IsEmpty() bool { return d.Len() == 0 }
 
-// Cap returns the current buffer size in slots. Owner only.
-func (d *Deque[T]) Cap() int { return len(d.mustOwn("Cap").slots) }
-
-// Release drops the buffer. Owner only; the deque must be empty (items
-// would otherwise be lost silently, so Release panics instead) and no
-// thief may reach it any more (a scheduler first removes it from the
-// steal targets). Any later use panics with a "deque:" message, but Len
-// and IsEmpty, which report 0.
-func (d *Deque[T]) Release() {
-	d.mustOwn("Release")
-	if n := d.Len(); n != 0 {
-		panic("deque: Release of a Deque that still holds items")
-	}
-	d.released = true
-	d.prev = nil
-	// A one-slot buffer whose slot is never free sends Push to
-	// pushSlow, and topCache == ownBot sends Pop to popSlow, where
-	// mustOwn panics: the fast paths need no check of their own.
-	dead := &buffer[T]{slots: make([]slot[T], 1)}
-	dead.slots[0].free = d.ownBot + 1
-	dead.slots[0].seq.Store(d.ownBot + 1)
-	d.own = dead
-	d.slots = dead.slots
-	d.topCache = d.ownBot
-	d.buf.Store(nil)
-}
-
 // Steal takes the oldest item. Any goroutine.
 func (d *Deque[T]) Steal() (T, Status) {
 	// take for one item, without its batch loop: the orderings are
@@ -660,9 +625,6 @@ func (d *Deque[T]) Steal() (T, Status) {
 	t := d.top.Load()
 	b := d.bottom.Load()
 	buf := d.buf.Load()
-	if buf == nil {
-		panic("deque: steal from a Deque after Release")
-	}
 	if int64(b-t) <= 0 {
 		return zero, Empty
 	}
@@ -675,51 +637,38 @@ func (d *Deque[T]) Steal() (T, Status) {
 	return v, Success
 }
 
-// StealBatch moves about half of the items, min(⌈n/2⌉, limit), into dst,
-// which the caller must own. It returns how many it moved. Any goroutine
-// for d; the owner of dst.
-func (d *Deque[T]) StealBatch(dst *Deque[T], limit int) (int, Status) {
-	checkBatch(d, dst, limit, "StealBatch")
-	_, moved, st := d.stealBatch(dst, limit, false)
-	return moved, st
-}
-
-// StealBatchAndPop takes min(⌊(n−1)/2⌋, limit−1) items into dst and
-// returns one more to run at once (crossbeam's steal_batch_and_pop). The
-// int result is the number moved into dst. Any goroutine for d; the owner
-// of dst.
-func (d *Deque[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status) {
-	checkBatch(d, dst, limit, "StealBatchAndPop")
-	return d.stealBatch(dst, limit, true)
-}
-
 // StealInto takes about half of the items, min(⌈n/2⌉, len(dst)), oldest
-// first, into dst[0:k] and returns k: a batch for a thief that runs it from
-// a private array instead of its own deque (no slot writes, no locked
-// instruction per item afterwards). From a FIFO deque one CAS claims the
-// whole range; from a LIFO one each item is claimed against a fresh
-// bottom, as in StealBatch. Any goroutine; it panics if dst is empty.
+// first, into dst[0:k] and returns k, leaving dst[k:] as it was: a batch
+// for a thief that runs it from a private array (no slot writes, no
+// locked instruction per item afterwards), or that moves it on into its
+// own deque with PushBatch. From a FIFO deque one CAS claims the whole
+// range; from a LIFO one each item is claimed against a fresh bottom, as
+// crossbeam does for LIFO workers: the owner pops from the bottom without
+// a CAS while more than one item is left, so a range claim could overlap
+// its pops (a stale bottom). Success means k >= 1; a LIFO batch that lost
+// a race after its first claim returns what it has. Any goroutine; it
+// panics if len(dst) is 0.
 func (d *Deque[T]) StealInto(dst []T) (int, Status) {
 	if len(dst) == 0 {
 		panic("deque: StealInto an empty destination")
 	}
-	t, n := d.stealView()
+	// top, then bottom: the order take needs.
+	t := d.top.Load()
+	n := int64(d.bottom.Load() - t)
 	if n <= 0 {
 		return 0, Empty
 	}
 	want := min((n+1)/2, int64(len(dst)))
 	if d.fifo {
-		_, got, st := d.take(nil, dst[:want], t, want, false)
+		got, st := d.take(dst[:want], t, want)
 		return int(got), st
 	}
 	got := 0
 	st := Success
 	for int64(got) < want {
-		var v T
-		if v, _, st = d.take(nil, nil, d.top.Load(), 1, true); st != Success {
+		if _, st = d.take(dst[got:got+1], d.top.Load(), 1); st != Success {
 			break
 		}
-		dst[got] = v
 		got++
 	}
 	if got == 0 {
@@ -728,134 +677,39 @@ func (d *Deque[T]) StealInto(dst []T) (int, Status) {
 	return got, Success
 }
 
-// stealView is a thief's first look: top, then bottom (the order take's
-// argument needs), and how many items lie between (<= 0: empty). It
-// panics on a released deque. Any goroutine.
-func (d *Deque[T]) stealView() (t uint64, n int64) {
-	t = d.top.Load()
-	b := d.bottom.Load()
-	if d.buf.Load() == nil {
-		panic("deque: steal from a Deque after Release")
-	}
-	return t, int64(b - t)
-}
-
-func checkBatch[T any](src, dst *Deque[T], limit int, op string) {
-	switch {
-	case limit <= 0:
-		panic("deque: " + op + " with limit <= 0")
-	case dst == nil:
-		panic("deque: " + op + " into a nil destination")
-	case dst == src:
-		panic("deque: " + op + " into the deque it steals from")
-	}
-	dst.mustOwn(op + " destination")
-}
-
-func (d *Deque[T]) stealBatch(dst *Deque[T], limit int, pop bool) (T, int, Status) {
-	var zero T
-	t, n := d.stealView()
-	if n <= 0 {
-		return zero, 0, Empty
-	}
-	var want int64
-	if pop {
-		want = min((n-1)/2, int64(limit-1)) + 1
-	} else {
-		want = min((n+1)/2, int64(limit))
-	}
-	if d.fifo {
-		// The owner also takes from the top end, by CAS, so one CAS
-		// claims the whole range.
-		v, got, st := d.take(dst, nil, t, want, pop)
-		if st != Success {
-			return zero, 0, st
-		}
-		if pop {
-			return v, int(got - 1), Success
-		}
-		return zero, int(got), Success
-	}
-	// LIFO: the owner pops from the bottom without a CAS while more than
-	// one item is left, so a range claim could overlap its pops (a
-	// stale bottom). Claim one index at a time, each against a fresh
-	// bottom, as crossbeam does for LIFO workers.
-	var first T
-	var got int64
-	st := Success
-	for got < want {
-		var v T
-		v, _, st = d.take(nil, nil, d.top.Load(), 1, true)
-		if st != Success {
-			break
-		}
-		if pop && got == 0 {
-			first = v
-		} else {
-			dst.put(v)
-		}
-		got++
-	}
-	if got == 0 {
-		return zero, 0, st
-	}
-	dst.bottom.Store(dst.ownBot) // publish the moved items at once
-	if pop {
-		return first, int(got - 1), Success
-	}
-	return zero, int(got), Success
-}
-
-// take claims up to want items starting at index t from the top end with
-// one CAS, then reads them (claim-then-read). If into is not nil they all
-// go there, in order (want <= len(into)). Otherwise, if ret, the first
-// item is returned and the rest are put into dst (which the caller owns)
-// and published; else all go to dst, in order. Thieves only.
-func (d *Deque[T]) take(dst *Deque[T], into []T, t uint64, want int64, ret bool) (T, int64, Status) {
-	var zero T
+// take claims up to want items (want <= len(into)) starting at index t,
+// which the caller loaded from top before anything else, from the top end
+// with one CAS, then reads them into into[0:k], oldest first
+// (claim-then-read), and returns k. Thieves only.
+func (d *Deque[T]) take(into []T, t uint64, want int64) (int64, Status) {
 	// Load-acquire bottom after top: a bottom that covers an index also
 	// makes the owner's write of its slot visible.
 	b := d.bottom.Load()
 	// Load the buffer after bottom: it holds every index in [t, b) that
 	// is still unclaimed, or the CAS below fails.
 	buf := d.buf.Load()
-	if buf == nil {
-		panic("deque: steal from a Deque after Release")
-	}
 	n := int64(b - t)
 	if n <= 0 {
-		return zero, 0, Empty
+		return 0, Empty
 	}
 	want = min(want, n)
 	// The claim. Once it succeeds no other goroutine writes these
 	// slots of buf until we release them (the owner may read them: see
 	// slot).
 	if !d.top.CompareAndSwap(t, t+uint64(want)) {
-		return zero, 0, Retry
+		return 0, Retry
 	}
 	lap := uint64(len(buf.slots))
-	var first T
 	for i := int64(0); i < want; i++ {
 		idx := t + uint64(i)
 		s := &buf.slots[idx&buf.mask]
-		v := s.val
+		into[i] = s.val
 		// Store-release: our read of val is done; the owner may write
 		// the slot on its next lap. (We do not clear val: the owner may
 		// be copying this slot in a resize, a read that a write here
 		// would race with. The stale value is overwritten on the next
-		// lap or dropped with the buffer: at most Cap() of them.)
+		// lap or dropped with the buffer: at most one buffer's worth.)
 		s.seq.Store(idx + lap)
-		switch {
-		case into != nil:
-			into[i] = v
-		case i == 0 && ret:
-			first = v
-		default:
-			dst.put(v)
-		}
 	}
-	if dst != nil {
-		dst.bottom.Store(dst.ownBot)
-	}
-	return first, want, Success
+	return want, Success
 }

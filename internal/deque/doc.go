@@ -6,58 +6,65 @@
 // # Model and caller roles
 //
 // A Deque has one owner, the worker goroutine that created it (or that a
-// scheduler handed it to). The owner calls Push and Pop at the bottom end
-// (Pop is LIFO for [New], FIFO for [NewFIFO]; PushBatch adds a run of
-// items and publishes them with one store, so thieves see all or none),
-// Cap and Release, and uses its deque as the destination of a batch steal. Any goroutine, the thieves,
-// may call Steal, StealBatch, StealBatchAndPop and StealInto on it, which take from
-// the top end, oldest first. A steal says [Empty] (nothing there), [Retry]
-// (items there, but another goroutine won the race for them) or
-// [Success], so a scheduler can tell an idle system from a contended one.
+// scheduler handed it to). Only the owner calls Push, PushBatch and Pop,
+// at the bottom end: Pop is LIFO for [New], FIFO for [NewFIFO]; PushBatch
+// leaves a run of items as that many Pushes would and publishes them with
+// one store, so thieves see all of them or none. Any goroutine, the
+// thieves, may call Steal and StealInto, which take from the top end,
+// oldest first, and Len and IsEmpty, which are snapshots. Steal takes one
+// item. StealInto takes about half, min(⌈n/2⌉, len(dst)), into the
+// caller's slice, oldest first, and leaves the rest of the slice as it
+// was: a thief runs the batch from there (wsched's workers do, with
+// slices of [MaxTake] at most) or moves it on into its own deque with
+// PushBatch. A steal says [Empty] (nothing there), [Retry] (items there,
+// but another goroutine won the race for them) or [Success] (at least one
+// item taken), so a scheduler can tell an idle system from a contended
+// one.
 //
-// StealBatch moves min(⌈n/2⌉, limit) items into the thief's own deque;
-// StealBatchAndPop moves min(⌊(n−1)/2⌋, limit−1) and returns one more to
-// run at once, both as crossbeam-deque defines them; StealInto takes
-// min(⌈n/2⌉, len(dst)) into a slice, for a thief that runs its batch from
-// a private array (wsched's workers do, 128 at most) instead of pushing it
-// into its deque and popping it back. An Injector takes any
-// goroutine on every method; its StealBatchAndPop takes up to limit items
-// (never across one of its internal blocks), and TakeBatch takes up to
-// len(dst) into a slice, for a consumer that keeps the batch private
-// instead of publishing it in a deque (wsched's workers hold a bucket take
-// that way while nobody is idle).
+// Every Injector method may be called by any goroutine, with one
+// exception, Reclaim. Push and PushBatch append; Steal takes the oldest
+// item; TakeBatch takes up to len(dst) items into a slice, oldest first,
+// never across one of the injector's blocks (so at most MaxTake), for a
+// consumer that runs them from there or moves them into its deque with
+// PushBatch; Len and IsEmpty are snapshots. Reclaim recycles consumed
+// blocks and needs its caller to guarantee that no other call on the
+// injector is in progress (see The Injector below).
 //
-// Misuse panics with a "deque:" message: a limit ≤ 0, a nil or empty destination,
-// a deque stealing into itself, any use after Release (but Len and
-// IsEmpty, which report 0), and Release of a deque that still holds items
-// (which would lose them).
+// Misuse that the package checks panics with a "deque:" message: a
+// StealInto or TakeBatch destination of length 0, which panics before the
+// queue is looked at and takes nothing. An owner-only method called from
+// two goroutines at once is not checked; the owner's fields are plain
+// memory, so the race detector can see it.
 //
 // # The deque algorithm: Chase–Lev with claim-then-read slots
 //
 // The deque is Chase and Lev's (SPAA 2005) with the C11 orderings of Lê et
 // al. (PPoPP 2013): free-running indices top ≤ bottom, a power-of-two ring
 // buffer that grows by doubling, and a CAS on top to settle each race
-// between consumers. The buffer shrinks by windows: each time the owner
-// finds its deque empty (or takes or loses its last item) after at least
-// Cap() Pops since the last decision, a buffer that the window never
-// needed a quarter of shrinks to fit the window's peak (at least 64
-// slots). The peak is the most items the owner saw: after its Pops, when
+// between consumers. A new deque's buffer has [MaxTake] (128) slots, the
+// most one Injector take moves, so that a worker that puts such a batch
+// into its empty deque never grows the buffer for it. The buffer shrinks
+// by windows: each time the owner finds its deque empty (or takes or
+// loses its last item) after at least as many Pops since the last
+// decision as the buffer has slots, a buffer that the window never needed
+// a quarter of shrinks to fit the window's peak, never below MaxTake
+// slots. The peak is the most items the owner saw: after its Pops, when
 // the buffer grew, and after each PushBatch (so that a spawner whose
 // batches thieves drain as fast as it pushes them keeps the buffer its
-// bursts need instead of shrinking it at every window and regrowing it
-// in the next burst). A Pop that finds the deque already known to be empty counts a
-// quarter: an owner that only polls still closes its windows, and a worker
-// that spins a few dozen rounds between bursts no longer closes one made
-// of nothing but polls and shrinks the buffer its next burst regrows (a
-// 16k-packet spawn round did so every few rounds). A burst of a million
-// packets therefore holds its buffer for at most two windows of Pops, or
-// eight million polls, as long as the owner keeps using its deque (an
-// owner that never calls it again keeps what it has until Release), and a
-// worker that fills and drains the same burst over
+// bursts need instead of shrinking it at every window and regrowing it in
+// the next burst). A Pop that finds the deque already known to be empty
+// counts a quarter: an owner that only polls still closes its windows,
+// and a worker that spins between bursts does not close one made of
+// nothing but polls and shrink the buffer its next burst regrows (a
+// 16k-packet spawn cycle did so every few cycles when every poll
+// counted). A burst of a million packets therefore holds its buffer for
+// at most two windows of Pops, or eight million polls, as long as the
+// owner keeps using its deque (an owner that never calls it again keeps
+// what it has), and a worker that fills and drains the same burst over
 // and over keeps its buffer instead of regrowing it each time: shrinking
 // is amortised O(1) per Pop. (crossbeam halves on every pop under a
 // quarter full; in wsched's spawn benchmark that regrew and reshrank the
-// buffers every round, 1.9 MB and ~100 allocations per 16k-packet round,
+// buffers every cycle, 1.9 MB and ~100 allocations per 16k-packet cycle,
 // 190 ns per packet; with windows, 0 allocations and 62 ns.)
 //
 // One change makes it clean under the race detector for values of any
@@ -68,11 +75,13 @@
 //  1. The owner writes slot i only when seq == i (a load-acquire of seq).
 //     It then publishes bottom = i+1 (store-release).
 //  2. A thief loads top t, then bottom b, then the buffer pointer, in that
-//     order. If t < b it CASes top from t to t+k. The load of bottom
-//     synchronises with step 1, so the slot's value is visible; the buffer
-//     loaded after bottom holds every unclaimed index below b (a resize
-//     copies [top, bottom) before publishing the new buffer).
-//  3. After reading the slot the thief stores seq = i+cap (store-release),
+//     order. If t < b it CASes top from t to t+k: k = 1 for Steal and for
+//     each claim of a LIFO StealInto, the whole batch for a FIFO
+//     StealInto. The load of bottom synchronises with step 1, so the
+//     slots' values are visible; the buffer loaded after bottom holds
+//     every unclaimed index below b (a resize copies [top, bottom) before
+//     publishing the new buffer).
+//  3. After reading each slot the thief stores seq = i+cap (store-release),
 //     handing the slot to the owner's next lap: the owner's write in step
 //     1 happens after the thief's read.
 //  4. If the owner finds seq != i in step 1, it first asks whether index
@@ -92,13 +101,24 @@
 // order needs a sequentially consistent store (Go's atomic.Store, an
 // XCHG on amd64), so that a thief either sees the lowered bottom or the
 // owner sees the thief's CAS; only for the last item do the two race,
-// through a CAS on top. Thieves do not clear a slot after reading it
-// (the owner may be copying it in a resize, and a write would race with
-// that read; the owner's own Pop does clear), so up to Cap() stolen values
-// stay referenced until overwritten or until the buffer is replaced. After
-// a growth the owner also keeps the previous buffer, and the values that
-// were live in it, until the deque next becomes empty (releasedInPrev,
-// settlePrev): at most half the current buffer, for one epoch.
+// through a CAS on top. For the same reason a StealInto from a LIFO deque
+// claims one item at a time, each against a fresh bottom: the owner pops
+// below without a CAS while more than one item is left, so a range claim
+// could overlap its pops (crossbeam does the same). A FIFO owner takes
+// from the top end by CAS as thieves do, so there one CAS claims a whole
+// StealInto batch. Thieves do not clear a slot after reading it (the
+// owner may be copying it in a resize, and a write would race with that
+// read; the owner's own Pop does clear), so up to a buffer's worth of
+// stolen values stay referenced until overwritten or until the buffer is
+// replaced. After a growth the owner also keeps the previous buffer, and
+// the values that were live in it, until the deque next becomes empty
+// (releasedInPrev, settlePrev): at most half the current buffer, for one
+// epoch.
+//
+// PushBatch writes its run in one loop that checks each slot's claim
+// words in place and publishes the run with one store of bottom; the
+// first slot that is not free (the ring is full, or a consumer still
+// holds the slot) sends the rest through Push's slow path, step 4.
 //
 // # Sequentially consistent stores on the owner's path
 //
@@ -139,13 +159,6 @@
 // paths are inlined into the baseline: two calls are part of the gap to
 // the floor.
 //
-// A batch moved into the thief's deque is published with one store of
-// bottom for the whole batch; an Injector batch is copied into the
-// destination in one loop that checks each slot's claim words in place. For a LIFO deque a batch is claimed one item
-// at a time, each against a fresh bottom: the owner pops below without a
-// CAS while more than one item is left, so a range claim could overlap
-// its pops (crossbeam does the same).
-//
 // # The Injector
 //
 // The injector is a linked list of 128-slot blocks and two free-running
@@ -153,31 +166,33 @@
 // links) its block and writes the value, then sets the slot's bit in the
 // block's written bitmap (an atomic OR, a release). PushBatch draws a run
 // of tickets with one add and publishes each run of up to 64 slots with
-// one OR, so a bulk add costs a plain store per item (measured: 19 against
-// 29 ns per item for a 1024-item add and its batched removal,
-// BenchmarkInjectorPushBatch vs BenchmarkInjectorPushEach). A consumer
-// loads the bit of the head slot (load-acquire), claims it by CAS on head,
-// then reads it. While operations run, a slot is written once and read
-// once and a block is never reused, so there is no ABA problem. Blocks are
-// recycled only through Reclaim, which its caller runs when no other
-// goroutine is inside the injector (a scheduler: at the end of a cycle,
-// its workers parked and its bucket's adds held off): the blocks consumers
-// retired go to a free list that producers only pop until the next
-// Reclaim, so no popper can meet a block that left and came back. A
-// consumer that meets a drawn ticket whose value is not yet written
-// returns Retry instead of waiting. It is unbounded on purpose: its
-// producers are packets in the middle of a phase, which cannot be made to
-// wait without deadlocking the phase; its memory is the live items, at
-// most two partial blocks and up to 128 spare blocks kept for reuse.
+// one OR, so a bulk add costs a plain store per item instead of two
+// locked instructions (BenchmarkInjectorPushBatch against
+// BenchmarkInjectorPushEach). A consumer loads the bit of the head slot
+// (load-acquire), claims it by CAS on head, then reads it; TakeBatch
+// counts the written slots from head on, up to len(dst) and within head's
+// block, and claims them all with one CAS on head. While operations
+// run, a slot is written once and read once and a block is never reused,
+// so there is no ABA problem. Blocks are recycled only through Reclaim,
+// which its caller runs when no other goroutine is inside the injector (a
+// scheduler: at the end of a cycle, its workers parked and its bucket's
+// adds held off): the blocks consumers retired go to a free list that
+// producers only pop until the next Reclaim, so no popper can meet a
+// block that left and came back. A consumer that meets a drawn ticket
+// whose value is not yet written returns Retry instead of waiting. It is
+// unbounded on purpose: its producers are packets in the middle of a
+// phase, which cannot be made to wait without deadlocking the phase; its
+// memory is the live items, at most two partial blocks and up to 128
+// spare blocks kept for reuse.
 //
 // # Costs
 //
 // Measured on an AMD EPYC (Zen 3, family 25 model 1), 2 vCPU KVM guest,
-// Go 1.26.8, GOMAXPROCS=2: twelve interleaved rounds of one process each
+// Go 1.26.8, GOMAXPROCS=2: twelve interleaved runs of one process each
 // (the test binary with -test.bench for every benchmark below and
-// -test.benchtime=200ms), medians by benchstat, two runs (the README has
-// the rest; one round's DequePushPop ranges over 7.2–11.4 ns while the
-// mutex stays near 11.7, so compare within a run):
+// -test.benchtime=200ms), medians by benchstat, two series (the README
+// has the rest; within one series DequePushPop ranges over 7.2–11.4 ns
+// while the mutex stays near 11.7, so compare within a series):
 //
 //	Deque Push+Pop (one item)          8.0 / 8.9 ns, 0 allocs
 //	Deque Push+Steal (uncontended)     11.8 / 8.7 ns, 0 allocs
@@ -186,25 +201,27 @@
 //	a bare atomic store + CAS          5.2 ns (BenchmarkLockedPairFloor)
 //
 // Against the mutex the ratio moves with the machine's load: 30 paired
-// rounds (third session) gave a median of 1.44× (quartiles 1.25–1.61×);
-// on the same machine with no neighbour running (sixth session, 2026-11-30
-// 05:03 UTC), `go test -run '^$' -bench
+// runs gave a median of 1.44× (quartiles 1.25–1.61×); on the same machine
+// with no neighbour running, `go test -run '^$' -bench
 // '^Benchmark(DequePushPop|MutexDequePushPop)$' -count 10` and benchstat,
 // four times: 6.38–6.54 against 10.64–10.87 ns, 1.66–1.68×.
 //
 // Two deques side by side in memory, each used by its own goroutine
-// (BenchmarkDequeIndependentOwners, six interleaved rounds, ns per
-// push+pop of one owner, one owner / two owners): 8.6 / 13.0 ns. Before
-// the Deque was padded to whole cache lines: 11.3 / 24.7 ns, the owners
-// slowing each other through a shared line.
+// (BenchmarkDequeIndependentOwners, medians of six interleaved runs, ns
+// per push+pop of one owner, one owner / two owners): 8.6 / 13.0 ns.
+// Without the padding that makes the Deque whole cache lines: 11.3 / 24.7
+// ns, the owners slowing each other through a shared line.
 //
-// A batch of 32 stolen from a FIFO deque, per item with its push
-// (BenchmarkDequeStealInto against BenchmarkDequeStealBatchFIFO, -count 4,
-// 2026-11-30 03:30 UTC): 9.6–11.3 ns into a slice (StealInto), 31.7–33.3
-// ns into the thief's deque and popped back from it (StealBatch).
+// What a thief saves by running a batch from its slice instead of moving
+// it into its deque and popping it back (PushBatch's slot writes and one
+// locked instruction per Pop) is BenchmarkDequeStealInto against
+// BenchmarkDequeStealIntoPushBatchFIFO (FIFO victims, one CAS per batch),
+// and BenchmarkDequeStealIntoLIFO against BenchmarkDequeStealIntoPushBatch
+// (LIFO, one CAS per item); for an Injector take, BenchmarkInjectorTakeBatch
+// against BenchmarkInjectorTakeBatchPushBatch.
 //
 // Push allocates only when the buffer grows; the Injector allocates one
-// block per 128 pushes (128 × the value size + 32 bytes: ≈ 3 KiB for the
+// block per 128 pushes (128 × the value size + 40 bytes: ≈ 3 KiB for the
 // scheduler's 24-byte tasks, 1 KiB for an int), which rounds to 0
 // allocs/op.
 package deque

@@ -44,3 +44,6 @@ func FinishStaleSteal[T any](d *Deque[T]) bool {
 	s.seq.Store(t + uint64(len(buf.slots)))
 	return true
 }
+
+// Cap returns the size of d's buffer in slots. Owner only.
+func Cap[T any](d *Deque[T]) int { return len(d.own.slots) }

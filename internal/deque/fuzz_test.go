@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -20,9 +20,11 @@ import (
 // FIFO), the next eight the starting index of d (dst starts at its
 // complement), so the fuzzer reaches the uint64 wrap-around; each later
 // byte is an operation, some taking the following byte as an argument.
-// Single-threaded, every batch count is exact, and the order in which a
-// batch lands in dst (not part of the contract) is the only thing the
-// dst model does not pin down: it is checked as a multiset.
+// Single-threaded, every batch is exact: StealInto takes the oldest
+// min(⌈n/2⌉, len(dst)) items, oldest first, and PushBatch leaves them as
+// that many Pushes would, so both models pin down every item's place.
+// Batches reach dst the ways a thief moves them: all of a StealInto
+// batch by PushBatch, or all but the first (which the thief runs).
 func FuzzDeque(f *testing.F) {
 	seed := func(mode byte, start uint64, ops ...byte) []byte {
 		b := []byte{mode}
@@ -35,6 +37,9 @@ func FuzzDeque(f *testing.F) {
 	f.Add(seed(3, ^uint64(0)-1, 6, 200, 3, 100, 4, 100, 7, 255, 8, 9, 10))
 	f.Add(seed(0, ^uint64(0)-60, 6, 255, 6, 255, 7, 255, 7, 255, 6, 20, 3, 3))
 	f.Add(seed(1, 1<<63-5, 6, 64, 2, 2, 2, 7, 70, 8, 8, 9, 9))
+	// A batch back from dst into a deque that still holds items, and
+	// StealInto of every length class.
+	f.Add(seed(2, ^uint64(0)-130, 6, 40, 3, 69, 9, 30, 12, 0, 12, 69, 4, 1, 9, 69, 5, 8))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 9 {
 			return
@@ -52,8 +57,8 @@ func FuzzDeque(f *testing.F) {
 		fifo, dstFIFO := mode&1 != 0, mode&2 != 0
 		d := deque.NewDequeAt[int](fifo, start)
 		dst := deque.NewDequeAt[int](dstFIFO, ^start)
-		var model []int // d, oldest first
-		var dstModel []int
+		model := &fuzzModel{fifo: fifo}       // d, oldest first
+		dstModel := &fuzzModel{fifo: dstFIFO} // dst, oldest first
 		next := 0
 		arg := func(i *int) int {
 			if *i+1 < len(ops) {
@@ -62,125 +67,86 @@ func FuzzDeque(f *testing.F) {
 			}
 			return 0
 		}
-		// take removes v from the dst multiset.
-		take := func(what string, v int) {
-			j := slices.Index(dstModel, v)
-			if j < 0 {
-				t.Fatalf("%s: %d, which dst does not hold (holds %v)", what, v, dstModel)
+		into := make([]int, 70)
+		// stealInto takes a batch of 1..70 from src by StealInto and
+		// checks it against m, which it updates.
+		stealInto := func(i int, what string, src *deque.Deque[int], m *fuzzModel, size int) []int {
+			n, st := src.StealInto(into[:size])
+			want := min((len(m.items)+1)/2, size)
+			wantSt := deque.Success
+			if want == 0 {
+				wantSt = deque.Empty
 			}
-			dstModel = slices.Delete(dstModel, j, j+1)
-		}
-		popModel := func() (int, bool) {
-			if len(model) == 0 {
-				return 0, false
+			require.Equal(t, wantSt, st, "op %d: %s(len %d) of %v: status", i, what, size, m.items)
+			require.Equal(t, want, n, "op %d: %s(len %d) of %v: count", i, what, size, m.items)
+			if n > 0 {
+				require.Equal(t, m.items[:want], into[:n], "op %d: %s(len %d) of %v: the oldest, oldest first", i, what, size, m.items)
 			}
-			if fifo {
-				v := model[0]
-				model = model[1:]
-				return v, true
-			}
-			v := model[len(model)-1]
-			model = model[:len(model)-1]
-			return v, true
+			m.items = m.items[want:]
+			return into[:n]
 		}
 		for i := 0; i < len(ops); i++ {
 			switch ops[i] % 13 {
 			case 0: // Push
 				d.Push(next)
-				model = append(model, next)
+				model.push(next)
 				next++
 			case 1: // Pop
 				v, ok := d.Pop()
-				mv, mok := popModel()
-				if v != mv || ok != mok {
-					t.Fatalf("op %d: Pop = %d, %v; model %d, %v", i, v, ok, mv, mok)
-				}
+				mv, mok := model.pop()
+				require.Equal(t, mok, ok, "op %d: Pop ok", i)
+				require.Equal(t, mv, v, "op %d: Pop", i)
 			case 2: // Steal
 				v, st := d.Steal()
-				if len(model) == 0 {
-					if st != deque.Empty {
-						t.Fatalf("op %d: Steal on empty = %v", i, st)
-					}
+				mv, mok := model.steal()
+				if !mok {
+					require.Equal(t, deque.Empty, st, "op %d: Steal on empty", i)
 					break
 				}
-				if st != deque.Success || v != model[0] {
-					t.Fatalf("op %d: Steal = %d, %v; want %d", i, v, st, model[0])
+				require.Equal(t, deque.Success, st, "op %d: Steal", i)
+				require.Equal(t, mv, v, "op %d: Steal", i)
+			case 3: // StealInto, the whole batch moved into dst
+				batch := stealInto(i, "StealInto", d, model, 1+arg(&i)%70)
+				dst.PushBatch(batch)
+				dstModel.push(batch...)
+			case 4: // StealInto, the first run at once, the rest moved into dst
+				batch := stealInto(i, "StealInto", d, model, 1+arg(&i)%70)
+				if len(batch) > 1 {
+					dst.PushBatch(batch[1:])
+					dstModel.push(batch[1:]...)
 				}
-				model = model[1:]
-			case 3: // StealBatch
-				limit := 1 + arg(&i)%70
-				n, st := d.StealBatch(dst, limit)
-				want := min((len(model)+1)/2, limit)
-				if n != want || (st == deque.Success) != (want > 0) || (want == 0 && st != deque.Empty) {
-					t.Fatalf("op %d: StealBatch(%d) of %d = %d, %v; want %d", i, limit, len(model), n, st, want)
-				}
-				dstModel = append(dstModel, model[:want]...)
-				model = model[want:]
-			case 4: // StealBatchAndPop
-				limit := 1 + arg(&i)%70
-				v, n, st := d.StealBatchAndPop(dst, limit)
-				if len(model) == 0 {
-					if st != deque.Empty || n != 0 {
-						t.Fatalf("op %d: StealBatchAndPop on empty = %d, %d, %v", i, v, n, st)
-					}
-					break
-				}
-				want := min((len(model)-1)/2, limit-1)
-				if st != deque.Success || v != model[0] || n != want {
-					t.Fatalf("op %d: StealBatchAndPop(%d) of %d = %d, %d, %v; want %d, %d", i, limit, len(model), v, n, st, model[0], want)
-				}
-				dstModel = append(dstModel, model[1:1+want]...)
-				model = model[1+want:]
 			case 5: // Pop from dst
 				v, ok := dst.Pop()
-				if ok != (len(dstModel) > 0) {
-					t.Fatalf("op %d: dst.Pop ok = %v with %d held", i, ok, len(dstModel))
-				}
-				if ok {
-					take("dst.Pop", v)
-				}
+				mv, mok := dstModel.pop()
+				require.Equal(t, mok, ok, "op %d: dst.Pop ok", i)
+				require.Equal(t, mv, v, "op %d: dst.Pop", i)
 			case 6: // a burst of pushes: growth
 				for range 1 + arg(&i)*4 {
 					d.Push(next)
-					model = append(model, next)
+					model.push(next)
 					next++
 				}
 			case 7: // a run of pops: shrink
 				for range 1 + arg(&i)*4 {
 					v, ok := d.Pop()
-					mv, mok := popModel()
-					if v != mv || ok != mok {
-						t.Fatalf("op %d: Pop in a run = %d, %v; model %d, %v", i, v, ok, mv, mok)
-					}
+					mv, mok := model.pop()
+					require.Equal(t, mok, ok, "op %d: Pop in a run ok", i)
+					require.Equal(t, mv, v, "op %d: Pop in a run", i)
 				}
 			case 8: // Steal from dst
 				v, st := dst.Steal()
-				if (st == deque.Success) != (len(dstModel) > 0) || st == deque.Retry {
-					t.Fatalf("op %d: dst.Steal = %v with %d held", i, st, len(dstModel))
-				}
-				if st == deque.Success {
-					take("dst.Steal", v)
-				}
-			case 9: // dst is a victim too: batch from it back into d
-				// (only when d is empty: the order a batch lands in is
-				// not pinned down, so d's model could not follow it;
-				// the items are stolen straight back out and checked).
-				if len(model) != 0 {
+				mv, mok := dstModel.steal()
+				if !mok {
+					require.Equal(t, deque.Empty, st, "op %d: dst.Steal on empty", i)
 					break
 				}
-				limit := 1 + arg(&i)%70
-				n, st := dst.StealBatch(d, limit)
-				if want := min((len(dstModel)+1)/2, limit); n != want || (n > 0) != (st == deque.Success) {
-					t.Fatalf("op %d: dst.StealBatch(%d) of %d = %d, %v; want %d", i, limit, len(dstModel), n, st, want)
-				}
-				for range n {
-					v, st := d.Steal()
-					if st != deque.Success {
-						t.Fatalf("op %d: d.Steal after a batch into it = %v", i, st)
-					}
-					take("dst.StealBatch into d", v)
-				}
-			case 10: // Len, IsEmpty, Cap
+				require.Equal(t, deque.Success, st, "op %d: dst.Steal", i)
+				require.Equal(t, mv, v, "op %d: dst.Steal", i)
+			case 9: // dst is a victim too: a batch from it moved into d
+				batch := stealInto(i, "dst.StealInto", dst, dstModel, 1+arg(&i)%70)
+				d.PushBatch(batch)
+				model.push(batch...)
+			case 10: // Len, IsEmpty, Cap: checked after every operation
 			case 11: // PushBatch: as that many Pushes
 				m := arg(&i) % 70
 				vs := make([]int, m)
@@ -189,42 +155,66 @@ func FuzzDeque(f *testing.F) {
 					next++
 				}
 				d.PushBatch(vs)
-				model = append(model, vs...)
-			case 12: // StealInto: the oldest min(⌈n/2⌉, len) into a slice
-				into := make([]int, 1+arg(&i)%70)
-				n, st := d.StealInto(into)
-				want := min((len(model)+1)/2, len(into))
-				if n != want || (st == deque.Success) != (want > 0) || (want == 0 && st != deque.Empty) ||
-					!slices.Equal(into[:n], model[:want]) {
-					t.Fatalf("op %d: StealInto(len %d) of %v = %v, %v; want the first %d", i, len(into), model, into[:n], st, want)
-				}
-				model = model[want:]
+				model.push(vs...)
+			case 12: // StealInto a slice, the batch run from there
+				stealInto(i, "StealInto", d, model, 1+arg(&i)%70)
 			}
-			if d.Len() != len(model) || d.IsEmpty() != (len(model) == 0) {
-				t.Fatalf("op %d (%d): Len %d, IsEmpty %v; model holds %d", i, ops[i]%13, d.Len(), d.IsEmpty(), len(model))
-			}
-			if dst.Len() != len(dstModel) {
-				t.Fatalf("op %d: dst Len %d; model holds %d", i, dst.Len(), len(dstModel))
-			}
-			if c := d.Cap(); c < deque.MinCap || c&(c-1) != 0 || c < len(model) {
-				t.Fatalf("op %d: Cap %d with %d items", i, c, len(model))
+			for _, q := range []struct {
+				name string
+				d    *deque.Deque[int]
+				m    *fuzzModel
+			}{{"d", d, model}, {"dst", dst, dstModel}} {
+				n := len(q.m.items)
+				require.Equal(t, n, q.d.Len(), "op %d (%d): %s Len", i, ops[i]%13, q.name)
+				require.Equal(t, n == 0, q.d.IsEmpty(), "op %d (%d): %s IsEmpty", i, ops[i]%13, q.name)
+				c := deque.Cap(q.d)
+				require.True(t, c >= deque.MinCap && c&(c-1) == 0 && c >= n, "op %d: %s Cap %d with %d items", i, q.name, c, n)
 			}
 		}
-		// Drain both and release them.
-		for len(model) > 0 {
-			want, _ := popModel()
-			if v, ok := d.Pop(); !ok || v != want {
-				t.Fatalf("final Pop = %d, %v; want %d", v, ok, want)
+		// Drain both.
+		for _, q := range []struct {
+			d *deque.Deque[int]
+			m *fuzzModel
+		}{{d, model}, {dst, dstModel}} {
+			for len(q.m.items) > 0 {
+				want, _ := q.m.pop()
+				v, ok := q.d.Pop()
+				require.True(t, ok, "final Pop")
+				require.Equal(t, want, v, "final Pop")
 			}
+			_, ok := q.d.Pop()
+			require.False(t, ok, "final Pop of an empty deque")
 		}
-		for len(dstModel) > 0 {
-			v, ok := dst.Pop()
-			if !ok {
-				t.Fatalf("dst empty with %v left in the model", dstModel)
-			}
-			take("final dst.Pop", v)
-		}
-		d.Release()
-		dst.Release()
 	})
+}
+
+// fuzzModel is a deque as a slice, oldest first.
+type fuzzModel struct {
+	fifo  bool
+	items []int
+}
+
+func (m *fuzzModel) push(vs ...int) { m.items = append(m.items, vs...) }
+
+// pop is the owner's end: the newest (LIFO) or the oldest (FIFO).
+func (m *fuzzModel) pop() (int, bool) {
+	if len(m.items) == 0 {
+		return 0, false
+	}
+	if m.fifo {
+		return m.steal()
+	}
+	v := m.items[len(m.items)-1]
+	m.items = m.items[:len(m.items)-1]
+	return v, true
+}
+
+// steal is the top end: the oldest.
+func (m *fuzzModel) steal() (int, bool) {
+	if len(m.items) == 0 {
+		return 0, false
+	}
+	v := m.items[0]
+	m.items = m.items[1:]
+	return v, true
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"weak"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -49,8 +51,8 @@ func TestGrowShrinkUnderStealing(t *testing.T) {
 	}
 }
 
-// growShrink pushes a burst of 10^5; two thieves (Steal and StealBatch)
-// start once half of it is in, so the second half grows the buffer while
+// growShrink pushes a burst of 10^5; two thieves (Steal, and StealInto
+// batches of up to 16) start once half of it is in, so the second half grows the buffer while
 // they steal. Then the thieves drain it, with the owner popping alongside
 // (ownerHelps) or not, and the owner goes back to ordinary use. The buffer
 // must have grown to hold the burst and must shrink back.
@@ -62,7 +64,7 @@ func growShrink(t *testing.T, fifo bool, start uint64, ownerHelps bool) {
 	var pushed atomic.Bool
 	for i := range 2 {
 		g.Go(func() {
-			mine := deque.New[int]()
+			into := make([]int, 16)
 			for !go_.Load() && !g.stopped() {
 			}
 			for !g.stopped() && !c.done() {
@@ -71,17 +73,13 @@ func growShrink(t *testing.T, fifo bool, start uint64, ownerHelps bool) {
 						c.add(v)
 						c.total.Add(1)
 					}
-				} else {
-					d.StealBatch(mine, 16)
+					continue
 				}
-				for {
-					v, ok := mine.Pop()
-					if !ok {
-						break
-					}
+				n, _ := d.StealInto(into)
+				for _, v := range into[:n] {
 					c.add(v)
-					c.total.Add(1)
 				}
+				c.total.Add(int64(n))
 			}
 		})
 	}
@@ -93,7 +91,7 @@ func growShrink(t *testing.T, fifo bool, start uint64, ownerHelps bool) {
 			}
 			d.Push(i)
 		}
-		grown = d.Cap()
+		grown = deque.Cap(d)
 		pushed.Store(true)
 		for ownerHelps && !g.stopped() && !c.done() {
 			if v, ok := d.Pop(); ok {
@@ -104,17 +102,17 @@ func growShrink(t *testing.T, fifo bool, start uint64, ownerHelps bool) {
 	})
 	g.Wait(t, "grow/shrink drain", c.summary)
 	c.check(t)
-	afterDrain = d.Cap()
+	afterDrain = deque.Cap(d)
 	if grown < burst/2 {
 		t.Errorf("Cap %d after a burst of %d pushed with at most half stolen: did not grow", grown, burst)
 	}
-	// The buffer goes back once the owner has made a window of Cap()
+	// The buffer goes back once the owner has made a window of Cap
 	// Pops that did not need it (see Deque.endEpoch); the window that
 	// held the burst ends first, so two windows at most.
-	window := d.Cap()
+	window := deque.Cap(d)
 	ordinaryUse(d, window, 1)
 	ordinaryUse(d, window, 2)
-	if got := d.Cap(); got > shrunk {
+	if got := deque.Cap(d); got > shrunk {
 		t.Errorf("Cap %d (grown to %d, %d after the drain) after the burst was consumed and the owner "+
 			"ran %d push/pop pairs and %d double pairs: the burst pins its buffer; want <= %d",
 			got, grown, afterDrain, window, window, shrunk)
@@ -122,7 +120,6 @@ func growShrink(t *testing.T, fifo bool, start uint64, ownerHelps bool) {
 	if d.Len() != 0 {
 		t.Fatalf("Len %d after ordinary use", d.Len())
 	}
-	d.Release()
 }
 
 // TestShrinkOwnerOnly: the owner alone pushes a burst and pops it all; the
@@ -135,7 +132,7 @@ func TestShrinkOwnerOnly(t *testing.T) {
 				for i := range burst {
 					d.Push(i)
 				}
-				grown := d.Cap()
+				grown := deque.Cap(d)
 				if grown < burst {
 					t.Fatalf("Cap %d holding %d items", grown, burst)
 				}
@@ -151,17 +148,17 @@ func TestShrinkOwnerOnly(t *testing.T) {
 				}
 				// The buffer stays while the owner's recent Pops needed
 				// it (a worker that repeats a burst must not reallocate
-				// it each time); once the owner has made Cap() more Pops
+				// it each time); once the owner has made Cap more Pops
 				// that never needed a quarter of it, it goes back.
 				if _, ok := d.Pop(); ok {
 					t.Fatal("Pop after the burst found an item")
 				}
-				if got := d.Cap(); got != grown {
+				if got := deque.Cap(d); got != grown {
 					t.Errorf("Cap %d right after the owner popped the burst; want the buffer (%d) kept", got, grown)
 				}
 				// Polls of the empty deque do not count towards the
 				// window, so the window that held the burst closes
-				// first and the next one shrinks: two windows, 2×Cap()
+				// first and the next one shrinks: two windows, 2×Cap
 				// small epochs at most.
 				for i := range 2 * grown {
 					d.Push(i)
@@ -170,65 +167,118 @@ func TestShrinkOwnerOnly(t *testing.T) {
 					}
 					d.Pop() // finds it empty
 				}
-				if got := d.Cap(); got > shrunk {
-					t.Errorf("Cap %d (grown to %d) after the burst and 2×Cap() more small epochs; want <= %d", got, grown, shrunk)
+				if got := deque.Cap(d); got > shrunk {
+					t.Errorf("Cap %d (grown to %d) after the burst and 2×Cap more small epochs; want <= %d", got, grown, shrunk)
 				}
 			})
 		}
 	}
 }
 
-// TestResizeRaceNoCopies: a thief that claims an item while the owner is
-// building a new buffer reads and releases it in the old buffer, and the
-// new buffer's slot keeps saying "may hold" that index. When the owner
-// laps onto that slot it must see, through the previous buffer, that the
-// item is gone, and write the slot: no same-size copy of the buffer. (It
+// windowSteals are the thieves of the resize-race tests: one that claims
+// one item in the window, and one that claims a batch of three with
+// StealInto (one range CAS from a FIFO deque, three claims from a LIFO
+// one).
+var windowSteals = []int{1, 3}
+
+func windowStealName(k int) string {
+	if k == 1 {
+		return "Steal"
+	}
+	return fmt.Sprintf("StealInto(%d)", k)
+}
+
+// stealInWindow sets a resize hook under which a thief claims the k
+// oldest items of d (Steal for k == 1, else StealInto) before the new
+// buffer is published, and returns what it took.
+func stealInWindow(t *testing.T, d *deque.Deque[int], k int) *[]int {
+	var stolen []int
+	deque.SetResizeHook(func() {
+		if k == 1 {
+			v, st := d.Steal()
+			assert.Equal(t, deque.Success, st, "Steal in the resize window")
+			stolen = append(stolen, v)
+			return
+		}
+		into := make([]int, k)
+		n, st := d.StealInto(into)
+		assert.Equal(t, deque.Success, st, "StealInto in the resize window")
+		stolen = append(stolen, into[:n]...)
+	})
+	t.Cleanup(func() { deque.SetResizeHook(nil) })
+	return &stolen
+}
+
+// TestResizeRaceNoCopies: a thief that claims items while the owner is
+// building a new buffer reads and releases them in the old buffer, and the
+// new buffer's slots keep saying "may hold" those indices. When the owner
+// laps onto those slots it must see, through the previous buffer, that the
+// items are gone, and write the slots: no same-size copy of the buffer. (It
 // made one per lap or two in a 16k-packet spawn burst with a busy thief.)
 func TestResizeRaceNoCopies(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		for _, start := range starts {
-			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
-				d := deque.NewDequeAt[int](fifo, start)
-				var stolen []int
-				deque.SetResizeHook(func() {
-					// The thief loads the old buffer and claims the
-					// oldest item before the new buffer is published.
-					v, st := d.Steal()
-					if st != deque.Success {
-						t.Errorf("Steal in the resize window: %v", st)
+			for _, k := range windowSteals {
+				t.Run(modeName(fifo)+"/"+startName(start)+"/"+windowStealName(k), func(t *testing.T) {
+					d := deque.NewDequeAt[int](fifo, start)
+					stolen := stealInWindow(t, d, k)
+					// Fill the first buffer: the next Push grows it, and
+					// the thief claims items 0..k-1 in the window.
+					for i := range deque.MinCap + 1 {
+						d.Push(i)
 					}
-					stolen = append(stolen, v)
+					deque.SetResizeHook(nil)
+					require.Equal(t, seq(0, k-1), *stolen, "stolen in the window")
+					grown := deque.Cap(d)
+					before := deque.Resizes(d)
+					// Lap the new buffer: a thief takes the oldest item and
+					// the owner pushes one, until the bottom index passes
+					// the stale slots of items 0..k-1 (indices start+grown
+					// onwards), the deque holding about MinCap items.
+					for i := deque.MinCap + 1; i < grown+deque.MinCap; i++ {
+						want := i - deque.MinCap - 1 + k
+						v, st := d.Steal()
+						require.Equal(t, deque.Success, st, "Steal")
+						require.Equal(t, want, v, "Steal")
+						d.Push(i)
+					}
+					assert.Zero(t, deque.Resizes(d)-before,
+						"buffer copies while lapping a buffer of %d that holds %d items", grown, d.Len())
+					assert.Equal(t, grown, deque.Cap(d), "Cap")
 				})
-				defer deque.SetResizeHook(nil)
-				// Fill the first buffer: the next Push grows it, and the
-				// thief claims item 0 in the window.
-				for i := range deque.MinCap + 1 {
-					d.Push(i)
-				}
-				deque.SetResizeHook(nil)
-				if len(stolen) != 1 || stolen[0] != 0 {
-					t.Fatalf("stolen in the window: %v; want [0]", stolen)
-				}
-				grown := d.Cap()
-				before := deque.Resizes(d)
-				// Lap the new buffer: a thief takes the oldest item and
-				// the owner pushes one, until the bottom index passes
-				// the stale slot of item 0 (index start+grown), the
-				// deque staying half full.
-				for i := deque.MinCap + 1; i < grown+deque.MinCap; i++ {
-					if v, st := d.Steal(); st != deque.Success || v != i-deque.MinCap {
-						t.Fatalf("Steal = %d, %v; want %d", v, st, i-deque.MinCap)
-					}
-					d.Push(i)
-				}
-				if got := deque.Resizes(d) - before; got != 0 {
-					t.Errorf("%d buffer copies while lapping a buffer of %d that holds %d items; want 0", got, grown, d.Len())
-				}
-				if d.Cap() != grown {
-					t.Errorf("Cap %d, want %d", d.Cap(), grown)
-				}
-			})
+			}
 		}
+	}
+}
+
+// thiefTakes are the ways a thief takes a burst in the shrink tests: one
+// item at a time, or StealInto batches of up to 32 (a scheduler's thief).
+var thiefTakes = []int{1, 32}
+
+func thiefTakeName(batch int) string {
+	if batch == 1 {
+		return "Steal"
+	}
+	return fmt.Sprintf("StealInto(%d)", batch)
+}
+
+// stealAll takes exactly n items from d, uncontended: by Steal (batch 1)
+// or by StealInto batches of up to batch items.
+func stealAll[T any](t *testing.T, d *deque.Deque[T], n, batch int) {
+	t.Helper()
+	if batch == 1 {
+		for range n {
+			_, st := d.Steal()
+			require.Equal(t, deque.Success, st, "Steal")
+		}
+		return
+	}
+	into := make([]T, batch)
+	for n > 0 {
+		k, st := d.StealInto(into)
+		require.Equal(t, deque.Success, st, "StealInto with %d left", n)
+		require.Equal(t, min((n+1)/2, batch), k, "StealInto with %d left", n)
+		n -= k
 	}
 }
 
@@ -236,32 +286,27 @@ func TestResizeRaceNoCopies(t *testing.T) {
 // its empty deque afterwards. The polls count towards the shrink window (a
 // quarter of a Pop each), so the buffer, and the stolen values its slots
 // still point to, go back after a bounded number of polls: two windows of
-// 4×Cap() polls at most.
+// 4×Cap polls at most.
 func TestIdleOwnerShrinks(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
-		t.Run(modeName(fifo), func(t *testing.T) {
-			d := deque.NewDequeAt[*int](fifo, 0)
-			const n = 20_000
-			for i := range n {
-				v := i
-				d.Push(&v)
-			}
-			grown := d.Cap()
-			for range n {
-				if _, st := d.Steal(); st != deque.Success {
-					t.Fatalf("Steal: %v", st)
+		for _, batch := range thiefTakes {
+			t.Run(modeName(fifo)+"/"+thiefTakeName(batch), func(t *testing.T) {
+				d := deque.NewDequeAt[*int](fifo, 0)
+				const n = 20_000
+				for i := range n {
+					v := i
+					d.Push(&v)
 				}
-			}
-			for range 8 * grown {
-				if _, ok := d.Pop(); ok {
-					t.Fatal("Pop found an item in a drained deque")
+				grown := deque.Cap(d)
+				stealAll(t, d, n, batch)
+				for range 8 * grown {
+					_, ok := d.Pop()
+					require.False(t, ok, "Pop found an item in a drained deque")
 				}
-			}
-			if got := d.Cap(); got > shrunk {
-				t.Errorf("Cap %d (grown to %d) after the thieves took the burst and the owner polled 8×Cap() times; want <= %d",
-					got, grown, shrunk)
-			}
-		})
+				assert.LessOrEqual(t, deque.Cap(d), shrunk,
+					"Cap (grown to %d) after the thieves took the burst and the owner polled 8×Cap times", grown)
+			})
+		}
 	}
 }
 
@@ -276,12 +321,12 @@ func TestLostLastItemEndsEpoch(t *testing.T) {
 	for range 4 * deque.MinCap {
 		d.Pop()
 	}
-	grown := d.Cap()
+	grown := deque.Cap(d)
 	if grown <= deque.MinCap {
 		t.Fatalf("Cap %d: did not grow", grown)
 	}
 	// Windows of small epochs, each ending with the owner losing the last
-	// item to a thief. Once the deque has been used Cap() times more
+	// item to a thief. Once the deque has been used Cap times more
 	// without needing its size it must go back.
 	stole := 0
 	deque.SetLastItemHook(func() {
@@ -291,7 +336,7 @@ func TestLostLastItemEndsEpoch(t *testing.T) {
 		}
 	})
 	defer deque.SetLastItemHook(nil)
-	for i := 0; i < 2*grown && d.Cap() == grown; i++ {
+	for i := 0; i < 2*grown && deque.Cap(d) == grown; i++ {
 		// Two items; a thief takes the older, so the owner's cached top
 		// is stale and Pop takes the retraction path, finds one item
 		// left and races for it: the hook's thief wins.
@@ -307,7 +352,7 @@ func TestLostLastItemEndsEpoch(t *testing.T) {
 	if stole == 0 {
 		t.Fatal("the hook never ran: the test did not reach the last-item race")
 	}
-	if got := d.Cap(); got > shrunk {
+	if got := deque.Cap(d); got > shrunk {
 		t.Errorf("Cap %d (grown to %d) after %d epochs that each ended in a lost last item; want <= %d", got, grown, stole, shrunk)
 	}
 }
@@ -353,40 +398,36 @@ func TestPrevReleasedWhenEmpty(t *testing.T) {
 func TestResizeRaceSettledWhenEmpty(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		for _, start := range starts {
-			t.Run(modeName(fifo)+"/"+startName(start), func(t *testing.T) {
-				d := deque.NewDequeAt[int](fifo, start)
-				deque.SetResizeHook(func() {
-					if _, st := d.Steal(); st != deque.Success {
-						t.Errorf("Steal in the resize window: %v", st)
+			for _, k := range windowSteals {
+				t.Run(modeName(fifo)+"/"+startName(start)+"/"+windowStealName(k), func(t *testing.T) {
+					d := deque.NewDequeAt[int](fifo, start)
+					stolen := stealInWindow(t, d, k)
+					for i := range deque.MinCap + 1 {
+						d.Push(i)
 					}
+					deque.SetResizeHook(nil)
+					require.Len(t, *stolen, k, "stolen in the window")
+					grown := deque.Cap(d)
+					for {
+						if _, ok := d.Pop(); !ok {
+							break
+						}
+					}
+					before := deque.Resizes(d)
+					for i := range grown + 1 {
+						d.Push(i)
+						d.Pop()
+					}
+					// Laps by thieves: push and steal until the bottom
+					// index has passed every slot twice.
+					for i := range 2 * grown {
+						d.Push(i)
+						_, st := d.Steal()
+						require.Equal(t, deque.Success, st, "Steal")
+					}
+					assert.Zero(t, deque.Resizes(d)-before, "buffer copies after the deque emptied and was lapped")
 				})
-				for i := range deque.MinCap + 1 {
-					d.Push(i)
-				}
-				deque.SetResizeHook(nil)
-				grown := d.Cap()
-				for {
-					if _, ok := d.Pop(); !ok {
-						break
-					}
-				}
-				before := deque.Resizes(d)
-				for i := range grown + 1 {
-					d.Push(i)
-					d.Pop()
-				}
-				// Laps by thieves: push and steal until the bottom
-				// index has passed every slot twice.
-				for i := range 2 * grown {
-					d.Push(i)
-					if _, st := d.Steal(); st != deque.Success {
-						t.Fatalf("Steal: %v", st)
-					}
-				}
-				if got := deque.Resizes(d) - before; got != 0 {
-					t.Errorf("%d buffer copies after the deque emptied and was lapped; want 0", got)
-				}
-			})
+			}
 		}
 	}
 }
@@ -402,39 +443,34 @@ func TestResizeRaceSettledWhenEmpty(t *testing.T) {
 // polls, it shrinks.
 func TestStolenBurstsKeepBuffer(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
-		t.Run(modeName(fifo), func(t *testing.T) {
-			d := deque.NewDequeAt[int](fifo, 0)
-			const rounds, perRound, batch = 40, 4096, 128
-			vs := make([]int, batch)
-			var grown, resizes int
-			for r := range rounds {
-				for range perRound / batch {
-					d.PushBatch(vs)
-				}
-				for range perRound {
-					if _, st := d.Steal(); st != deque.Success {
-						t.Fatalf("round %d: Steal: %v", r, st)
+		for _, take := range thiefTakes {
+			t.Run(modeName(fifo)+"/"+thiefTakeName(take), func(t *testing.T) {
+				d := deque.NewDequeAt[int](fifo, 0)
+				const rounds, perRound, batch = 40, 4096, 128
+				vs := make([]int, batch)
+				var grown, resizes int
+				for r := range rounds {
+					for range perRound / batch {
+						d.PushBatch(vs)
 					}
-				}
-				for range perRound / 2 { // between bursts: polls, a window every few rounds
-					if _, ok := d.Pop(); ok {
-						t.Fatalf("round %d: Pop found an item after the thief took them all", r)
+					stealAll(t, d, perRound, take)
+					for range perRound / 2 { // between bursts: polls, a window every few rounds
+						_, ok := d.Pop()
+						require.False(t, ok, "round %d: Pop found an item after the thief took them all", r)
 					}
+					if r == 0 {
+						grown, resizes = deque.Cap(d), deque.Resizes(d)
+						continue
+					}
+					require.Equal(t, grown, deque.Cap(d), "round %d: Cap; want the first round's", r)
+					require.Equal(t, resizes, deque.Resizes(d), "round %d: resizes; want the first round's", r)
 				}
-				if r == 0 {
-					grown, resizes = d.Cap(), deque.Resizes(d)
-					continue
+				for range 8 * grown {
+					d.Pop()
 				}
-				if d.Cap() != grown || deque.Resizes(d) != resizes {
-					t.Fatalf("round %d: Cap %d after %d resizes; want the first round's %d after %d", r, d.Cap(), deque.Resizes(d), grown, resizes)
-				}
-			}
-			for range 8 * grown {
-				d.Pop()
-			}
-			if got := d.Cap(); got > shrunk {
-				t.Errorf("Cap %d (grown to %d) after the bursts stopped and the owner polled 8×Cap() times; want <= %d", got, grown, shrunk)
-			}
-		})
+				assert.LessOrEqual(t, deque.Cap(d), shrunk,
+					"Cap (grown to %d) after the bursts stopped and the owner polled 8×Cap times", grown)
+			})
+		}
 	}
 }

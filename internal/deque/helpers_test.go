@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -160,31 +159,5 @@ func (c *counter) check(t testing.TB) {
 	}
 	if got := c.total.Load(); got != int64(len(c.seen)) {
 		t.Fatalf("total consumed %d, want %d", got, len(c.seen))
-	}
-}
-
-// mustPanic calls f and checks that it panics with a string (or error)
-// that starts with "deque: " and contains each of words.
-func mustPanic(t *testing.T, f func(), words ...string) {
-	t.Helper()
-	var got any
-	func() {
-		defer func() { got = recover() }()
-		f()
-	}()
-	if got == nil {
-		t.Fatalf("no panic; want a panic naming %q", words)
-	}
-	msg := fmt.Sprint(got)
-	if err, ok := got.(error); ok {
-		msg = err.Error()
-	}
-	if !strings.HasPrefix(msg, "deque: ") {
-		t.Fatalf("panic %q: want the prefix \"deque: \"", msg)
-	}
-	for _, w := range words {
-		if !strings.Contains(msg, w) {
-			t.Fatalf("panic %q: want it to name %q", msg, w)
-		}
 	}
 }

@@ -8,8 +8,8 @@ import "sync/atomic"
 // memory. It is a multiple of 64, the slots one written word covers.
 const blockCap = 128
 
-// MaxTake is the most items one Injector take (StealBatchAndPop,
-// TakeBatch) moves: a take never crosses one of its blocks.
+// MaxTake is the most items one Injector.TakeBatch takes: a take never
+// crosses one of the injector's blocks.
 const MaxTake = blockCap
 
 // block is a run of slots, each written once by the producer that drew its
@@ -243,33 +243,6 @@ func (q *Injector[T]) Steal() (T, Status) {
 	return r, Success
 }
 
-// StealBatchAndPop takes up to limit items from the front: the first is
-// returned, the rest are pushed into dst (which the caller must own) in
-// FIFO order. A batch never crosses a block boundary, so it may take
-// fewer than limit even when more are queued. The int result is the
-// number moved into dst. Any goroutine; the owner of dst.
-func (q *Injector[T]) StealBatchAndPop(dst *Deque[T], limit int) (T, int, Status) {
-	var zero T
-	switch {
-	case limit <= 0:
-		panic("deque: Injector.StealBatchAndPop with limit <= 0")
-	case dst == nil:
-		panic("deque: Injector.StealBatchAndPop into a nil destination")
-	}
-	dst.mustOwn("Injector.StealBatchAndPop destination")
-	run, st := q.claim(limit)
-	if st != Success {
-		return zero, 0, st
-	}
-	v := run[0]
-	if len(run) > 1 {
-		dst.putAll(run[1:])
-		dst.bottom.Store(dst.ownBot) // publish the moved items at once
-	}
-	clear(run) // ours alone; drop the references for the GC
-	return v, len(run) - 1, Success
-}
-
 // claim takes up to limit items from the front, never across a block
 // boundary, and returns them in place: the claimed run of the block's
 // slots, ours alone once the CAS on head has succeeded. Any goroutine.
@@ -297,12 +270,13 @@ func (q *Injector[T]) claim(limit int) ([]T, Status) {
 }
 
 // TakeBatch takes up to len(dst) items from the front into dst, oldest
-// first, and returns how many: StealBatchAndPop for a consumer that keeps
-// the items private (a scheduler's worker running a batch from a bucket
-// without publishing it in its deque), so that taking them back costs a
-// plain load each instead of a deque Pop. Like StealBatchAndPop, a batch
-// never crosses a block boundary. dst's remaining elements are left as
-// they were. Any goroutine; a dst of length 0 panics.
+// first, and returns how many, k: a consumer may run them from dst (a
+// scheduler's worker holding a bucket take, at a plain load each instead
+// of a deque Pop) or move them into its deque with PushBatch. A batch
+// never crosses a block boundary, so it may take fewer than len(dst)
+// (at most MaxTake) even when more are queued; it also stops before a
+// ticket whose producer has not finished writing. dst[k:] is left as it
+// was. Success means k >= 1. Any goroutine; it panics if len(dst) is 0.
 func (q *Injector[T]) TakeBatch(dst []T) (int, Status) {
 	if len(dst) == 0 {
 		panic("deque: Injector.TakeBatch into an empty destination")

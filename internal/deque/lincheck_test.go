@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/assert"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -43,31 +44,30 @@ func lincheckHistories() int {
 }
 
 // The model's operations. Values are small positive integers (one byte
-// each), so a model state is an immutable string: the deque's contents,
-// oldest first. The owner pushes 1, 2, 3, ... in order, so the contents
-// are always ascending and a batch, whose order in dst is not part of the
-// contract, can be compared as a sorted string.
+// each), so a model state is an immutable string: the queue's contents,
+// oldest first. A batch (StealInto, Injector.TakeBatch) writes the items
+// it took to dst oldest first, so its result is a string too, compared
+// with the front of the state in order.
 type linKind uint8
 
 const (
 	linPush  linKind = iota // owner or producer: Push(v)
 	linPop                  // owner: Pop() (v, ok)
 	linSteal                // thief: Steal() (v, st)
-	linBatch                // thief: an atomic StealBatch or StealBatchAndPop (v, moved, st)
+	linBatch                // thief: one atomic batch, StealInto from a FIFO deque or Injector.TakeBatch (took, st)
 )
 
 type linIn struct {
 	kind  linKind
-	v     int  // linPush: the value pushed
-	limit int  // linBatch
-	pop   bool // linBatch: StealBatchAndPop (v is the returned item)
+	v     int // linPush: the value pushed
+	limit int // linBatch: len(dst)
 }
 
 type linOut struct {
-	v     int
-	ok    bool         // linPop
-	st    deque.Status // linSteal, linBatch
-	moved string       // linBatch: the items moved into dst, sorted (deque) or in order (injector)
+	v    int
+	ok   bool         // linPop
+	st   deque.Status // linSteal, linBatch
+	took string       // linBatch: dst[:k], the items taken, in dst's order
 }
 
 // dequeModel is a sequential deque whose owner pops from the newest end
@@ -76,11 +76,12 @@ type linOut struct {
 //   - Pop reports nothing only when the deque is empty (strict).
 //   - Steal and a batch report Empty only when the deque is empty
 //     (strict); Retry is allowed at any time and changes nothing.
-//   - A batch takes the oldest items, at least one and at most
-//     min(limit, ⌈n/2⌉) (StealBatch) or 1+min(limit−1, ⌊(n−1)/2⌋)
-//     (StealBatchAndPop) for the n items present at its linearization
-//     point: the uncontended count is exact (count_test.go), a contended
-//     one may be smaller, never larger.
+//   - A batch (StealInto) takes the oldest items and writes them oldest
+//     first, at least one and at most min(len(dst), ⌈n/2⌉) for the n
+//     items present at its linearization point: the uncontended count is
+//     exact (count_test.go), a contended one may be smaller, never larger.
+//     Only a FIFO deque's batch is one atomic step (one CAS claims the
+//     range); a LIFO deque's is recorded as single steals (addSplit).
 func dequeModel(fifo bool) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return "" },
@@ -112,9 +113,9 @@ func dequeModel(fifo bool) porcupine.Model {
 	}
 }
 
-// queueModel is the injector: a FIFO queue; Steal and StealBatchAndPop
-// take from the front, strict Empty, free Retry. A batch takes 1..limit
-// items, the rest of the batch landing in dst in queue order.
+// queueModel is the injector: a FIFO queue; Steal and TakeBatch take from
+// the front, strict Empty, free Retry. A batch takes 1..len(dst) items (a
+// block boundary may cut it short) and writes them in queue order.
 func queueModel() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return "" },
@@ -148,31 +149,23 @@ func stealStep(s string, out linOut) (bool, any) {
 }
 
 // batchStep: halfRule applies the deque's about-half bound; the injector
-// takes up to limit.
+// takes up to limit. Either way the items are the oldest, oldest first.
 func batchStep(s string, in linIn, out linOut, halfRule bool) (bool, any) {
 	switch out.st {
 	case deque.Empty:
-		return s == "" && out.moved == "", s
+		return s == "" && out.took == "", s
 	case deque.Retry:
-		return out.moved == "", s
+		return out.took == "", s
 	case deque.Success:
 	default:
 		return false, s
 	}
-	took := out.moved
-	if in.pop {
-		took = string(rune(out.v)) + out.moved
-	}
-	n, k := len(s), len(took)
+	k := len(out.took)
 	most := in.limit
 	if halfRule {
-		if in.pop {
-			most = 1 + min(in.limit-1, (n-1)/2)
-		} else {
-			most = min(in.limit, (n+1)/2)
-		}
+		most = min(in.limit, (len(s)+1)/2)
 	}
-	if k == 0 || k > most || !strings.HasPrefix(s, took) {
+	if k == 0 || k > most || !strings.HasPrefix(s, out.took) {
 		return false, s
 	}
 	return true, s[k:]
@@ -194,17 +187,10 @@ func describeOp(input, output any) string {
 		}
 		return fmt.Sprintf("Steal() -> %d", out.v)
 	}
-	name := "StealBatch"
-	if in.pop {
-		name = "StealBatchAndPop"
-	}
 	if out.st != deque.Success {
-		return fmt.Sprintf("%s(%d) -> %v", name, in.limit, out.st)
+		return fmt.Sprintf("batch(len %d) -> %v", in.limit, out.st)
 	}
-	if in.pop {
-		return fmt.Sprintf("%s(%d) -> %d + %v", name, in.limit, out.v, describeState(out.moved))
-	}
-	return fmt.Sprintf("%s(%d) -> %v", name, in.limit, describeState(out.moved))
+	return fmt.Sprintf("batch(len %d) -> %v", in.limit, describeState(out.took))
 }
 
 func describeState(state any) string {
@@ -221,8 +207,6 @@ type linDeque interface {
 	Push(int)
 	Pop() (int, bool)
 	Steal() (int, deque.Status)
-	StealBatch(dst *deque.Deque[int], limit int) (int, deque.Status)
-	StealBatchAndPop(dst *deque.Deque[int], limit int) (int, int, deque.Status)
 	StealInto(dst []int) (int, deque.Status)
 }
 
@@ -233,6 +217,7 @@ type recorder struct {
 	clock atomic.Int64
 	mu    sync.Mutex
 	ops   []porcupine.Operation
+	bad   []string // what a split batch got wrong that porcupine cannot see (addSplit)
 }
 
 func (r *recorder) add(client int, call int64, in linIn, out linOut) {
@@ -246,11 +231,20 @@ func (r *recorder) add(client int, call int64, in linIn, out linOut) {
 // of single steals (one CAS each, as in crossbeam, because the owner pops
 // without a CAS while more than one item is left), so the model checks it
 // as one Steal per item, each free to fall anywhere in the batch's span;
-// a batch that took nothing is one Steal with the batch's status.
+// a batch that took nothing is one Steal with the batch's status. The
+// order of the items in dst, which those steals do not pin down, is
+// checked here: each claim takes the oldest item left, and the owner
+// pushes ascending values, so dst must be strictly ascending.
 func (r *recorder) addSplit(client int, call int64, st deque.Status, items []int) {
 	ret := r.clock.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for i := 1; i < len(items); i++ {
+		if items[i] <= items[i-1] {
+			r.bad = append(r.bad, fmt.Sprintf("client %d: a batch wrote %v to dst, not oldest first", client, items))
+			break
+		}
+	}
 	if len(items) == 0 {
 		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Call: call, Return: ret,
 			Input: linIn{kind: linSteal}, Output: linOut{st: st}})
@@ -348,11 +342,14 @@ func pause(rng *rand.Rand) {
 
 var spinSink atomic.Int64
 
-// recordDeque runs one short history on c: the owner does ownerOps
-// pushes and pops, each of thieves does thiefOps steals of the four
-// kinds. atomicBatch says whether d's batches are single atomic steps
-// (FIFO) or sequences of steals (LIFO).
+// recordDeque runs one short history on d: the owner does ownerOps
+// pushes and pops, each of thieves does thiefOps steals, a quarter of them
+// Steal and the rest StealInto a slice of 1 to 4 items (now and then 64,
+// more than half of anything a history holds). atomicBatch says whether
+// d's batches are single atomic steps (FIFO) or sequences of steals
+// (LIFO). It fails t if a split batch's order was wrong.
 func recordDeque(t testing.TB, deadline time.Time, d linDeque, atomicBatch bool, seed uint64, ownerOps, thieves, thiefOps int) []porcupine.Operation {
+	t.Helper()
 	var r recorder
 	roles := []func(){func() { // the owner
 		rng := rand.New(rand.NewPCG(seed, 0))
@@ -373,59 +370,40 @@ func recordDeque(t testing.TB, deadline time.Time, d linDeque, atomicBatch bool,
 	for i := range thieves {
 		roles = append(roles, func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(i)+1))
-			dst := deque.New[int]()
-			into := make([]int, 4)
+			into := make([]int, 64)
 			for range thiefOps {
 				pause(rng)
-				limit := 1 + rng.IntN(4)
+				size := 1 + rng.IntN(4)
+				if rng.IntN(8) == 0 {
+					size = len(into)
+				}
+				steal := rng.IntN(4) == 0
 				call := r.clock.Add(1)
-				switch rng.IntN(4) {
-				case 0:
+				if steal {
 					v, st := d.Steal()
 					r.add(i+1, call, linIn{kind: linSteal}, linOut{v: v, st: st})
-				case 1:
-					_, st := d.StealBatch(dst, limit)
-					moved := drain(dst)
-					slices.Sort(moved)
-					if atomicBatch {
-						r.add(i+1, call, linIn{kind: linBatch, limit: limit}, linOut{st: st, moved: encode(moved)})
-					} else {
-						r.addSplit(i+1, call, st, moved)
-					}
-				case 3:
-					// StealInto is StealBatch with limit len(into), into a
-					// slice: the same model step.
-					n, st := d.StealInto(into[:limit])
-					moved := slices.Clone(into[:n])
-					slices.Sort(moved)
-					if atomicBatch {
-						r.add(i+1, call, linIn{kind: linBatch, limit: limit}, linOut{st: st, moved: encode(moved)})
-					} else {
-						r.addSplit(i+1, call, st, moved)
-					}
-				case 2:
-					v, _, st := d.StealBatchAndPop(dst, limit)
-					moved := drain(dst)
-					slices.Sort(moved)
-					if atomicBatch {
-						r.add(i+1, call, linIn{kind: linBatch, limit: limit, pop: true}, linOut{v: v, st: st, moved: encode(moved)})
-					} else {
-						items := moved
-						if st == deque.Success {
-							items = append([]int{v}, moved...)
-						}
-						r.addSplit(i+1, call, st, items)
-					}
+					continue
+				}
+				n, st := d.StealInto(into[:size])
+				took := slices.Clone(into[:n])
+				if atomicBatch {
+					r.add(i+1, call, linIn{kind: linBatch, limit: size}, linOut{st: st, took: encode(took)})
+				} else {
+					r.addSplit(i+1, call, st, took)
 				}
 			}
 		})
 	}
 	runRoles(t, deadline, roles)
+	for _, bad := range r.bad {
+		t.Errorf("%s", bad)
+	}
 	return r.ops
 }
 
-// recordInjector: two producers push distinct values, consumers Steal and
-// StealBatchAndPop (into a FIFO deque, drained oldest first).
+// recordInjector: two producers push distinct values; consumers Steal and
+// TakeBatch into a slice of 1 to 4 items (now and then 64, more than a
+// history holds).
 func recordInjector(t testing.TB, deadline time.Time, q *deque.Injector[int], seed uint64, pushes, consumers, consumerOps int) []porcupine.Operation {
 	var r recorder
 	const producers = 2
@@ -445,19 +423,22 @@ func recordInjector(t testing.TB, deadline time.Time, q *deque.Injector[int], se
 	for k := range consumers {
 		roles = append(roles, func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(producers+k)))
-			dst := deque.NewFIFO[int]()
+			into := make([]int, 64)
 			for range consumerOps {
 				pause(rng)
+				size := 1 + rng.IntN(4)
+				if rng.IntN(8) == 0 {
+					size = len(into)
+				}
+				steal := rng.IntN(2) == 0
 				call := r.clock.Add(1)
-				if rng.IntN(2) == 0 {
+				if steal {
 					v, st := q.Steal()
 					r.add(producers+k, call, linIn{kind: linSteal}, linOut{v: v, st: st})
-				} else {
-					limit := 1 + rng.IntN(4)
-					v, _, st := q.StealBatchAndPop(dst, limit)
-					moved := drain(dst) // FIFO dst: oldest first
-					r.add(producers+k, call, linIn{kind: linBatch, limit: limit, pop: true}, linOut{v: v, st: st, moved: encode(moved)})
+					continue
 				}
+				n, st := q.TakeBatch(into[:size])
+				r.add(producers+k, call, linIn{kind: linBatch, limit: size}, linOut{st: st, took: encode(into[:n])})
 			}
 		})
 	}
@@ -583,9 +564,23 @@ var (
 	none   = linOut{}
 	stole  = func(v int) linOut { return linOut{v: v, st: deque.Success} }
 	status = func(st deque.Status) linOut { return linOut{st: st} }
-	batch  = func(limit int) linIn { return linIn{kind: linBatch, limit: limit} }
-	moved  = func(vs ...int) linOut { return linOut{st: deque.Success, moved: encode(vs)} }
+	batch  = func(size int) linIn { return linIn{kind: linBatch, limit: size} }
+	took   = func(vs ...int) linOut { return linOut{st: deque.Success, took: encode(vs)} }
 )
+
+// pushes returns the owner's sequential pushes of 1..n, at [2i, 2i+1].
+func pushes(n int) []porcupine.Operation {
+	var ops []porcupine.Operation
+	for i := range n {
+		ops = append(ops, op(0, int64(2*i), int64(2*i+1), push(i+1), none))
+	}
+	return ops
+}
+
+// then appends ops to the owner's pushes of 1..n; their times start at 2n.
+func then(n int, ops ...porcupine.Operation) []porcupine.Operation {
+	return append(pushes(n), ops...)
+}
 
 func TestLinearizabilityModelRejects(t *testing.T) {
 	lifo, fifo, queue := dequeModel(false), dequeModel(true), queueModel()
@@ -595,54 +590,42 @@ func TestLinearizabilityModelRejects(t *testing.T) {
 		ok    bool
 		ops   []porcupine.Operation
 	}{
-		{"steal takes the newest", lifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(1, 4, 5, steal, stole(2))}},
-		{"steal takes the oldest", lifo, true, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(1, 4, 5, steal, stole(1))}},
-		{"LIFO pop takes the oldest", lifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, pop, popped(1))}},
-		{"FIFO pop takes the newest", fifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, pop, popped(2))}},
-		{"item taken twice", lifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(1, 2, 5, steal, stole(1)), op(0, 3, 4, pop, popped(1))}},
-		{"empty while an item was there", lifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(1, 2, 3, steal, status(deque.Empty)), op(0, 4, 5, pop, popped(1))}},
-		{"pop reports none while an item was there", lifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, pop, none), op(1, 4, 5, steal, stole(1))}},
+		{"steal takes the newest", lifo, false, then(2, op(1, 4, 5, steal, stole(2)))},
+		{"steal takes the oldest", lifo, true, then(2, op(1, 4, 5, steal, stole(1)))},
+		{"LIFO pop takes the oldest", lifo, false, then(2, op(0, 4, 5, pop, popped(1)))},
+		{"FIFO pop takes the newest", fifo, false, then(2, op(0, 4, 5, pop, popped(2)))},
+		{"item taken twice", lifo, false, then(1, op(1, 2, 5, steal, stole(1)), op(0, 3, 4, pop, popped(1)))},
+		{"empty while an item was there", lifo, false, then(1, op(1, 2, 3, steal, status(deque.Empty)), op(0, 4, 5, pop, popped(1)))},
+		{"pop reports none while an item was there", lifo, false, then(1, op(0, 2, 3, pop, none), op(1, 4, 5, steal, stole(1)))},
 		{"empty during a concurrent push", lifo, true, []porcupine.Operation{
 			op(0, 0, 3, push(1), none), op(1, 1, 2, steal, status(deque.Empty)), op(1, 4, 5, steal, stole(1))}},
-		{"retry at any time", lifo, true, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(1, 2, 3, steal, status(deque.Retry)), op(0, 4, 5, pop, popped(1))}},
-		{"steal races the owner's last pop", lifo, true, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(1, 2, 5, steal, stole(1)), op(0, 3, 4, pop, none)}},
+		{"retry at any time", lifo, true, then(1, op(1, 2, 3, steal, status(deque.Retry)), op(0, 4, 5, pop, popped(1)))},
+		{"steal races the owner's last pop", lifo, true, then(1, op(1, 2, 5, steal, stole(1)), op(0, 3, 4, pop, none))},
 		{"item stolen before it was pushed", lifo, false, []porcupine.Operation{
 			op(1, 0, 1, steal, stole(1)), op(0, 2, 3, push(1), none)}},
-		{"batch of more than half", fifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
-			op(1, 6, 7, batch(8), moved(1, 2, 3))}},
-		{"batch of half", fifo, true, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
-			op(1, 6, 7, batch(8), moved(1, 2))}},
-		{"batch over its limit", fifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
-			op(0, 6, 7, push(4), none), op(1, 8, 9, batch(1), moved(1, 2))}},
-		{"batch skips the oldest", fifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
-			op(1, 6, 7, batch(8), moved(2))}},
-		{"batch of nothing called success", fifo, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(1, 2, 3, batch(8), moved())}},
-		{"injector is FIFO", queue, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(1, 4, 5, steal, stole(2))}},
+		{"batch of more than half", fifo, false, then(3, op(1, 6, 7, batch(8), took(1, 2, 3)))},
+		{"batch of half", fifo, true, then(3, op(1, 6, 7, batch(8), took(1, 2)))},
+		{"batch of half, rounded up", fifo, true, then(5, op(1, 10, 11, batch(8), took(1, 2, 3)))},
+		{"batch over its length", fifo, false, then(4, op(1, 8, 9, batch(1), took(1, 2)))},
+		{"batch skips the oldest", fifo, false, then(3, op(1, 6, 7, batch(8), took(2)))},
+		{"batch written newest first", fifo, false, then(4, op(1, 8, 9, batch(8), took(2, 1)))},
+		{"batch of nothing called success", fifo, false, then(1, op(1, 2, 3, batch(8), took()))},
+		{"batch reports empty while an item was there", fifo, false, then(1, op(1, 2, 3, batch(8), status(deque.Empty)))},
+		{"batch retries at any time", fifo, true, then(1, op(1, 2, 3, batch(8), status(deque.Retry)), op(0, 4, 5, pop, popped(1)))},
+		// Two of two items is more than half; two of three is half,
+		// rounded up: linearizable only with the third push first.
+		{"batch during a push", fifo, true, then(2, op(0, 4, 7, push(3), none), op(1, 5, 6, batch(8), took(1, 2)))},
+		{"batch of two from two items", fifo, false, then(2, op(1, 4, 5, batch(8), took(1, 2)))},
+		{"injector is FIFO", queue, false, then(2, op(1, 4, 5, steal, stole(2)))},
 		{"injector pushes from two producers", queue, true, []porcupine.Operation{
 			op(0, 0, 3, push(1), none), op(1, 1, 2, push(2), none), op(2, 4, 5, steal, stole(2)), op(2, 6, 7, steal, stole(1))}},
-		{"injector batch out of order", queue, false, []porcupine.Operation{
-			op(0, 0, 1, push(1), none), op(0, 2, 3, push(2), none), op(0, 4, 5, push(3), none),
-			op(1, 6, 7, linIn{kind: linBatch, limit: 3, pop: true}, linOut{v: 1, st: deque.Success, moved: encode([]int{3, 2})})}},
+		{"injector batch takes all up to its length", queue, true, then(3, op(1, 6, 7, batch(3), took(1, 2, 3)))},
+		{"injector batch over its length", queue, false, then(3, op(1, 6, 7, batch(2), took(1, 2, 3)))},
+		{"injector batch out of order", queue, false, then(3, op(1, 6, 7, batch(3), took(1, 3, 2)))},
+		{"injector batch skips the oldest", queue, false, then(3, op(1, 6, 7, batch(3), took(2, 3)))},
 	}
 	for _, c := range cases {
-		if got := porcupine.CheckOperations(c.model, c.ops); got != c.ok {
-			t.Errorf("%s: linearizable = %v, want %v", c.name, got, c.ok)
-		}
+		assert.Equal(t, c.ok, porcupine.CheckOperations(c.model, c.ops), "%s: linearizable", c.name)
 	}
 }
 
@@ -650,6 +633,8 @@ func TestLinearizabilityModelRejects(t *testing.T) {
 type wrongDeque struct {
 	mu    sync.Mutex
 	items []int
+	// fifo makes the owner pop the oldest item.
+	fifo bool
 	// stealNewest makes thieves take the newest item (the owner's end).
 	stealNewest bool
 	// falseEmpty makes thieves report Empty while one item is left.
@@ -657,6 +642,12 @@ type wrongDeque struct {
 	// dupLast makes thieves read the oldest item without removing it
 	// when it is the last one: it is taken twice.
 	dupLast bool
+	// greedyBatch makes StealInto take min(n, len(dst)) items, not
+	// about half.
+	greedyBatch bool
+	// reversedBatch makes StealInto write its (right-sized) batch newest
+	// first.
+	reversedBatch bool
 }
 
 func (w *wrongDeque) Push(v int) { w.mu.Lock(); w.items = append(w.items, v); w.mu.Unlock() }
@@ -666,6 +657,11 @@ func (w *wrongDeque) Pop() (int, bool) {
 	defer w.mu.Unlock()
 	if len(w.items) == 0 {
 		return 0, false
+	}
+	if w.fifo {
+		v := w.items[0]
+		w.items = w.items[1:]
+		return v, true
 	}
 	v := w.items[len(w.items)-1]
 	w.items = w.items[:len(w.items)-1]
@@ -690,54 +686,60 @@ func (w *wrongDeque) Steal() (int, deque.Status) {
 	return v, deque.Success
 }
 
-func (w *wrongDeque) StealBatch(dst *deque.Deque[int], limit int) (int, deque.Status) {
-	v, st := w.Steal()
-	if st == deque.Success {
-		dst.Push(v)
-		return 1, st
-	}
-	return 0, st
-}
-
-func (w *wrongDeque) StealBatchAndPop(dst *deque.Deque[int], limit int) (int, int, deque.Status) {
-	v, st := w.Steal()
-	return v, 0, st
-}
-
 func (w *wrongDeque) StealInto(dst []int) (int, deque.Status) {
-	v, st := w.Steal()
-	if st == deque.Success {
-		dst[0] = v
-		return 1, st
+	if !w.greedyBatch && !w.reversedBatch {
+		// A batch of one: the steal's own defect.
+		v, st := w.Steal()
+		if st == deque.Success {
+			dst[0] = v
+			return 1, st
+		}
+		return 0, st
 	}
-	return 0, st
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(w.items)
+	if n == 0 {
+		return 0, deque.Empty
+	}
+	k := min((n+1)/2, len(dst))
+	if w.greedyBatch {
+		k = min(n, len(dst))
+	}
+	copy(dst, w.items[:k])
+	if w.reversedBatch {
+		slices.Reverse(dst[:k])
+	}
+	w.items = w.items[k:]
+	return k, deque.Success
 }
 
 func TestLinearizabilityCatchesWrongDeques(t *testing.T) {
-	model := dequeModel(false)
 	for _, c := range []struct {
 		name string
+		fifo bool // FIFO model, batches checked as atomic steps
 		make func() *wrongDeque
 	}{
-		{"steals the newest", func() *wrongDeque { return &wrongDeque{stealNewest: true} }},
-		{"reports empty with one item left", func() *wrongDeque { return &wrongDeque{falseEmpty: true} }},
-		{"hands out the last item twice", func() *wrongDeque { return &wrongDeque{dupLast: true} }},
+		{"steals the newest", false, func() *wrongDeque { return &wrongDeque{stealNewest: true} }},
+		{"reports empty with one item left", false, func() *wrongDeque { return &wrongDeque{falseEmpty: true} }},
+		{"hands out the last item twice", false, func() *wrongDeque { return &wrongDeque{dupLast: true} }},
+		{"takes more than half in a batch", true, func() *wrongDeque { return &wrongDeque{fifo: true, greedyBatch: true} }},
+		{"writes a batch newest first", true, func() *wrongDeque { return &wrongDeque{fifo: true, reversedBatch: true} }},
 	} {
+		model := dequeModel(c.fifo)
 		caught := 0
 		const histories = 50
 		deadline := time.Now().Add(watchdogLimit(t))
 		var recorded [][]porcupine.Operation
 		for h := range histories {
-			recorded = append(recorded, recordDeque(t, deadline, c.make(), false, uint64(h), 20, 2, 6))
+			recorded = append(recorded, recordDeque(t, deadline, c.make(), c.fifo, uint64(h), 20, 2, 6))
 		}
 		for _, hist := range recorded {
 			if !porcupine.CheckOperations(model, hist) {
 				caught++
 			}
 		}
-		if caught == 0 {
-			t.Errorf("a deque that %s passed all %d histories: the model cannot fail", c.name, histories)
-		}
+		assert.NotZero(t, caught, "a deque that %s passed all %d histories: the model cannot fail", c.name, histories)
 		t.Logf("a deque that %s: caught in %d of %d histories", c.name, caught, histories)
 	}
 }

@@ -46,17 +46,23 @@ func TestInjectorReclaimExactlyOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				mine := deque.New[int]()
+				var run [16]int
 				last := [producers]int{-1, -1}
+				// ordered checks an item taken straight from the
+				// injector against the last one from its producer.
+				ordered := func(v int) {
+					if p := v / perProducer; v <= last[p] {
+						t.Errorf("phase %d: item %d after %d", ph, v, last[p])
+					} else {
+						last[p] = v
+					}
+				}
 				take := func(v int, direct bool) {
 					if seen[v].Add(1) != 1 {
 						t.Errorf("phase %d: item %d taken twice", ph, v)
 					}
 					if direct {
-						if p := v / perProducer; v <= last[p] {
-							t.Errorf("phase %d: item %d after %d", ph, v, last[p])
-						} else {
-							last[p] = v
-						}
+						ordered(v)
 					}
 				}
 				for produced.Load() < producers || !q.IsEmpty() {
@@ -66,8 +72,14 @@ func TestInjectorReclaimExactlyOnce(t *testing.T) {
 						}
 						continue
 					}
-					if v, _, st := q.StealBatchAndPop(mine, 16); st == deque.Success {
-						take(v, true)
+					// A bucket's TakeBatch: the first run at once, the
+					// rest moved into the consumer's deque and popped.
+					if k, st := q.TakeBatch(run[:]); st == deque.Success {
+						take(run[0], true)
+						for _, v := range run[1:k] {
+							ordered(v)
+						}
+						mine.PushBatch(run[1:k])
 					}
 					for {
 						v, ok := mine.Pop()

@@ -11,8 +11,9 @@ import (
 )
 
 // Exactly-once stress tests: every item pushed is consumed by exactly one
-// goroutine, whatever mix of Pop, Steal, StealBatch, StealBatchAndPop and
-// StealInto takes it, from indices that start at zero or just below the uint64
+// goroutine, whatever mix of Pop, Steal and StealInto (its batch run from
+// the thief's slice or moved on into the thief's deque with PushBatch)
+// takes it, from indices that start at zero or just below the uint64
 // wrap-around. A lost item leaves the run short of its total and trips the
 // watchdog, which prints which items are missing; a duplicated one fails
 // the final count.
@@ -22,15 +23,25 @@ type stealer int
 
 const (
 	viaSteal stealer = iota
-	viaStealBatch
-	viaStealBatchAndPop
+	// StealInto a slice, every item run from there (a scheduler's thief).
 	viaStealInto
+	// StealInto a slice; the first item run at once, the rest moved into
+	// the thief's deque with one PushBatch.
+	viaStealIntoRunFirst
+	// StealInto a slice, all of it moved into the thief's deque with one
+	// PushBatch.
+	viaStealIntoPushBatch
 	numStealers
 )
 
 func (s stealer) String() string {
-	return [...]string{"Steal", "StealBatch", "StealBatchAndPop", "StealInto"}[s]
+	return [...]string{"Steal", "StealInto", "StealInto+run first", "StealInto+PushBatch"}[s]
 }
+
+// intoLen is the length of a thief's slice: larger than half of any
+// deque in these tests, so that the drawn length of 1 << 20 leaves
+// StealInto uncapped.
+const intoLen = 1 << 13
 
 // randLimit draws a batch limit: mostly small, sometimes 1 (a batch of
 // one), sometimes larger than any deque here (no cap).
@@ -72,12 +83,12 @@ func TestDequeExactlyOnceMany(t *testing.T) {
 // dequeExactlyOnce: one owner pushes n items in bursts (now and then a
 // burst of a few thousand, so the buffer grows and shrinks while thieves
 // are stealing) and pops some of them back; k thieves take from it with
-// Steal, StealBatch, StealBatchAndPop and StealInto in turn (the last into
-// an array), the others into deques of their own
-// (half LIFO, half FIFO) that they pop from and that their peers also steal
-// from. Values are pushed in increasing order, so any one goroutine's
-// takes from the top end (Steal, the item StealBatchAndPop returns, a FIFO
-// owner's Pop) must come out increasing.
+// Steal and the three uses of StealInto in turn (stealer): from the
+// slice, or moved on into deques of their own (half LIFO, half FIFO) that
+// they pop from and that their peers also steal from. Values are pushed
+// in increasing order, so any one goroutine's takes from the top end
+// (Steal, every item of a StealInto batch, a FIFO owner's Pop) must come
+// out increasing.
 func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 	d := deque.NewDequeAt[int](fifo, start)
 	c := newCounter(n)
@@ -118,7 +129,7 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 				d.Push(next)
 				next++
 			}
-			maxCap.Store(max(maxCap.Load(), int64(d.Cap())))
+			maxCap.Store(max(maxCap.Load(), int64(deque.Cap(d))))
 			for pops := rng.IntN(burst + 1); pops > 0; pops-- {
 				v, ok := d.Pop()
 				if !ok {
@@ -144,7 +155,7 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 			rng := rand.New(rand.NewPCG(uint64(start), uint64(i)+2))
 			mine, peer := mines[i], mines[(i+1)%k]
 			how := stealer(i % int(numStealers))
-			into := make([]int, 256)
+			into := make([]int, intoLen)
 			last := -1
 			var local int64
 			ordered := func(v int) {
@@ -154,8 +165,7 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 				last = v
 			}
 			for !g.stopped() && !c.done() {
-				switch how {
-				case viaSteal:
+				if how == viaSteal {
 					v, st := d.Steal()
 					statuses[how][st].Add(1)
 					if st == deque.Success {
@@ -163,40 +173,31 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 						c.add(v)
 						local++
 					}
-				case viaStealBatch:
-					limit := randLimit(rng)
-					moved, st := d.StealBatch(mine, limit)
-					statuses[how][st].Add(1)
-					if (st == deque.Success) != (moved > 0) || moved > limit {
-						fail("StealBatch(limit %d) = %d, %v", limit, moved, st)
-					}
-				case viaStealInto:
-					// Into a private array, as a scheduler's thief runs a
-					// batch: every item taken is counted here.
+				} else {
 					buf := into[:min(randLimit(rng), len(into))]
 					got, st := d.StealInto(buf)
 					statuses[how][st].Add(1)
 					if (st == deque.Success) != (got > 0) || got > len(buf) {
 						fail("StealInto(len %d) = %d, %v", len(buf), got, st)
 					}
+					// The batch is the oldest items, oldest first.
 					for _, v := range buf[:got] {
 						ordered(v)
-						c.add(v)
-						local++
 					}
-				case viaStealBatchAndPop:
-					limit := randLimit(rng)
-					v, moved, st := d.StealBatchAndPop(mine, limit)
-					statuses[how][st].Add(1)
-					if st == deque.Success {
-						if moved < 0 || moved > limit-1 {
-							fail("StealBatchAndPop(limit %d) moved %d", limit, moved)
+					run := buf[:got] // counted here; the rest goes to mine
+					switch how {
+					case viaStealIntoRunFirst:
+						run = buf[:min(got, 1)]
+						if got > 1 {
+							mine.PushBatch(buf[1:got])
 						}
-						ordered(v)
+					case viaStealIntoPushBatch:
+						run = nil
+						mine.PushBatch(buf[:got])
+					}
+					for _, v := range run {
 						c.add(v)
 						local++
-					} else if moved != 0 {
-						fail("StealBatchAndPop = _, %d, %v", moved, st)
 					}
 				}
 				local += takeSome(rng, peer, mine, c)
@@ -226,9 +227,7 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 		if m.Len() != 0 {
 			t.Errorf("thief %d Len %d after all items were consumed", i, m.Len())
 		}
-		m.Release()
 	}
-	d.Release()
 	var report string
 	for how := range numStealers {
 		report += fmt.Sprintf(" %v: %d success, %d empty, %d retry;", how,
@@ -254,11 +253,13 @@ func TestInjectorExactlyOnceMany(t *testing.T) {
 }
 
 // injectorExactlyOnce: p producers push n items in all (producer j pushes
-// j, j+p, j+2p, ..., one by one if j is even, in PushBatch runs if odd); k consumers take with Steal (consumer 0),
-// TakeBatch into a slice handed on to their own deque by Deque.PushBatch
-// (consumers 2, 5, ...) or StealBatchAndPop into that deque (the others;
-// the deques alternate LIFO and FIFO), which they pop and their peers
-// steal from. The queue is FIFO, so the
+// j, j+p, j+2p, ..., one by one if j is even, in PushBatch runs if odd);
+// k consumers take with Steal (consumer 0) or TakeBatch into a slice,
+// whose items they either run from there (consumers 1, 4, ...: a
+// scheduler's worker holding a bucket take) or, but for the first, hand
+// on to their own deque with Deque.PushBatch (consumers 2, 5, ...: the
+// bucket's TakeBatch). The deques alternate LIFO and FIFO; their owners
+// pop them and their peers steal from them. The queue is FIFO, so the
 // items one consumer takes straight from the injector must come out in
 // each producer's order.
 func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
@@ -275,7 +276,7 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 		fails.CompareAndSwap(nil, &s)
 		g.stop.Store(true)
 	}
-	var statuses [3][3]atomic.Int64 // Steal, StealBatchAndPop, TakeBatch
+	var statuses [3][3]atomic.Int64 // Steal, TakeBatch run from the slice, TakeBatch+PushBatch
 	for j := range p {
 		g.Go(func() {
 			if j%2 == 0 {
@@ -323,39 +324,36 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 						c.add(v)
 						local++
 					}
-				} else if i%3 == 2 {
-					// TakeBatch into a private slice: run the first at
-					// once, hand the rest to mine with PushBatch (its
-					// pops and the peers' steals count them).
+				} else {
+					// TakeBatch into a private slice: run every item from
+					// there (consumers 1, 4, ...), or run the first at once
+					// and hand the rest to mine with PushBatch (consumers
+					// 2, 5, ...; its pops and the peers' steals count them).
+					way := 1
+					if i%3 == 2 {
+						way = 2
+					}
 					limit := min(randLimit(rng), len(buf))
 					got, st := q.TakeBatch(buf[:limit])
-					statuses[2][st].Add(1)
+					statuses[way][st].Add(1)
 					if st == deque.Success {
-						if got < 1 || got > limit || got > deque.BlockCap {
+						if got < 1 || got > limit || got > deque.MaxTake {
 							fail("Injector.TakeBatch(%d slots) took %d", limit, got)
 						}
 						for _, v := range buf[:got] {
 							ordered(v)
 						}
-						c.add(buf[0])
-						local++
-						mine.PushBatch(buf[1:got])
+						run := buf[:got]
+						if way == 2 {
+							run = buf[:1]
+							mine.PushBatch(buf[1:got])
+						}
+						for _, v := range run {
+							c.add(v)
+							local++
+						}
 					} else if got != 0 {
 						fail("Injector.TakeBatch = %d, %v", got, st)
-					}
-				} else {
-					limit := randLimit(rng)
-					v, moved, st := q.StealBatchAndPop(mine, limit)
-					statuses[1][st].Add(1)
-					if st == deque.Success {
-						if moved < 0 || moved > limit-1 || moved > deque.BlockCap-1 {
-							fail("Injector.StealBatchAndPop(limit %d) moved %d", limit, moved)
-						}
-						ordered(v)
-						c.add(v)
-						local++
-					} else if moved != 0 {
-						fail("Injector.StealBatchAndPop = _, %d, %v", moved, st)
 					}
 				}
 				local += takeSome(rng, peer, mine, c)
@@ -378,7 +376,7 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 	if !q.IsEmpty() || q.Len() != 0 {
 		t.Errorf("injector Len %d after all items were consumed", q.Len())
 	}
-	t.Logf("%d items, %d producers, %d consumers; Steal %d/%d/%d, StealBatchAndPop %d/%d/%d, TakeBatch %d/%d/%d (success/empty/retry)",
+	t.Logf("%d items, %d producers, %d consumers; Steal %d/%d/%d, TakeBatch %d/%d/%d, TakeBatch+PushBatch %d/%d/%d (success/empty/retry)",
 		n, p, k,
 		statuses[0][deque.Success].Load(), statuses[0][deque.Empty].Load(), statuses[0][deque.Retry].Load(),
 		statuses[1][deque.Success].Load(), statuses[1][deque.Empty].Load(), statuses[1][deque.Retry].Load(),
