@@ -92,6 +92,16 @@ func TestPacketErrorEndsCycle(t *testing.T) {
 	assert.Zero(t, started.Load())
 }
 
+// v1HoldUntilAbort waits until w's cycle is aborting. Run's context is
+// the cycle context's parent: its cancellation reaches a packet waiting
+// on w.Context() before Run has aborted the cycle, and until it has, the
+// workers go on (see TestContextDoneEndsWorkerRun).
+func v1HoldUntilAbort(w *Worker) {
+	for !w.s.abort.Load() {
+		runtime.Gosched()
+	}
+}
+
 type v1FailKid struct{}
 
 var v1ErrKid = errors.New("v1 kid failed")
@@ -153,13 +163,7 @@ func TestCancelKeepsCause(t *testing.T) {
 			close(started)
 			<-w.Context().Done()
 			seen = context.Cause(w.Context())
-			// Run's context is the cycle context's parent: its
-			// cancellation reaches the packet before Run has ended the
-			// cycle. Hold the worker until it has (see
-			// TestContextDoneEndsWorkerRun).
-			for !w.s.abort.Load() {
-				runtime.Gosched()
-			}
+			v1HoldUntilAbort(w)
 			return nil
 		})))
 		require.NoError(t, s.AddAll(v1Counts(100, &ran)))
@@ -186,6 +190,7 @@ func TestCancelKeepsCause(t *testing.T) {
 		require.NoError(t, s.Add(Func("waiter", func(w *Worker) error {
 			close(started)
 			<-w.Context().Done()
+			v1HoldUntilAbort(w)
 			return nil
 		})))
 		go func() {
