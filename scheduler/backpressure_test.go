@@ -69,7 +69,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 	default:
 	}
 	require.NoError(t, v1Run(t, s))
-	require.NoError(t, <-addErr)
+	require.NoError(t, v1Recv(t, addErr))
 	assert.EqualValues(t, 2, n.Load(), "the waiting add's packet ran in the cycle that made room")
 	assert.Zero(t, s.s.waiters.Load())
 }
@@ -93,7 +93,7 @@ func TestBlockCancelled(t *testing.T) {
 	go func() { addErr <- s.AddAll(v1Counts(3, &n), Block(ctx)) }()
 	v1WaitFor(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	cancel(during)
-	assert.ErrorIs(t, <-addErr, during)
+	assert.ErrorIs(t, v1Recv(t, addErr), during)
 	assert.Zero(t, s.s.waiters.Load())
 
 	ctx, cancel2 := context.WithTimeout(v1Bg, time.Millisecond)
@@ -114,7 +114,7 @@ func TestBlockClosed(t *testing.T) {
 	go func() { addErr <- s.Add(v1Count{&n}, Block(v1Bg)) }()
 	v1WaitFor(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	require.NoError(t, s.Close())
-	assert.ErrorIs(t, <-addErr, ErrClosed)
+	assert.ErrorIs(t, v1Recv(t, addErr), ErrClosed)
 	assert.ErrorIs(t, s.Add(v1Count{&n}, Block(v1Bg)), ErrClosed)
 	assert.EqualValues(t, 1, s.Stats().Dropped)
 	assert.Zero(t, n.Load())
@@ -209,7 +209,7 @@ func TestBackpressureProducer(t *testing.T) {
 				prodErr <- nil
 			}()
 			require.NoError(t, v1Run(t, s))
-			require.NoError(t, <-prodErr)
+			require.NoError(t, v1Recv(t, prodErr))
 			for i := range runs {
 				require.EqualValues(t, 1, runs[i].Load(), "packet %d", i)
 			}

@@ -119,7 +119,7 @@ func TestContextCancelledByClose(t *testing.T) {
 		closed <- s.Close()
 	}()
 	err := v1Run(t, s)
-	require.NoError(t, <-closed)
+	require.NoError(t, v1Recv(t, closed))
 	require.ErrorIs(t, err, ErrClosed)
 	var ce *CycleError
 	require.ErrorAs(t, err, &ce)

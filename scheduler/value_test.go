@@ -44,6 +44,15 @@ func v1RunCtx(t testing.TB, s *Scheduler, ctx context.Context) error {
 	return err
 }
 
+// v1Recv receives from ch, failing t with every goroutine's stack if
+// nothing comes within 30 seconds.
+func v1Recv[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	var v T
+	watchdog.Watch(t, 30*time.Second, func() { v = <-ch })
+	return v
+}
+
 // v1WaitFor waits until cond holds, failing t after 10 seconds.
 func v1WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
