@@ -413,3 +413,38 @@ func TestJoinAbortedCycle(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinContinuationFails: a continuation that fails ends the cycle
+// with a *CycleError naming it, and the continuation of the join it
+// belongs to never runs.
+func TestJoinContinuationFails(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			s := v1Sched(t, Config{Workers: workers})
+			var outer, members atomic.Int64
+			require.NoError(t, s.Add(Func("root", func(w *Worker) error {
+				Join(w, v1Count{&outer})
+				Spawn(w, Func("inner", func(w *Worker) error {
+					Join(w, v1FailKid{})
+					Spawn(w, v1Count{&members})
+					SpawnOrRun(w, v1Count{&members})
+					return nil
+				}))
+				return nil
+			})))
+			err := v1Run(t, s)
+			require.ErrorIs(t, err, v1ErrKid)
+			var ce *CycleError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "scheduler.v1FailKid", ce.Packet)
+			assert.EqualValues(t, 2, members.Load(), "the failing continuation ran after both members")
+			assert.Zero(t, outer.Load(), "the outer continuation ran")
+			assert.Zero(t, ce.Dropped)
+
+			out := 0
+			require.NoError(t, s.Add(v1FibJoin{15, &out, true}))
+			require.NoError(t, v1Run(t, s))
+			assert.Equal(t, v1Fib(15), out)
+		})
+	}
+}
