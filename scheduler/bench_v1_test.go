@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -135,41 +136,89 @@ func BenchmarkJoin(b *testing.B) {
 	b.ReportMetric(ns/joins, "ns/join")
 }
 
-// v1Spinner spins for d, then fails if fail is set, recording when.
-type v1Spinner struct {
+// v1AbortRun is one cycle of BenchmarkAbortLatency: the packets spin
+// for d each; the first to start once trigger packets have started and
+// every worker has started one (so that packets run on every worker)
+// fires: it fails after its spin (fail), recording when, or closes gate
+// before it (a canceller waits on gate).
+type v1AbortRun struct {
 	d       time.Duration
+	trigger int64
+	all     int32 // a bit per worker
 	fail    bool
-	failed  *time.Time
-	started *atomic.Int64
-	gate    *chan struct{}
+
+	seen    atomic.Int32
+	started atomic.Int64
+	fired   atomic.Bool
+	failed  time.Time
+	gate    chan struct{}
 }
+
+// reset readies r for the next cycle. The workers are parked.
+func (r *v1AbortRun) reset() {
+	r.seen.Store(0)
+	r.started.Store(0)
+	r.fired.Store(false)
+	r.gate = make(chan struct{})
+}
+
+type v1Spinner struct{ r *v1AbortRun }
 
 var v1ErrBench = errors.New("v1 bench failure")
 
-func (p *v1Spinner) Run(*Worker) error {
-	if p.started != nil && p.started.Add(1) == 10 {
-		close(*p.gate)
+func (p v1Spinner) Run(w *Worker) error {
+	r := p.r
+	r.seen.Or(1 << w.ID())
+	fire := r.started.Add(1) >= r.trigger && r.seen.Load() == r.all && r.fired.CompareAndSwap(false, true)
+	if fire && !r.fail {
+		close(r.gate)
+		// Every P runs a worker: without a yield the canceller would
+		// wait for the runtime to preempt one (10 ms).
+		runtime.Gosched()
 	}
-	for start := time.Now(); time.Since(start) < p.d; {
+	for start := time.Now(); time.Since(start) < r.d; {
 	}
-	if p.fail {
-		*p.failed = time.Now()
+	if fire && r.fail {
+		r.failed = time.Now()
 		return v1ErrBench
 	}
 	return nil
 }
 
-// BenchmarkAbortLatency: the time from the end of a cycle's cause to
-// Run's return, one abort per op, while 20 µs packets run on every
-// worker (2 workers, a stage of 200 such packets). error: the 21st packet
-// returns an error (the time is taken just before its return). cancel:
-// another goroutine cancels Run's context once 10 packets have started
-// (the time is taken just before cancel). ns/abort is the mean over the
-// ops, p50-ns/abort and p90-ns/abort the quantiles.
+// BenchmarkAbortLatency: the time from a cycle's cause to Run's return,
+// one abort per op, while 20 us packets run on both workers (a stage of
+// 1,000 of them: 10 ms of work per worker, the runtime's preemption
+// period, so that a canceller descheduled meanwhile still cancels the
+// cycle before it ends). error: a packet returns an error once 20 have
+// started and both workers run packets (the time is taken just before
+// its return). cancel: another goroutine cancels Run's context once 10
+// packets have started on both workers (the time is taken just before
+// cancel). ns/abort is the mean over the timed ops, p50-ns/abort and
+// p90-ns/abort the quantiles; untimed/op counts the ops left out: the
+// cycle ended before its trigger (a worker did not start in time) or
+// before the cancel reached Run.
 func BenchmarkAbortLatency(b *testing.B) {
 	const spin = 20 * time.Microsecond
-	const n = 200
+	const n = 1000
+	const workers = 2
+	setup := func(b *testing.B, r *v1AbortRun) (*Scheduler, []Packet) {
+		s, err := New(Config{Workers: workers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		r.d, r.all = spin, 1<<workers-1
+		ps := make([]Packet, n)
+		for i := range ps {
+			ps[i] = v1Spinner{r}
+		}
+		return s, ps
+	}
 	report := func(b *testing.B, lat []time.Duration) {
+		if len(lat) == 0 {
+			b.Fatal("no op timed")
+		}
+		b.ReportMetric(float64(b.N-len(lat))/float64(b.N), "untimed/op")
 		var sum time.Duration
 		for _, d := range lat {
 			sum += d
@@ -180,64 +229,72 @@ func BenchmarkAbortLatency(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds()), "p90-ns/abort")
 	}
 	b.Run("error", func(b *testing.B) {
-		s, err := New(Config{Workers: 2})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		var failed time.Time
-		ps := make([]Packet, n)
-		for i := range ps {
-			ps[i] = &v1Spinner{d: spin, fail: i == 20, failed: &failed}
-		}
+		r := &v1AbortRun{trigger: 20, fail: true}
+		s, ps := setup(b, r)
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()
 		for range b.N {
+			r.reset()
 			if err := s.AddAll(ps); err != nil {
 				b.Fatal(err)
 			}
 			err := s.Run(context.Background())
 			end := time.Now()
+			if !r.fired.Load() {
+				continue
+			}
 			if !errors.Is(err, v1ErrBench) {
 				b.Fatalf("Run = %v", err)
 			}
-			lat = append(lat, end.Sub(failed))
+			lat = append(lat, end.Sub(r.failed))
 		}
 		b.StopTimer()
 		report(b, lat)
 	})
 	b.Run("cancel", func(b *testing.B) {
-		s, err := New(Config{Workers: 2})
-		if err != nil {
-			b.Fatal(err)
+		r := &v1AbortRun{trigger: 10}
+		s, ps := setup(b, r)
+		// The canceller is one goroutine, blocked on the gate before each
+		// cycle starts (a goroutine started with the cycle could still be
+		// waiting in a run queue when the gate closes).
+		type request struct {
+			gate, stop, done chan struct{}
+			cancel           context.CancelFunc
+			at               *time.Time
 		}
-		defer s.Close()
-		var started atomic.Int64
-		var gate chan struct{}
-		ps := make([]Packet, n)
-		for i := range ps {
-			ps[i] = &v1Spinner{d: spin, started: &started, gate: &gate}
-		}
+		requests, ready := make(chan request), make(chan struct{})
+		go func() {
+			for q := range requests {
+				ready <- struct{}{}
+				select {
+				case <-q.gate:
+					*q.at = time.Now()
+				case <-q.stop: // the cycle ended before its trigger
+				}
+				q.cancel()
+				close(q.done)
+			}
+		}()
+		defer close(requests)
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()
 		for range b.N {
-			started.Store(0)
-			gate = make(chan struct{})
+			r.reset()
 			ctx, cancel := context.WithCancel(context.Background())
 			var cancelled time.Time
-			canceller := make(chan struct{})
-			go func(gate chan struct{}) {
-				defer close(canceller)
-				<-gate
-				cancelled = time.Now()
-				cancel()
-			}(gate)
+			q := request{r.gate, make(chan struct{}), make(chan struct{}), cancel, &cancelled}
+			requests <- q
+			<-ready
 			if err := s.AddAll(ps); err != nil {
 				b.Fatal(err)
 			}
 			err := s.Run(ctx)
 			end := time.Now()
-			<-canceller
+			close(q.stop)
+			<-q.done
+			if !r.fired.Load() || err == nil {
+				continue
+			}
 			if !errors.Is(err, context.Canceled) {
 				b.Fatalf("Run = %v", err)
 			}
