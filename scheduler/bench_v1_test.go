@@ -136,6 +136,49 @@ func BenchmarkJoin(b *testing.B) {
 	b.ReportMetric(ns/joins, "ns/join")
 }
 
+// v1TreeNode is v1JoinNode without the join: a node spawns its two
+// children and nothing combines their results.
+type v1TreeNode struct{ depth int }
+
+func (n v1TreeNode) Run(w *Worker) error {
+	if n.depth > 0 {
+		Spawn(w, v1TreeNode{n.depth - 1})
+		Spawn(w, v1TreeNode{n.depth - 1})
+	}
+	return nil
+}
+
+// BenchmarkJoinBaselineTree is BenchmarkJoin's tree without joins: 2^21-1
+// value packets per op. ns/node is the time per inner node, to set
+// against BenchmarkJoin's ns/join: the difference is what a join, its
+// continuation and the result passing cost in that shape.
+func BenchmarkJoinBaselineTree(b *testing.B) {
+	const depth = 20
+	s, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	tree := func() {
+		if err := s.Add(v1TreeNode{depth}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tree()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tree()
+	}
+	b.StopTimer()
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(ns/(1<<(depth+1)-1), "ns/packet")
+	b.ReportMetric(ns/(1<<depth-1), "ns/node")
+}
+
 // v1AbortRun is one cycle of BenchmarkAbortLatency: the packets spin
 // for d each; the first to start once trigger packets have started and
 // every worker has started one (so that packets run on every worker)
