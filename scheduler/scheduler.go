@@ -228,6 +228,7 @@ type Option interface {
 type addOptions struct {
 	stage StageID
 	wake  Policy
+	woken bool // wake came from an option, not Config.Wake
 	prio  bool
 	lend  bool
 	block context.Context
@@ -246,7 +247,7 @@ func (p Policy) apply(a addOptions) addOptions {
 		}
 		return a
 	}
-	a.wake = p
+	a.wake, a.woken = p, true
 	return a
 }
 
@@ -357,7 +358,7 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 	}
 	if n > 0 {
 		wake := a.wake
-		if wake == s.cfg.Wake {
+		if !a.woken {
 			wake = Policy(policy.SingleWake(policy.Kind(wake)))
 		}
 		s.wakeForAdd(1, wake, -1)
