@@ -158,12 +158,6 @@ func TestContextOutsidePacket(t *testing.T) {
 // Run's context is cancelled, is the last packet its worker starts in
 // that cycle, as it is when another packet fails.
 func TestContextDoneEndsWorkerRun(t *testing.T) {
-	t.Skip("BUG: the cycle's context is a child of Run's context, so cancelling Run's context " +
-		"releases packets waiting on w.Context() before Run's goroutine has aborted the cycle; " +
-		"in that window the worker starts queued packets of the cancelled cycle " +
-		"(here, usually all 100 of them run and Dropped is 0); with nothing queued the cycle " +
-		"can even end normally, and Run returns nil although its context was cancelled " +
-		"and a packet stopped for it")
 	s := v1Sched(t, Config{Workers: 1})
 	ctx, cancel := context.WithCancel(v1Bg)
 	defer cancel()

@@ -686,7 +686,12 @@ func (s *sched) cycleContext() context.Context {
 	if parent == nil {
 		parent = context.Background()
 	}
-	ctx, cancel := context.WithCancelCause(parent)
+	// Run's values, but not its cancellation: when Run's context is done,
+	// Run aborts the cycle first and the abort cancels this one, so a
+	// packet that stops because its context is done is the last its
+	// worker starts. (A child of Run's context would be done before the
+	// abort, while workers go on starting queued packets.)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	if s.cause != nil {
 		cancel(s.cause)
 	}

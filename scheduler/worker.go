@@ -164,11 +164,15 @@ func (w *Worker) ID() int { return w.id }
 // to other stages.
 func (w *Worker) Scheduler() *Scheduler { return w.s.handle.Value() }
 
-// Context returns the running cycle's context: Run's context, cancelled
-// with the cycle's cause (context.Cause) as soon as the cycle ends early
-// (a packet failed or panicked, Run's context was cancelled, or the
-// scheduler closed). A packet that runs long, or waits, should watch it.
-// Only the packet running on w may call it.
+// Context returns the running cycle's context: it carries Run's context's
+// values and is cancelled, with the cycle's cause (context.Cause), as soon
+// as the cycle ends early: a packet failed or panicked, Run's context was
+// cancelled (its cause, which for a deadline wraps
+// context.DeadlineExceeded; Err is context.Canceled either way), or the
+// scheduler closed. It is cancelled by the abort itself, after which no
+// worker starts another packet of the cycle. A packet that runs long, or
+// waits, should watch it. It is done once the cycle has ended. Only the
+// packet running on w may call it.
 func (w *Worker) Context() context.Context {
 	if w.cur.p == nil {
 		w.badSpawn(false, "Context")
