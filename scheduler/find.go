@@ -3,9 +3,9 @@ package scheduler
 import (
 	"runtime"
 
-	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/bucket"
 	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 

@@ -69,7 +69,7 @@ func (s *sched) advance(self *Worker) bool {
 				others++
 			}
 		}
-	if k == 0 && !selfDesignated && others == 0 {
+		if k == 0 && !selfDesignated && others == 0 {
 			for st := 1; st <= cur; st++ {
 				if t, ok := s.buckets[st].TakeSentinel(); ok {
 					t = s.queued(t.p, StageID(st)) // its enqueue, for a steal's arrow

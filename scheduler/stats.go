@@ -235,4 +235,3 @@ func (sh *Scheduler) Stats() Stats {
 func sortPackets(ps []PacketStats) {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 }
-
