@@ -111,6 +111,12 @@ type Worker struct {
 	// advance) use len(designated).
 	nDesignated atomic.Int32
 	wake        chan struct{} // capacity 1: the park token (wake.go)
+	// waits counts w's entries into P6 (waitToken), past the re-check of
+	// P4 and P5: tests that must wake w while it polls or blocks
+	// (TestParkSpinWake) wait for it to move. One uncontended atomic add
+	// per park, beside the monitor lock and the flush a park takes anyway;
+	// nothing in the scheduler reads it.
+	waits atomic.Uint32
 	// gid is the ID of the goroutine running w (goid), stored when it
 	// starts; Close loads it to refuse to run on a worker.
 	gid atomic.Uint64
