@@ -225,10 +225,13 @@ type Option interface {
 type addOptions struct {
 	stage StageID
 	wake  Policy
-	prio  bool
-	lend  bool
-	block context.Context
-	err   error
+	// wakeSet: a wake Policy option was given (Add's default is one
+	// worker, not Config.Wake).
+	wakeSet bool
+	prio    bool
+	lend    bool
+	block   context.Context
+	err     error
 }
 
 func (st StageID) apply(a addOptions) addOptions { a.stage = st; return a }
@@ -240,7 +243,7 @@ func (p Policy) apply(a addOptions) addOptions {
 		}
 		return a
 	}
-	a.wake = p
+	a.wake, a.wakeSet = p, true
 	return a
 }
 
@@ -355,7 +358,7 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 	}
 	if n > 0 {
 		wake := a.wake
-		if wake == s.cfg.Wake {
+		if !a.wakeSet {
 			wake = Policy(policy.SingleWake(policy.Kind(wake)))
 		}
 		s.wakeForAdd(1, wake, -1)

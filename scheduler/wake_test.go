@@ -63,6 +63,7 @@ func TestWakePolicies(t *testing.T) {
 		{cfg: WakeN, add: true, k: 1, want: 1},
 		{cfg: WakeOne, opt: WakeAll, add: true, k: 1, want: workers - 1},
 		{cfg: WakeN, opt: WakeAll, add: true, k: 1, want: workers - 1},
+		{cfg: WakeAll, opt: WakeAll, add: true, k: 1, want: workers - 1},
 		{cfg: WakeAll, opt: WakeOne, add: true, k: 1, want: 1},
 	}
 	for _, c := range cases {
