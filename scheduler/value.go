@@ -20,9 +20,13 @@ import (
 // which counts it with a plain increment, or by a thief, which counts it
 // with an atomic one. A chunk is reused once all of its slots are
 // consumed; its owner checks when it needs a new chunk (refill), and
-// otherwise allocates one. So an arena holds about as many chunks as there
-// are chunks with an unconsumed slot: memory follows the live packets,
-// 64 slots at most per live packet in the worst case (one unconsumed slot
+// otherwise allocates one. Each refill checks the chunk it seals and the
+// next few of a sweep over the sealed chunks, so every sealed chunk is
+// checked again within a bounded number of refills, however many chunks
+// that are still in use precede it. So an arena holds about as many
+// chunks as there are chunks with an unconsumed slot (at most about half
+// again as many, the sweep's lag): memory follows the live packets, 64
+// slots at most per live packet in the worst case (one unconsumed slot
 // pinning each chunk) and a chunk or two in the common depth-first case.
 // A cycle that is aborted drops packets whose slots are never consumed;
 // its end resets every arena (every worker is parked, nothing is queued).
@@ -82,6 +86,8 @@ type arena[E any] struct {
 	// sealed are chunks handed out whole and not known to be consumed;
 	// free are chunks ready for reuse.
 	sealed, free []*chunk[E]
+	// sweep is the index in sealed where refill looks next.
+	sweep int
 }
 
 func newArena[E any](w *Worker) *arena[E] {
@@ -100,21 +106,25 @@ func (a *arena[E]) get() (*E, *chunk[E]) {
 }
 
 // refill seals the current chunk and makes a new one current: a sealed
-// chunk that is done (the one just sealed first, which a depth-first run
-// has usually consumed already, then the oldest few), or a new one. Owner.
+// chunk that is done, or a new one. It checks the chunk just sealed, which
+// a depth-first run has usually consumed already, and the next three of
+// its sweep over sealed. (Checking the same few oldest positions instead,
+// a chunk in use that was sealed early, such as one holding the frame of
+// a join near the root of a tree, kept every later chunk from being
+// checked: a cycle of fib(22) by joins kept 585 chunks, one per 49 joins,
+// and each further cycle added more. TestArenaReuse.) Owner.
 func (a *arena[E]) refill() *chunk[E] {
 	a.sealed = append(a.sealed, a.cur)
-	for _, i := range [...]int{len(a.sealed) - 1, 0, 1, 2} {
-		if i >= len(a.sealed) {
-			break
+	a.reclaim(len(a.sealed) - 1)
+	for range 3 {
+		if a.sweep >= len(a.sealed) {
+			if len(a.sealed) == 0 {
+				break
+			}
+			a.sweep = 0
 		}
-		if c := a.sealed[i]; c.done() {
-			c.reset()
-			last := len(a.sealed) - 1
-			a.sealed[i] = a.sealed[last]
-			a.sealed[last] = nil
-			a.sealed = a.sealed[:last]
-			a.free = append(a.free, c)
+		if !a.reclaim(a.sweep) {
+			a.sweep++ // else the last sealed chunk moved here: check it next
 		}
 	}
 	if n := len(a.free); n > 0 {
@@ -125,6 +135,22 @@ func (a *arena[E]) refill() *chunk[E] {
 		a.cur = &chunk[E]{owner: a.owner}
 	}
 	return a.cur
+}
+
+// reclaim moves sealed[i] to free if it is done, moving the last sealed
+// chunk into its place, and reports whether it did. Owner.
+func (a *arena[E]) reclaim(i int) bool {
+	c := a.sealed[i]
+	if !c.done() {
+		return false
+	}
+	c.reset()
+	last := len(a.sealed) - 1
+	a.sealed[i] = a.sealed[last]
+	a.sealed[last] = nil
+	a.sealed = a.sealed[:last]
+	a.free = append(a.free, c)
+	return true
 }
 
 // reset forgets every hand-out: all chunks become free. Caller holds the
