@@ -221,6 +221,41 @@ func TestSpawnOrRunPanicNotSwallowed(t *testing.T) {
 	checkInlinesAll(t, s, "next cycle")
 }
 
+// TestSpawnOrRunGoexit: runtime.Goexit in an inline child ends the cycle
+// with a CycleError naming the child; a fresh goroutine takes the worker
+// over and inlines from depth 0 again.
+//
+// Nested inline runs name the innermost, the one that called it; a parent
+// that calls it after an inline child returned is named itself.
+func TestSpawnOrRunGoexit(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	for _, c := range []struct {
+		root Packet
+		want string
+	}{
+		{fn(func(w *Worker) { SpawnOrRun(w, ssExit{}) }), "SSExit"},
+		{fn(func(w *Worker) {
+			SpawnOrRun(w, named{"outer"})
+			SpawnOrRun(w, fn(func(w *Worker) { SpawnOrRun(w, ssExit{}) }))
+		}), "SSExit"},
+		{Func("parent", func(w *Worker) error { SpawnOrRun(w, named{"child"}); runtime.Goexit(); return nil }), "parent"},
+	} {
+		require.NoError(t, s.Add(c.root))
+		err := runCycle(t, s)
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, c.want, ce.Packet)
+		assert.True(t, ce.Panicked)
+		assert.Equal(t, 0, ce.Worker)
+		checkInlinesAll(t, s, "after Goexit")
+	}
+}
+
+type ssExit struct{}
+
+func (ssExit) Run(*Worker) error  { runtime.Goexit(); return nil }
+func (ssExit) PacketName() string { return "SSExit" }
+
 // TestSpawnOrRunFlatFanoutSpreads: a packet that SpawnOrRuns many children
 // in a loop while workers are idle keeps as many children queued as there
 // are idle workers, so the children spread over the workers instead of

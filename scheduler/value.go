@@ -272,6 +272,16 @@ func valueName[P Packet](v P) string {
 	return reflect.TypeFor[P]().String()
 }
 
+// safeValueName is valueName, surviving a PacketName that panics too.
+func safeValueName[P Packet](v P) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = reflect.TypeFor[P]().String()
+		}
+	}()
+	return valueName(v)
+}
+
 // countValue counts a run of v in its type's stats, as countPacket counts
 // a Packet: for a run of one type, a compare and an increment. Owner.
 func countValue[P Packet](w *Worker, v P) {
@@ -403,7 +413,10 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 	w.inlineDepth++
 	restored := false
 	defer func() {
-		if !restored { // runtime.Goexit: burst reports it
+		if !restored { // runtime.Goexit: burst reports it, naming v
+			if w.goexitName == "" { // v is the innermost inline run: v called it
+				w.goexitName = safeValueName(v)
+			}
 			w.inlineDepth--
 			w.js = saved
 		}
