@@ -146,6 +146,39 @@ func jCount(depth int, rng uint64) (sum, conts int64) {
 	return sum, conts
 }
 
+// TestJoinExactlyOnce: random trees of joins, their members spawned and
+// run inline, under every wake × steal pair and every Local policy on 4
+// workers: every node and continuation runs once, every continuation
+// after all its members, and the root's sum counts every node.
+func TestJoinExactlyOnce(t *testing.T) {
+	const depth = 9
+	for _, wake := range []Policy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+		for _, steal := range steals {
+			for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+				t.Run(fmt.Sprintf("%v/%s/%v", wake, steal, local), func(t *testing.T) {
+					cfg := Config{Workers: 4, Wake: wake, Local: local}
+					steal.apply(&cfg)
+					s := newSched(t, cfg)
+					for cycle := range 3 {
+						rng := uint64(cycle*7919 + 17)
+						want, conts := jCount(depth, rng)
+						tr := &joinTree{}
+						var out int64
+						var fin atomic.Bool
+						require.NoError(t, s.Add(jNode{tr: tr, depth: depth, rng: rng, out: &out, fin: &fin}))
+						require.NoError(t, runCycle(t, s))
+						require.Zero(t, tr.early.Load(), "cycle %d: continuations before their members", cycle)
+						require.True(t, fin.Load(), "cycle %d: the root's continuation ran", cycle)
+						require.Equal(t, want, out, "cycle %d: the root's count", cycle)
+						require.Equal(t, want, tr.nodes.Load(), "cycle %d: node runs", cycle)
+						require.Equal(t, conts, tr.conts.Load(), "cycle %d: continuation runs", cycle)
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestJoinNoMembers: a join with no members runs its continuation once the
 // opener returns, in the opener's stage; the next stage opens after it.
 func TestJoinNoMembers(t *testing.T) {
@@ -261,4 +294,25 @@ func TestJoinInterface(t *testing.T) {
 	require.NoError(t, runCycle(t, s))
 	assert.Equal(t, int64(0), contRan.Load())
 	assert.Equal(t, int64(11), ran.Load())
+}
+
+// TestJoinInlineMember: a member that the opener runs inline (SpawnOrRun)
+// counts in its join like a spawned one: the continuation waits for the
+// members spawned after it. (The inline run restored the opener's join
+// state as it was before counting the child, so the join's count missed
+// one member per inline child: on one worker the continuation ran before
+// the spawned member, and a later member's spawn could bring the count to
+// zero again and run it twice.)
+func TestJoinInlineMember(t *testing.T) {
+	s := newSched(t, Config{Workers: 1})
+	var order []string
+	note := func(s string) fn { return func(*Worker) { order = append(order, s) } }
+	require.NoError(t, s.Add(fn(func(w *Worker) {
+		Join(w, note("continuation"))
+		SpawnOrRun(w, note("inline")) // one worker: runs inline
+		Spawn(w, note("spawned"))
+	})))
+	require.NoError(t, runCycle(t, s))
+	assert.Equal(t, []string{"inline", "spawned", "continuation"}, order)
+	assert.Equal(t, uint64(1), s.Stats().Workers[0].Inlined)
 }

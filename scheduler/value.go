@@ -406,9 +406,11 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 		return
 	}
 	// Inline: as a spawn that runs at once. It belongs to the spawn join
-	// like a spawned child, and runs with join state of its own.
-	saved := w.js
+	// like a spawned child, and runs with join state of its own. The
+	// running packet's state is saved once the child is counted in it
+	// (joinForSpawn adds to openedSpawns when it opened the join).
 	j := w.joinForSpawn()
+	saved := w.js
 	w.js = joinState{join: j, spawn: j}
 	w.inlineDepth++
 	restored := false
