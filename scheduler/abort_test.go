@@ -194,6 +194,15 @@ func TestGoexit(t *testing.T) {
 	require.NoError(t, runCycle(t, s), "after Goexit")
 	require.Equal(t, int64(100), n.Load())
 	require.Len(t, s.Stats().Workers, 2)
+
+	// A value packet spawned by a packet is named by its value.
+	require.NoError(t, s.Add(fn(func(w *Worker) { Spawn(w, ssExit{}) })))
+	err = runCycle(t, s)
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "SSExit", ce.Packet)
+	require.NoError(t, s.Add(counter{&n}))
+	require.NoError(t, runCycle(t, s), "after the second Goexit")
+	require.Equal(t, int64(101), n.Load())
 }
 
 // TestCancel: cancelling the context ends the cycle once the running
