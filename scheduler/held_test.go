@@ -132,7 +132,8 @@ func (c chainLink) Run(w *Worker) error {
 // while the packet before it spawns a chain of single children (each run
 // next, so the private stack never holds two): every spawn offers the
 // held batch. The chain's last link waits until the whole batch has run
-// elsewhere; a reviewer found the batch hidden for the whole chain.
+// elsewhere (without that offer the batch once stayed hidden for the
+// whole chain).
 func TestHeldNotHiddenBySpawnChain(t *testing.T) {
 	const n = 32
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, Take: TakeFixed})

@@ -479,8 +479,8 @@ func TestParkSpinKeepsStagesMoving(t *testing.T) {
 // goroutine that computes for about 30 ms must take about as long as it
 // does with no worker polling: without the yield the runtime would share
 // the one CPU among it and the two pollers in 10 ms slices, and it would
-// take about three times as long (113 against 32 ms when we removed the
-// yield). A round compares the best of three runs each way and passes
+// take about three times as long (113 against 32 ms with the yield
+// removed). A round compares the best of three runs each way and passes
 // under 2×; a shared machine's noise gets three rounds.
 func TestParkSpinYields(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
