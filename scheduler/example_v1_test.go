@@ -87,51 +87,6 @@ func ExampleSpawnOrRun() {
 	// Output: 499999500000
 }
 
-// v1Fib computes fib(n) into *out: it opens a join whose continuation,
-// v1Add, adds the results its two children leave in it.
-type v1Fib struct {
-	n   int
-	out *int
-}
-
-type v1Add struct {
-	a, b int
-	out  *int
-}
-
-func (f v1Fib) Run(w *scheduler.Worker) error {
-	if f.n < 2 {
-		*f.out = f.n
-		return nil
-	}
-	sum := scheduler.Join(w, v1Add{out: f.out})
-	scheduler.Spawn(w, v1Fib{f.n - 1, &sum.a})
-	scheduler.Spawn(w, v1Fib{f.n - 2, &sum.b})
-	return nil
-}
-
-func (a v1Add) Run(*scheduler.Worker) error {
-	*a.out = a.a + a.b
-	return nil
-}
-
-func ExampleJoin() {
-	s, err := scheduler.New(scheduler.Config{Workers: 2})
-	if err != nil {
-		panic(err)
-	}
-	defer s.Close()
-	var out int
-	if err := s.Add(v1Fib{20, &out}); err != nil {
-		panic(err)
-	}
-	if err := s.Run(context.Background()); err != nil {
-		panic(err)
-	}
-	fmt.Println(out)
-	// Output: 6765
-}
-
 func ExampleFunc() {
 	s, err := scheduler.New(scheduler.Config{Workers: 1})
 	if err != nil {
@@ -180,29 +135,6 @@ type v1AddN struct {
 func (p v1AddN) Run(*scheduler.Worker) error {
 	p.sum.Add(p.n)
 	return nil
-}
-
-func ExampleScheduler_AddAll_lend() {
-	s, err := scheduler.New(scheduler.Config{Workers: 2})
-	if err != nil {
-		panic(err)
-	}
-	defer s.Close()
-	var sum atomic.Int64
-	ps := make([]scheduler.Packet, 1000)
-	for i := range ps {
-		ps[i] = v1AddN{int64(i), &sum}
-	}
-	// Lend: the workers read ps in place. It must not change until the
-	// Run that drains its stage has returned.
-	if err := s.AddAll(ps, scheduler.Lend); err != nil {
-		panic(err)
-	}
-	if err := s.Run(context.Background()); err != nil {
-		panic(err)
-	}
-	fmt.Println(sum.Load())
-	// Output: 499500
 }
 
 func ExampleBlock() {

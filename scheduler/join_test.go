@@ -56,7 +56,7 @@ func v1FibJoins(n int) int {
 // Spawn and with SpawnOrRun children (inline on one worker, handed off
 // and inline on more): every value is right and every continuation ran
 // exactly once.
-func TestJoinFib(t *testing.T) {
+func TestJoinFibSpawnOrRun(t *testing.T) {
 	top := 25
 	if raceEnabled {
 		top = 17
@@ -286,18 +286,6 @@ func TestJoinWaitsForGrandchildren(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestJoinNoMembers: a join nothing is spawned into runs its
-// continuation once, when the opener returns.
-func TestJoinNoMembers(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
-	var fin, conts, seen atomic.Int64
-	var returned atomic.Bool
-	require.NoError(t, s.Add(v1Opener{0, 0, false, &fin, &returned, &conts, &seen}))
-	require.NoError(t, v1Run(t, s))
-	assert.EqualValues(t, 1, conts.Load())
-	assert.Zero(t, seen.Load(), "-1: the continuation ran before the opener returned")
 }
 
 // v1PanicMsg returns the value f panics with, as a string ("" if it

@@ -20,9 +20,13 @@ import (
 // which counts it with a plain increment, or by a thief, which counts it
 // with an atomic one. A chunk is reused once all of its slots are
 // consumed; its owner checks when it needs a new chunk (refill), and
-// otherwise allocates one. So an arena holds about as many chunks as there
-// are chunks with an unconsumed slot: memory follows the live packets,
-// 64 slots at most per live packet in the worst case (one unconsumed slot
+// otherwise allocates one. Each refill checks the chunk it seals and the
+// next few of a sweep over the sealed chunks, so every sealed chunk is
+// checked again within a bounded number of refills, however many chunks
+// that are still in use precede it. So an arena holds about as many
+// chunks as there are chunks with an unconsumed slot (at most about half
+// again as many, the sweep's lag): memory follows the live packets, 64
+// slots at most per live packet in the worst case (one unconsumed slot
 // pinning each chunk) and a chunk or two in the common depth-first case.
 // A cycle that is aborted drops packets whose slots are never consumed;
 // its end resets every arena (every worker is parked, nothing is queued).
@@ -279,6 +283,16 @@ func valueName[P Packet](v P) string {
 	return reflect.TypeFor[P]().String()
 }
 
+// safeValueName is valueName, surviving a PacketName that panics too.
+func safeValueName[P Packet](v P) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = reflect.TypeFor[P]().String()
+		}
+	}()
+	return valueName(v)
+}
+
 // countValue counts a run of v in its type's stats, as countPacket counts
 // a Packet: for a run of one type, a compare and an increment. Owner.
 func countValue[P Packet](w *Worker, v P) {
@@ -413,7 +427,10 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 	w.inlineDepth++
 	restored := false
 	defer func() {
-		if !restored { // runtime.Goexit: burst reports it
+		if !restored { // runtime.Goexit: burst reports it, naming v
+			if w.goexitName == "" { // v is the innermost inline run: v called it
+				w.goexitName = safeValueName(v)
+			}
 			w.inlineDepth--
 			w.js = saved
 		}

@@ -285,6 +285,7 @@ func (w *Worker) park() {
 // blocks, counts the wait as idle time and records the wake-up. Owner; w
 // is registered as parked (in park, or since New).
 func (w *Worker) waitToken() {
+	w.waits.Add(1)
 	start := time.Now()
 	polled := w.pollToken(start)
 	if !polled {

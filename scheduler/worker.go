@@ -53,6 +53,10 @@ type Worker struct {
 	// now (0 between packets; SpawnOrRun restores it on a panic, burst
 	// resets it when a Goexit unwinds inline runs).
 	inlineDepth int
+	// goexitName names the inline child (SpawnOrRun) that called
+	// runtime.Goexit, for burst to report: set by the innermost inline
+	// run's deferred function as the Goexit unwinds it.
+	goexitName string
 	// streak is how many more children SpawnOrRun spawns without asking
 	// whether a worker is idle (a hand-off in progress; see handoff).
 	streak     int
@@ -112,6 +116,12 @@ type Worker struct {
 	// advance) use len(designated).
 	nDesignated atomic.Int32
 	wake        chan struct{} // capacity 1: the park token (wake.go)
+	// waits counts w's entries into P6 (waitToken), past the re-check of
+	// P4 and P5: tests that must wake w while it polls or blocks
+	// (TestParkSpinWake) wait for it to move. One uncontended atomic add
+	// per park, beside the monitor lock and the flush a park takes anyway;
+	// nothing in the scheduler reads it.
+	waits atomic.Uint32
 	// gid is the ID of the goroutine running w (goid), stored when it
 	// starts; Close loads it to refuse to run on a worker.
 	gid atomic.Uint64
@@ -403,9 +413,15 @@ func (w *Worker) burst(t task) {
 		}
 		// Goexit: this goroutine is ending. Report it like a panic and hand
 		// the worker to a fresh goroutine, so the scheduler keeps n workers.
-		// (An inline run's Goexit unwound its parents too.)
+		// (An inline run's Goexit unwound its parents too; it is the
+		// inline child that is named.)
 		w.inlineDepth = 0
-		w.packetPanicked(safeName(w.cur.p), goexitValue, debug.Stack())
+		name := w.goexitName
+		if name == "" {
+			name = safeName(w.cur.p)
+		}
+		w.goexitName = ""
+		w.packetPanicked(name, goexitValue, debug.Stack())
 		w.js = joinState{}
 		w.cur = task{}
 		w.s.wg.Add(1)
