@@ -89,12 +89,11 @@ func demoPrepare(b *testing.B, name string) []byte {
 // demoMark records what `wsched demo -workers 2 -scale 0.05 -cycles 3`
 // records for gcmark's policy wake/steal.
 func demoMark(b *testing.B, wake, steal string) []byte {
-	w, err := scheduler.ParseWakePolicy(wake)
-	if err != nil {
+	var w, s scheduler.Policy
+	if err := w.UnmarshalText([]byte("wake-" + wake)); err != nil {
 		b.Fatal(err)
 	}
-	s, err := scheduler.ParseStealPolicy(steal)
-	if err != nil {
+	if err := s.UnmarshalText([]byte("steal-" + steal)); err != nil {
 		b.Fatal(err)
 	}
 	rec := trace.NewRecorder(2, trace.Options{Overwrite: true})
