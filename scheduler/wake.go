@@ -47,7 +47,7 @@ import (
 //	    thread wake-up when the token comes early (see ParkSpin). Parked
 //	    workers use no CPU once the poll has ended.
 //
-// Waker X (Add, BulkAdd, AddDesignated, Spawn with surplus, a thief that
+// Waker X (Add, AddAll, AddDesignated, a spawn with surplus, a thief that
 // gained or left surplus, a searcher that found work, advance):
 //
 //	W1. X publishes the work first: a bucket push, a deque push (atomic
