@@ -45,6 +45,21 @@
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.
 //
+// # Reading timestamps
+//
+// [Decode] resolves each packet's Timestamp as Perfetto's trace processor
+// does: on timestamp_clock_id, else on the sequence's default clock
+// (TracePacketDefaults), else on the trace clock (BOOTTIME, the clock of a
+// file that says nothing else); a clock other than BOOTTIME through the
+// latest ClockSnapshot that read it with BOOTTIME (for a sequence-scoped
+// clock, ids 64-127, on the packet's sequence), an incremental one after
+// adding the delta to its last time. A file without snapshots or defaults,
+// such as the ones Write produces, has absolute timestamps and decodes as
+// written. Packet.RawTimestamp keeps the value written; Packet.Unresolved
+// marks a timestamp on a clock no snapshot relates to BOOTTIME (only
+// through a chain of snapshots, which Perfetto follows and Decode does
+// not). An event without a track_uuid is on its sequence's default track.
+//
 // # Rules obeyed (Perfetto's trace processor)
 //
 //  1. Every packet has a non-zero trusted_packet_sequence_id.
