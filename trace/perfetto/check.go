@@ -62,6 +62,9 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //  11. after a packet sets TracePacketDefaults, every later packet of its
 //     sequence sets SEQ_NEEDS_INCREMENTAL_STATE until the sequence is
 //     cleared again;
+//  12. a packet that needs incremental state does not follow a
+//     previous_packet_dropped on its sequence without a clear in between:
+//     Perfetto skips such packets.
 //
 // Timestamps are compared as Decode resolves them. It returns a
 // *CheckError listing violations. Memory is O(events).
@@ -89,8 +92,10 @@ func Check(data []byte) (CheckStats, error) {
 type seqCheck struct {
 	names, cats, annots map[uint64]bool
 	// defaults: the sequence has TracePacketDefaults (since its last
-	// clear).
+	// clear); lost: the index+1 of a previous_packet_dropped packet with
+	// no clear since (0 = none), reported once.
 	defaults bool
+	lost     int
 }
 
 type trackCheck struct {
@@ -169,9 +174,17 @@ func (c *checker) packet(p *Packet) error {
 			seq.names = make(map[uint64]bool)
 			seq.cats = make(map[uint64]bool)
 			seq.annots = make(map[uint64]bool)
-			seq.defaults = false
+			seq.defaults, seq.lost = false, 0
 		} else if p.Flags&seqNeedsIncrementalState == 0 && seq.defaults {
 			c.bad(p, "sequence %d has TracePacketDefaults but this packet does not set SEQ_NEEDS_INCREMENTAL_STATE", p.Seq)
+		}
+		if p.PrevDropped && !cleared && seq.lost == 0 {
+			seq.lost = p.Index + 1
+		}
+		if p.Flags&seqNeedsIncrementalState != 0 && seq.lost > 0 {
+			c.bad(p, "needs incremental state, but packet %d of sequence %d set previous_packet_dropped and the sequence was not cleared since: Perfetto skips this packet and the sequence's later ones until a clear",
+				seq.lost-1, p.Seq)
+			seq.lost = -1 // reported
 		}
 		if p.HasDefaults {
 			seq.defaults = true
