@@ -136,9 +136,9 @@
 //
 // # Costs
 //
-// Measured on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM,
-// Go 1.26.8, GOMAXPROCS=2, on a machine shared with other jobs (load
-// average 4-5 during the runs, so wall times are inflated):
+// Measured on AMD EPYC (family 26 model 2, Zen 5), 2-vCPU virtual
+// machine, Go 1.26.8, GOMAXPROCS=2, shared with other jobs (load average
+// 4-5 during the runs, so wall times are inflated):
 //
 //	size     29.2 bytes per packet slice (BEGIN + END packets, framing and
 //	         interning included) on a simulated run of 0.2-3 µs packets
