@@ -488,7 +488,7 @@ func (d *drawing) draw() {
 	}
 	d.steals()
 	d.wakes()
-	height := d.legendAndNotes(rowsBottom+40, mergeNs)
+	height := d.legendAndNotes(rowsBottom+52, mergeNs)
 
 	// The body is drawn first: the picture's height depends on it.
 	var out strings.Builder
@@ -556,18 +556,33 @@ func niceStep(ns int64) int64 {
 	return math.MaxInt64 / 10
 }
 
-// stageLines marks, in a cycle window, where each stage opens.
+// stageLines marks, in a cycle window, where each stage opens, with its
+// name below the rows: on a second line when it would run into the
+// previous name, at its line's end when it would run past the picture's
+// right edge.
 func (d *drawing) stageLines(bottom int) {
 	if d.win.stage != "" {
 		return
 	}
+	ends := [2]float64{-1, -1} // where each line's last name ends
 	n := 0
 	i := sort.Search(len(d.m.stages), func(k int) bool { return d.m.stages[k].start >= d.start })
 	for ; i < len(d.m.stages) && d.m.stages[i].start <= d.end && n < svgMaxStages; i++ {
 		s := d.m.stages[i]
-		x := fx(d.x(s.start))
-		fmt.Fprintf(&d.b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#444" stroke-dasharray="4,3"/>`, x, svgAxisY, x, bottom+4)
-		fmt.Fprintf(&d.b, `<text x="%s" y="%d" fill="#444">%s</text>`+"\n", x, bottom+16, esc(cut(s.name)))
+		x := d.x(s.start)
+		fmt.Fprintf(&d.b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#444" stroke-dasharray="4,3"/>`, fx(x), svgAxisY, fx(x), bottom+4)
+		name := cut(s.name)
+		w := 6.5 * float64(len([]rune(name)))
+		anchor, x0 := "start", x
+		if x+w > float64(d.width-svgRight) {
+			anchor, x0 = "end", x-w
+		}
+		line := 0
+		if x0 < ends[0]+6 {
+			line = 1
+		}
+		ends[line] = x0 + w
+		fmt.Fprintf(&d.b, `<text x="%s" y="%d" text-anchor="%s" fill="#444">%s</text>`+"\n", fx(x), bottom+16+12*line, anchor, esc(name))
 		n++
 	}
 }
