@@ -78,7 +78,7 @@
 // picture says so); 300 steal arrows, 500 marks of each kind; under 2 MB.
 // docs/timeline.svg is an example, drawn from a simulated trace by
 //
-//	go test -run TestTimelineExample -update ./trace/analyze/
+//	go test ./trace/analyze/ -run TestTimelineExample -update
 //
 // # Input
 //

@@ -294,7 +294,7 @@ func FuzzSVG(f *testing.F) {
 }
 
 // exampleCommand makes docs/timeline.svg.
-const exampleCommand = "go test -run TestTimelineExample -update ./trace/analyze/"
+const exampleCommand = "go test ./trace/analyze/ -run TestTimelineExample -update"
 
 // TestTimelineExample draws docs/timeline.svg, the example in the package
 // doc, from a simulated trace (4 workers, 2 cycles, one 60 µs packet in
