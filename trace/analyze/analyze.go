@@ -207,8 +207,12 @@ func analyzeWith(data []byte, list listing) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.report(newQueues(m), list), nil
+}
+
+// report analyses the model, with q its queues.
+func (m *model) report(q *queues, list listing) *Report {
 	r := &Report{Workers: m.workers, Dropped: m.dropped, SpanNs: m.last - m.first, Packets: m.total}
-	q := newQueues(m)
 	cycles := m.cycles
 	if len(cycles) == 0 {
 		cycles = []cycleSlice{{start: m.first, end: m.last}}
@@ -271,7 +275,7 @@ func analyzeWith(data []byte, list listing) (*Report, error) {
 		}
 		r.Cycles = append(r.Cycles, cr)
 	}
-	return r, nil
+	return r
 }
 
 // Packet filters for window: every stage, or a stage with no packets.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
@@ -513,4 +515,16 @@ func TestBlockedAndPolledWakes(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
 	}
+}
+
+// TestDeltaAndAbsoluteTimestampsAgree: the golden trace as the Perfetto
+// writer encodes it (delta timestamps, default tracks) and as it encoded it
+// before (absolute timestamps) give the same report.
+func TestDeltaAndAbsoluteTimestampsAgree(t *testing.T) {
+	cur, err := File(filepath.Join("..", "perfetto", "testdata", "small.pftrace.golden"))
+	require.NoError(t, err)
+	old, err := File(filepath.Join("..", "perfetto", "testdata", "small-absolute.pftrace.golden"))
+	require.NoError(t, err)
+	require.NotZero(t, cur.Packets)
+	require.Equal(t, old, cur)
 }

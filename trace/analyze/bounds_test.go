@@ -268,7 +268,7 @@ func assertOthersMatch(t *testing.T, every, some *Report) {
 
 // budgetSeeds are FuzzAnalyze's seeds that claim 65,536 workers, nest
 // cycles and stages, or carry many counter samples.
-func budgetSeeds(f *testing.F) [][]byte {
+func budgetSeeds(tb testing.TB) [][]byte {
 	seeds := [][]byte{
 		rawtrace.ManyWorkersEmptyCycles(1<<16, 30),
 		rawtrace.ManyWorkersSamples(1<<16, 300),
@@ -300,5 +300,5 @@ func budgetSeeds(f *testing.F) [][]byte {
 		long.End(t+500, rawtrace.Control)
 	}
 	return append(seeds, nested.Bytes(), long.Bytes(),
-		encode(f, synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Packets: 20}).Snapshot))
+		encode(tb, synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Packets: 20}).Snapshot))
 }

@@ -60,6 +60,26 @@
 //     packets. A cycle's chain joins its stages' (stages are barriers);
 //   - heaviest packet types by total time, with count and maximum.
 //
+// # Timeline picture
+//
+// [SVG] draws one window of a trace as an SVG picture, with the standard
+// library alone (`wsched analyze -svg OUT`): a row per worker with its
+// packet slices coloured by packet type (the ten with the most time in the
+// window have colours of their own, listed in a legend), the time it was
+// parked, the time it was idle while work was queued elsewhere (as in the
+// figures above), a mark where it stole and an arrow from where the stolen
+// packet was queued, and a mark where it was woken. The window is the
+// stage with the worst ratio to its lower bound unless SVGOptions name a
+// stage, a cycle, or both. The picture is deterministic and bounded: at
+// most 128 workers and 2,000 packet rectangles (and as many parked and idle
+// bars), slices too narrow to see merged with their neighbours, twice as
+// many each time until the bound holds, each merged rectangle coloured as
+// its longest slice and as opaque as the worker was busy in it (the
+// picture says so); 300 steal arrows, 500 marks of each kind; under 2 MB.
+// docs/timeline.svg is an example, drawn from a simulated trace by
+//
+//	go test ./trace/analyze/ -run TestTimelineExample -update
+//
 // # Input
 //
 // Only wsched's own traces are accepted: the file must decode as Perfetto
@@ -136,5 +156,18 @@
 //
 // FuzzAnalyze holds every input to at most 128 bytes allocated per byte
 // plus 256 KiB, 5 µs per byte plus 250 ms (ten times that under the race
-// detector), and a text report of 64 bytes per byte plus 64 KiB.
+// detector), and a text report of 64 bytes per byte plus 64 KiB; FuzzSVG
+// holds a picture to the same budget and 2 MiB.
+//
+// A picture costs the analysis plus a pass over the window's events for
+// each drawn worker: BenchmarkSVG, on the simulated traces above, the worst
+// stage or the whole of cycle 1, same machine:
+//
+//	go test -run XXX -bench SVG -benchtime 10x ./trace/analyze/
+//
+//	                                   ns/byte  B/byte  picture
+//	synth/10Cycles   worst stage            55    18.8   246 KB
+//	synth/10Cycles   cycle 1                82    20.2   428 KB
+//	synth/500Cycles  worst stage            72    17.6   6.8 KB
+//	synth/500Cycles  cycle 1                44    17.6    20 KB
 package analyze
