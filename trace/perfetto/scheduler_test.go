@@ -315,7 +315,7 @@ func steals(st scheduler.Stats) uint64 {
 
 // TestBytesPerSliceRealRun measures the Perfetto size of a packet slice on
 // a real scheduler run of ~1 µs packets (20,000 per cycle, 3 cycles, with
-// steals, wakes and counters): the budget is 40 bytes per slice, BEGIN and
+// steals, wakes and counters): the budget is 30 bytes per slice, BEGIN and
 // END packets with their interning included.
 func TestBytesPerSliceRealRun(t *testing.T) {
 	rec := trace.NewRecorder(2, trace.Options{})
@@ -343,5 +343,5 @@ func TestBytesPerSliceRealRun(t *testing.T) {
 		st.Slices, time.Duration(snap.End), st.BytesPerSlice(), float64(st.Bytes)/float64(st.Slices), st.Bytes)
 	require.Equal(t, 3*(10_000+9_841), st.Slices, "packet slices")
 	require.Zero(t, snap.Dropped(), "events dropped")
-	require.LessOrEqual(t, st.BytesPerSlice(), 40.0, "bytes per packet slice, budget 40")
+	require.LessOrEqual(t, st.BytesPerSlice(), 30.0, "bytes per packet slice, budget 30")
 }
