@@ -343,5 +343,11 @@ func TestBytesPerSliceRealRun(t *testing.T) {
 		st.Slices, time.Duration(snap.End), st.BytesPerSlice(), float64(st.Bytes)/float64(st.Slices), st.Bytes)
 	require.Equal(t, 3*(10_000+9_841), st.Slices, "packet slices")
 	require.Zero(t, snap.Dropped(), "events dropped")
-	require.LessOrEqual(t, st.BytesPerSlice(), 30.0, "bytes per packet slice, budget 30")
+	budget := 30.0
+	if raceEnabled {
+		// Packets of about 1 µs run several times longer: more of them
+		// last over 16 µs, whose end delta takes a third byte.
+		budget = 32
+	}
+	require.LessOrEqual(t, st.BytesPerSlice(), budget, "bytes per packet slice")
 }
