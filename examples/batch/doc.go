@@ -44,15 +44,12 @@
 //	Intel Xeon VM, taskset to 2 cores, quiet: 10 pairs, median errgroup
 //	  2.05 s, wsched 1.86 s, ratio 0.97 (0.80–1.13), wsched faster in 8
 //
-//	the same EPYC, second session: 20 pairs of separate processes, the
-//	  order alternating: medians errgroup 2.44 s, wsched 2.39 s, ratio
-//	  0.977, wsched faster in 14 of 20 (signed-rank p ≈ 0.17)
-//
 // So wsched is not slower in any of these; a sign test on 8 of 10 gives
-// p ≈ 0.11, on 14 of 20 p ≈ 0.12: no difference proven at 95%
-// confidence. (On the harness's smaller job, $GOROOT/src/go at ~57 ms a
-// run, wsched's median was 1.05× errgroup's, p = 0.24: not proven either.) The Parse stage runs within 1.002×
-// of its lower bound.
+// p ≈ 0.11: no difference proven at 95% confidence. Longer series of
+// process pairs, the order alternating (benchmarks/scripts/batch-pairs.sh),
+// and the harness's smaller job ($GOROOT/src/go) prove no difference either
+// way; their figures are in benchmarks/JOURNAL.md. The Parse stage runs
+// within 1.002× of its lower bound.
 //
 // Parsing costs about 0.7 ms per file on one core and allocates; a
 // scheduler's per-packet cost (well under a microsecond) is invisible here,
