@@ -8,6 +8,7 @@ require (
 	github.com/alitto/pond/v2 v2.7.1
 	github.com/panjf2000/ants/v2 v2.12.1
 	github.com/sourcegraph/conc v0.3.0
+	github.com/stretchr/testify v1.12.1
 	github.com/wsched/wsched v0.0.0-00010101000000-000000000000
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sync v0.25.0

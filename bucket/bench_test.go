@@ -1,99 +1,57 @@
 package bucket
 
-import (
-	"testing"
+import "testing"
 
-	"github.com/wsched/wsched/deque"
-)
-
-func drainLocal(local *deque.Deque[int]) {
-	for {
-		if _, ok := local.Pop(); !ok {
-			return
-		}
-	}
-}
-
-// BenchmarkAddTakeBatch: one Add per packet, taken 32 at a time.
-func BenchmarkAddTakeBatch(b *testing.B) {
+// BenchmarkAddTake: one Add per packet, taken 32 at a time.
+func BenchmarkAddTake(b *testing.B) {
 	bk := New[int]()
 	bk.Open()
-	local := deque.New[int]()
+	dst := make([]int, 32)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		bk.Add(i)
+		one := [1]int{i}
+		bk.Add(one[:], false)
 		if i%32 == 31 {
 			for {
-				_, _, st := bk.TakeBatch(local, 32)
-				if st == deque.Empty {
+				if n, retry := bk.Take(dst); n == 0 && !retry {
 					break
 				}
-				drainLocal(local)
 			}
+			bk.Reclaim()
 		}
 	}
 }
 
-// BenchmarkBulkAddTakeBatch: BulkAdd of 64 packets, taken 32 at a time;
-// one op is one packet.
-func BenchmarkBulkAddTakeBatch(b *testing.B) {
-	bk := New[int]()
-	bk.Open()
-	local := deque.New[int]()
-	vs := make([]int, 64)
-	b.ReportAllocs()
-	for left := b.N; left > 0; left -= len(vs) {
-		bk.BulkAdd(vs[:min(left, len(vs))])
-		for {
-			_, _, st := bk.TakeBatch(local, 32)
-			if st == deque.Empty {
-				break
-			}
-			drainLocal(local)
-		}
-	}
-}
-
-// intSlice is a Source over a []int: what a scheduler's AddSlice does with
-// its caller's packets, for ints.
-type intSlice struct{ vs []int }
-
-func (s *intSlice) Fill(dst []int, lo int) { copy(dst, s.vs[lo:lo+len(dst)]) }
-func (s *intSlice) Release()               {}
-
-// benchTakeInto queues 4096 packets with add, takes them 32 at a time into
-// a slice (as a scheduler's worker holds them) and reclaims; one op is one
-// packet.
-func benchTakeInto(b *testing.B, add func(bk *Bucket[int], vs []int)) {
+// benchTake queues 4096 packets with add, takes them 32 at a time into a
+// slice, and reclaims: the cost per packet of a stage's round trip.
+func benchTake(b *testing.B, add func(bk *Bucket[int], vs []int)) {
 	bk := New[int]()
 	bk.Open()
 	vs := make([]int, 4096)
 	dst := make([]int, 32)
 	b.ReportAllocs()
-	for left := b.N; left > 0; left -= len(vs) {
-		add(bk, vs[:min(left, len(vs))])
+	for b.Loop() {
+		add(bk, vs)
 		for {
-			if _, st := bk.TakeInto(dst); st == deque.Empty {
+			if n, retry := bk.Take(dst); n == 0 && !retry {
 				break
 			}
 		}
 		bk.Reclaim()
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(vs)), "ns/packet")
 }
 
-// BenchmarkBulkAddTakeInto: BulkAdd copies the 4096 packets into the
-// injector's blocks; the takes copy them out.
-func BenchmarkBulkAddTakeInto(b *testing.B) {
-	benchTakeInto(b, func(bk *Bucket[int], vs []int) { bk.BulkAdd(vs) })
+// BenchmarkAddManyTake: Add copies the 4096 packets into the lane's blocks.
+func BenchmarkAddManyTake(b *testing.B) {
+	benchTake(b, func(bk *Bucket[int], vs []int) { bk.Add(vs, false) })
 }
 
-// BenchmarkSpanTakeInto: AddSpan queues the 4096 packets in O(1); each take
-// claims 32 of them with one atomic add and copies them from the caller's
-// slice.
-func BenchmarkSpanTakeInto(b *testing.B) {
-	src := &intSlice{}
-	benchTakeInto(b, func(bk *Bucket[int], vs []int) {
-		src.vs = vs
+// BenchmarkSpanTake: AddSpan queues the 4096 packets in O(1); each take
+// has the source fill its run.
+func BenchmarkSpanTake(b *testing.B) {
+	src := &rangeSource{}
+	benchTake(b, func(bk *Bucket[int], vs []int) {
 		bk.AddSpan(len(vs), func(int) Source[int] { return src })
 	})
 }

@@ -5,10 +5,10 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
 )
 
-// ErrDisabled is returned by the Add methods of a disabled bucket: the
+// ErrDisabled is returned by Add and AddSpan on a disabled bucket: the
 // packets were refused, not queued.
 var ErrDisabled = errors.New("bucket: disabled")
 
@@ -26,10 +26,10 @@ const reclaimBit = int64(1) << 61
 // AddSpan), plus the open, enabled and sentinel state the scheduler keeps
 // per stage.
 //
-// Callers: producers (any goroutine) call the Add methods; consumers (the
-// scheduler's workers) call TakePriority, TakeBatch and Take; the owner (the
-// scheduler) calls Open, Close, Enable, Disable and the sentinel methods. A
-// bucket wakes nobody: the Add methods report how many packets became
+// Callers: producers (any goroutine) call Add and AddSpan; consumers (the
+// scheduler's workers) call TakePriority and Take; the owner (the
+// scheduler) calls Open, Close, Disable, Reclaim and the sentinel methods.
+// A bucket wakes nobody: Add and AddSpan report how many packets became
 // visible to consumers and the caller decides whom to wake.
 type Bucket[T any] struct {
 	queue *deque.Injector[T] // normal lane
@@ -93,211 +93,58 @@ func (b *Bucket[T]) arrived(n int) int {
 	return 0
 }
 
-// Add queues v on the normal lane. Any goroutine. It returns how many packets
-// became visible to consumers: 1 if the bucket is open, 0 if it is closed
-// (the packet waits for Open). A disabled bucket refuses v with ErrDisabled.
-func (b *Bucket[T]) Add(v T) (int, error) {
-	if !b.enter() {
-		return 0, ErrDisabled
-	}
-	b.queue.Push(v)
-	b.leave()
-	return b.arrived(1), nil
-}
-
-// BulkAdd queues vs on the normal lane, in order. Any goroutine. It returns
-// len(vs) if the bucket is open, else 0; ErrDisabled if it is disabled (then
-// nothing was queued).
-func (b *Bucket[T]) BulkAdd(vs []T) (int, error) { return b.bulkSlice(false, vs) }
-
-// BulkAddFunc queues at(0), …, at(n-1) on the normal lane, for callers whose
-// packets are not already a []T. Same results as BulkAdd. (A Bulk spares
-// the call per packet.) If at panics, the runs of 64 staged before it stay
-// queued, released to consumers but not reported as arrived, so the
-// caller's wake policy is not applied to them; the bucket stays usable.
-func (b *Bucket[T]) BulkAddFunc(n int, at func(i int) T) (int, error) {
-	return b.bulk(false, n, at)
-}
-
-// A Bulk adds packets to one lane of a bucket in runs, with the results of
-// one BulkAdd of all of them: the bucket's gate is held from StartBulk to
-// End, so Disable waits for End and a disabled bucket refuses the whole
-// Bulk at StartBulk. For a caller that converts its packets into T in
-// runs of its own (the scheduler stages 64 tasks at a time on its stack):
-// no call per packet, and nothing escapes to the heap. Use it from one
-// goroutine, and always call End.
-type Bulk[T any] struct {
-	b *Bucket[T]
-	q *deque.Injector[T]
-	n int
-}
-
-// StartBulk begins a Bulk on the normal lane (prio false) or the priority
-// lane. ErrDisabled if the bucket is disabled (then there is nothing to
-// End).
-//
-// Measured: a scheduler's BulkAdd of 4096 packets (BenchmarkBulkAddFanout,
-// add-ns/packet) took 7.0 ns per packet with BulkAddFunc's call per packet
-// (commit 637bf04) and 4.7 with runs of 64 pushed by Bulk (6044d0a),
-// medians of 8 interleaved runs each, p<0.001.
-func (b *Bucket[T]) StartBulk(prio bool) (Bulk[T], error) {
-	if !b.enter() {
-		return Bulk[T]{}, ErrDisabled
-	}
-	q := b.queue
-	if prio {
-		q = b.prio
-	}
-	return Bulk[T]{b: b, q: q}, nil
-}
-
-// Push queues vs, in order, after the packets pushed before (one
-// Injector.PushBatch; vs is copied, not kept). It panics after End.
-func (a *Bulk[T]) Push(vs []T) {
-	if a.b == nil {
-		panic("bucket: Bulk.Push after End (or on a Bulk that StartBulk refused)")
-	}
-	a.q.PushBatch(vs)
-	a.n += len(vs)
-}
-
-// End releases the gate and returns how many of the pushed packets became
-// visible to consumers, as BulkAdd does: all of them if the bucket is
-// open, else 0. Call it exactly once per StartBulk that succeeded; later
-// calls, and calls on the zero Bulk, do nothing and return 0. (A copy of a
-// Bulk must not be ended as well: the gate would be released twice.)
-func (a *Bulk[T]) End() int {
-	b := a.b
-	if b == nil {
-		return 0
-	}
-	a.b = nil
-	b.leave()
-	return b.arrived(a.n)
-}
-
-// AddPriority queues v on the priority lane. Consumers take priority packets
-// before normal ones and one at a time, never in a batch with others. Same
-// results as Add.
-func (b *Bucket[T]) AddPriority(v T) (int, error) {
-	if !b.enter() {
-		return 0, ErrDisabled
-	}
-	b.prio.Push(v)
-	b.leave()
-	return b.arrived(1), nil
-}
-
-// BulkAddPriority queues vs on the priority lane. Same results as BulkAdd.
-func (b *Bucket[T]) BulkAddPriority(vs []T) (int, error) { return b.bulkSlice(true, vs) }
-
-// BulkAddPriorityFunc is BulkAddFunc for the priority lane.
-func (b *Bucket[T]) BulkAddPriorityFunc(n int, at func(i int) T) (int, error) {
-	return b.bulk(true, n, at)
-}
-
-// bulkSlice queues vs on a lane as one Bulk: one Injector.PushBatch, no
-// staging.
-func (b *Bucket[T]) bulkSlice(prio bool, vs []T) (int, error) {
+// Add queues vs, in order, on the normal lane (prio false) or the priority
+// lane. Any goroutine. It returns how many packets became visible to
+// consumers: len(vs) if the bucket is open, 0 if it is closed (they wait
+// for Open). A disabled bucket refuses them with ErrDisabled (nothing is
+// queued). Add keeps no reference to vs: its elements are copied, up to 64
+// published with one atomic operation (a block's written bits), and two
+// atomic adds on the gate per call.
+func (b *Bucket[T]) Add(vs []T, prio bool) (int, error) {
 	if len(vs) == 0 {
 		return 0, nil
 	}
-	a, err := b.StartBulk(prio)
-	if err != nil {
-		return 0, err
+	if !b.enter() {
+		return 0, ErrDisabled
 	}
-	a.Push(vs)
-	return a.End(), nil
+	if prio {
+		b.prio.PushBatch(vs)
+	} else {
+		b.queue.PushBatch(vs)
+	}
+	b.leave()
+	return b.arrived(len(vs)), nil
 }
 
-// bulk queues at(0), …, at(n-1) on a lane as one Bulk, staging the
-// packets 64 at a time on the stack: one atomic add and one atomic OR per
-// 64 packets instead of two locked instructions per packet.
-func (b *Bucket[T]) bulk(prio bool, n int, at func(i int) T) (int, error) {
-	if n <= 0 {
-		return 0, nil
-	}
-	a, err := b.StartBulk(prio)
-	if err != nil {
-		return 0, err
-	}
-	// An at that panics must not leave the gate held (Disable would wait
-	// for ever); End is idempotent, so the deferred call is a no-op
-	// after the one below.
-	defer a.End()
-	var chunk [64]T
-	for i := 0; i < n; {
-		k := min(n-i, len(chunk))
-		for j := range k {
-			chunk[j] = at(i + j)
-		}
-		a.Push(chunk[:k])
-		i += k
-	}
-	clear(chunk[:]) // drop the references the stack copy holds
-	return a.End(), nil
+// TakePriority takes one packet from the priority lane: a priority packet
+// is never taken in a batch with others. ok is false if none was taken;
+// retry says a producer was mid-push or another consumer raced this one,
+// so the lane may hold packets still. Consumers.
+func (b *Bucket[T]) TakePriority() (v T, ok, retry bool) {
+	v, st := b.prio.Steal()
+	return v, st == deque.Success, st == deque.Retry
 }
 
-// TakePriority takes one packet from the priority lane. Consumers.
-func (b *Bucket[T]) TakePriority() (T, deque.Status) { return b.prio.Steal() }
-
-// TakeBatch takes up to limit packets from the normal lane: one is returned,
-// the rest are pushed into dst, which the caller must own. The int is how
-// many went into dst. Consumers. It panics if limit <= 0 or dst is nil.
-func (b *Bucket[T]) TakeBatch(dst *deque.Deque[T], limit int) (T, int, deque.Status) {
-	v, n, st := b.queue.StealBatchAndPop(dst, limit)
-	if st == deque.Success {
-		return v, n, st
-	}
-	if b.spans.empty() {
-		return v, 0, st
-	}
-	// The run passes through a buffer (allocated: Source.Fill is an
-	// interface call, so the buffer escapes), at most 64 packets a call.
-	buf := make([]T, min(limit, 64))
-	k := b.spans.take(buf)
-	if k == 0 {
-		return v, 0, st
-	}
-	dst.PushBatch(buf[1:k])
-	return buf[0], k - 1, deque.Success
-}
-
-// TakeInto takes up to len(dst) packets from the normal lane into dst,
-// oldest first, and returns how many: TakeBatch for a consumer that keeps
-// the batch to itself instead of publishing it in a deque. Consumers. It
-// panics if dst is empty.
-func (b *Bucket[T]) TakeInto(dst []T) (int, deque.Status) {
+// Take takes up to len(dst) packets from the normal lane, oldest first
+// (queued packets, then the spans in the order they were added), into
+// dst, and returns how many (0: none, with retry as for TakePriority).
+// len(dst) must not exceed 128: one take claims from one block of the
+// queue or one run of a span. Consumers.
+func (b *Bucket[T]) Take(dst []T) (n int, retry bool) {
 	n, st := b.queue.TakeBatch(dst)
 	if st == deque.Success {
-		return n, st
+		return n, false
 	}
 	if k := b.spans.take(dst); k > 0 {
-		return k, deque.Success
+		return k, false
 	}
-	return 0, st
-}
-
-// Take takes one packet, from the priority lane if it has one, else from the
-// normal lane. Consumers.
-func (b *Bucket[T]) Take() (T, deque.Status) {
-	v, st := b.prio.Steal()
-	if st != deque.Empty {
-		return v, st
-	}
-	if v, st = b.queue.Steal(); st == deque.Success || b.spans.empty() {
-		return v, st
-	}
-	one := make([]T, 1) // escapes through Source.Fill: only when spans hold packets
-	if b.spans.take(one) == 1 {
-		return one[0], deque.Success
-	}
-	return v, st
+	return 0, st == deque.Retry
 }
 
 // Drain takes every packet from both lanes, calls f (if not nil) on each, and
 // returns how many it took. Any goroutine; packets added concurrently may or
-// may not be taken.
+// may not be taken. Drain(nil) discards a span without producing its
+// packets.
 func (b *Bucket[T]) Drain(f func(T)) int {
 	n := 0
 	for {
@@ -321,14 +168,6 @@ func (b *Bucket[T]) Drain(f func(T)) int {
 // bucket's depth. Any goroutine; a snapshot.
 func (b *Bucket[T]) Len() int { return b.queue.Len() + b.spans.len() + b.prio.Len() }
 
-// PriorityLen is the number of queued packets in the priority lane.
-func (b *Bucket[T]) PriorityLen() int { return b.prio.Len() }
-
-// IsEmpty reports whether both lanes are empty. Any goroutine; a snapshot.
-func (b *Bucket[T]) IsEmpty() bool {
-	return b.prio.IsEmpty() && b.queue.IsEmpty() && b.spans.empty()
-}
-
 // PriorityEmpty reports whether the priority lane is empty.
 func (b *Bucket[T]) PriorityEmpty() bool { return b.prio.IsEmpty() }
 
@@ -342,9 +181,6 @@ func (b *Bucket[T]) Open() { b.open.Store(true) }
 
 // Close makes later Adds report 0 arrivals. Queued packets stay queued. Owner.
 func (b *Bucket[T]) Close() { b.open.Store(false) }
-
-// IsOpen reports whether the bucket is open. Any goroutine.
-func (b *Bucket[T]) IsOpen() bool { return b.open.Load() }
 
 // Disable makes every later Add fail with ErrDisabled and waits until the
 // Adds already in progress have queued their packets, so that a Drain after
@@ -376,12 +212,6 @@ func (b *Bucket[T]) Reclaim() {
 	b.gate.Add(-reclaimBit)
 }
 
-// Enable undoes Disable. Owner.
-func (b *Bucket[T]) Enable() { b.gate.And(^disabledBit) }
-
-// IsEnabled reports whether Adds are accepted. Any goroutine.
-func (b *Bucket[T]) IsEnabled() bool { return b.gate.Load()&disabledBit == 0 }
-
 // SetSentinel sets the bucket's sentinel, the packet the owner queues when
 // the stage has drained. A bucket holds at most one: SetSentinel returns
 // false, and changes nothing, if one is already set. The owner serialises
@@ -402,6 +232,3 @@ func (b *Bucket[T]) TakeSentinel() (T, bool) {
 	b.sentinel, b.hasSentinel = zero, false
 	return v, ok
 }
-
-// HasSentinel reports whether a sentinel is set. Owner, under its lock.
-func (b *Bucket[T]) HasSentinel() bool { return b.hasSentinel }

@@ -3,63 +3,42 @@ package bucket
 import (
 	"sync"
 
-	"github.com/wsched/wsched/deque"
 	"github.com/wsched/wsched/internal/watchdog"
 )
 
 // watch: see watchdog.Watch.
 var watch = watchdog.Watch
 
-// A takeWay takes from b once, passing every packet it took to record
-// (local is the consumer's own deque, for TakeBatch), and returns the
-// take's status.
-type takeWay func(b *Bucket[int], local *deque.Deque[int], record func(int)) deque.Status
+// A takeWay takes from b once, passing every packet it took to record,
+// and reports whether it took any and, if not, whether the take met a
+// race (retry: the bucket may hold packets still).
+type takeWay func(b *Bucket[int], record func(int)) (took, retry bool)
 
-// takeOne is Take.
-func takeOne(b *Bucket[int], _ *deque.Deque[int], record func(int)) deque.Status {
-	v, st := b.Take()
-	if st == deque.Success {
+// takePriorityFirst is TakePriority, then a Take of one if that found
+// nothing.
+func takePriorityFirst(b *Bucket[int], record func(int)) (bool, bool) {
+	v, ok, retry := b.TakePriority()
+	if ok {
 		record(v)
+		return true, false
 	}
-	return st
+	var one [1]int
+	n, retry2 := b.Take(one[:])
+	if n == 1 {
+		record(one[0])
+	}
+	return n == 1, retry || retry2
 }
 
-// takePriorityFirst is TakePriority, then Take if that found nothing.
-func takePriorityFirst(b *Bucket[int], local *deque.Deque[int], record func(int)) deque.Status {
-	v, st := b.TakePriority()
-	if st == deque.Success {
-		record(v)
-		return st
-	}
-	return takeOne(b, local, record)
-}
-
-// takeBatchOf is TakeBatch with limit n, and the pops of what it moved.
-func takeBatchOf(n int) takeWay {
-	return func(b *Bucket[int], local *deque.Deque[int], record func(int)) deque.Status {
-		v, _, st := b.TakeBatch(local, n)
-		if st == deque.Success {
-			record(v)
-		}
-		for {
-			x, ok := local.Pop()
-			if !ok {
-				return st
-			}
-			record(x)
-		}
-	}
-}
-
-// takeIntoOf is TakeInto a slice of n.
-func takeIntoOf(n int) takeWay {
-	buf := make([]int, n)
-	return func(b *Bucket[int], _ *deque.Deque[int], record func(int)) deque.Status {
-		k, st := b.TakeInto(buf)
+// takeOf is a Take into a slice of n.
+func takeOf(n int) takeWay {
+	return func(b *Bucket[int], record func(int)) (bool, bool) {
+		buf := make([]int, n)
+		k, retry := b.Take(buf)
 		for _, v := range buf[:k] {
 			record(v)
 		}
-		return st
+		return k > 0, retry
 	}
 }
 
@@ -69,12 +48,9 @@ func takeIntoOf(n int) takeWay {
 func consume(b *Bucket[int], ways []takeWay, record func(int), done <-chan struct{}) (wait func()) {
 	var wg sync.WaitGroup
 	for _, way := range ways {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := deque.New[int]()
+		wg.Go(func() {
 			for {
-				if way(b, local, record) == deque.Empty {
+				if took, retry := way(b, record); !took && !retry {
 					select {
 					case <-done:
 						return
@@ -82,7 +58,17 @@ func consume(b *Bucket[int], ways []takeWay, record func(int), done <-chan struc
 					}
 				}
 			}
-		}()
+		})
 	}
 	return wg.Wait
+}
+
+// add queues vs on the normal lane (prio false) or the priority lane,
+// failing the test on an error.
+func add(t interface{ Fatal(...any) }, b *Bucket[int], prio bool, vs ...int) int {
+	n, err := b.Add(vs, prio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

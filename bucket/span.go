@@ -8,7 +8,7 @@ import (
 // MaxSpans is how many spans (AddSpan) a bucket holds between two Reclaims
 // that find them all consumed. AddSpan reports false when they are used
 // up, and the caller queues its packets another way (the scheduler's
-// AddSlice copies them, as BulkAdd does).
+// AddAll with Lend copies them instead).
 const MaxSpans = 64
 
 // A Source produces the packets of a span when consumers take them, so that
@@ -67,7 +67,7 @@ type spans[T any] struct {
 // indexed by slot instead of allocating one per call (a slot is free again
 // once the Source's Release was called). ok is false if every slot is in
 // use (nothing was queued, bind was not called); arrived is n if the
-// bucket is open, else 0, as for BulkAdd. ErrDisabled if the bucket is
+// bucket is open, else 0, as for Add. ErrDisabled if the bucket is
 // disabled.
 func (b *Bucket[T]) AddSpan(n int, bind func(slot int) Source[T]) (arrived int, ok bool, err error) {
 	if n <= 0 {

@@ -1,13 +1,12 @@
 package bucket
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/stretchr/testify/require"
 )
 
 // rangeSource is a span of the ints base, base+1, …; it counts its Fills'
@@ -37,13 +36,13 @@ func addSpan(t *testing.T, b *Bucket[int], n int, src *rangeSource) int {
 	return arrived
 }
 
-// takeAll takes everything by TakeInto in runs of k and returns it.
+// takeAll takes everything by Take in runs of k and returns it.
 func takeAll(b *Bucket[int], k int) []int {
 	var out []int
 	buf := make([]int, k)
 	for {
-		n, st := b.TakeInto(buf)
-		if st == deque.Empty {
+		n, retry := b.Take(buf)
+		if n == 0 && !retry {
 			return out
 		}
 		out = append(out, buf[:n]...)
@@ -52,20 +51,20 @@ func takeAll(b *Bucket[int], k int) []int {
 
 // TestSpanOrder: a span's packets come after what the normal lane held,
 // in order, in runs of at most the taker's size, each produced once; spans
-// count in Len, IsEmpty and NormalEmpty, and arrive like a BulkAdd.
+// count in Len and NormalEmpty, and arrive like an Add.
 func TestSpanOrder(t *testing.T) {
 	b := New[int]()
 	src1, src2 := &rangeSource{base: 1000}, &rangeSource{base: 2000}
 	if got := addSpan(t, b, 10, src1); got != 0 {
 		t.Fatalf("closed bucket: %d arrived, want 0", got)
 	}
-	b.Add(1)
+	add(t, b, false, 1)
 	b.Open()
 	if got := addSpan(t, b, 5, src2); got != 5 {
 		t.Fatalf("open bucket: %d arrived, want 5", got)
 	}
-	if b.Len() != 16 || b.IsEmpty() || b.NormalEmpty() {
-		t.Fatalf("Len %d IsEmpty %v NormalEmpty %v, want 16 false false", b.Len(), b.IsEmpty(), b.NormalEmpty())
+	if b.Len() != 16 || b.NormalEmpty() {
+		t.Fatalf("Len %d NormalEmpty %v, want 16 false", b.Len(), b.NormalEmpty())
 	}
 	got := takeAll(b, 4)
 	want := []int{1, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 2000, 2001, 2002, 2003, 2004}
@@ -80,47 +79,38 @@ func TestSpanOrder(t *testing.T) {
 	if src1.filled.Load() != 10 || src2.filled.Load() != 5 {
 		t.Fatalf("filled %d and %d, want 10 and 5", src1.filled.Load(), src2.filled.Load())
 	}
-	if b.Len() != 0 || !b.IsEmpty() || !b.NormalEmpty() {
-		t.Fatalf("drained: Len %d IsEmpty %v NormalEmpty %v", b.Len(), b.IsEmpty(), b.NormalEmpty())
+	if b.Len() != 0 || !b.NormalEmpty() {
+		t.Fatalf("drained: Len %d NormalEmpty %v", b.Len(), b.NormalEmpty())
 	}
 	if _, ok, err := b.AddSpan(0, func(int) Source[int] { t.Fatal("bind called for 0 packets"); return nil }); !ok || err != nil {
 		t.Fatalf("AddSpan(0) = %v, %v", ok, err)
 	}
 }
 
-// TestSpanTakes: a span alone makes the bucket non-empty; Take, TakeBatch
-// and Drain take spans too.
+// TestSpanTakes: a span alone makes the bucket non-empty; Take and Drain
+// take spans too, a Take up to len(dst) from a span.
 func TestSpanTakes(t *testing.T) {
 	b := New[int]()
 	b.Open()
-	addSpan(t, b, 100, &rangeSource{})
-	if b.IsEmpty() || b.NormalEmpty() || !b.PriorityEmpty() || b.Len() != 100 {
-		t.Fatalf("a span alone: IsEmpty %v NormalEmpty %v PriorityEmpty %v Len %d", b.IsEmpty(), b.NormalEmpty(), b.PriorityEmpty(), b.Len())
-	}
-	if v, st := b.Take(); st != deque.Success || v != 0 {
-		t.Fatalf("Take = %d, %v", v, st)
-	}
-	local := deque.New[int]()
-	v, n, st := b.TakeBatch(local, 8)
-	if st != deque.Success || v != 1 || n != 7 || local.Len() != 7 {
-		t.Fatalf("TakeBatch = %d, %d, %v (deque %d)", v, n, st, local.Len())
-	}
-	for i := 2; i < 9; i++ {
-		if x, ok := local.Steal(); ok != deque.Success || x != i {
-			t.Fatalf("deque holds %d (%v), want %d", x, ok, i)
-		}
-	}
-	// TakeBatch fills at most 64 at a time from a span, whatever the limit.
-	v, n, st = b.TakeBatch(local, 1000)
-	if st != deque.Success || v != 9 || n != 63 {
-		t.Fatalf("TakeBatch(1000) = %d, %d, %v", v, n, st)
-	}
-	if got := b.Drain(nil); got != 100-9-64 {
-		t.Fatalf("Drain took %d, want %d", got, 100-9-64)
-	}
-	if _, _, st := b.TakeBatch(local, 8); st != deque.Empty {
-		t.Fatalf("TakeBatch of an empty bucket: %v", st)
-	}
+	addSpan(t, b, 200, &rangeSource{})
+	require.False(t, b.NormalEmpty())
+	require.True(t, b.PriorityEmpty())
+	require.Equal(t, 200, b.Len())
+	buf := make([]int, 128)
+	n, _ := b.Take(buf[:1])
+	require.Equal(t, 1, n)
+	require.Equal(t, 0, buf[0])
+	n, _ = b.Take(buf[:8])
+	require.Equal(t, 8, n)
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, buf[:8])
+	n, _ = b.Take(buf)
+	require.Equal(t, 128, n)
+	require.Equal(t, 9, buf[0])
+	require.Equal(t, 136, buf[127])
+	require.Equal(t, 200-9-128, b.Drain(nil))
+	n, retry := b.Take(buf)
+	require.Zero(t, n)
+	require.False(t, retry)
 }
 
 // TestSpanSlots: a bucket holds MaxSpans spans; the next AddSpan is refused
@@ -151,7 +141,7 @@ func TestSpanSlots(t *testing.T) {
 		t.Fatalf("Len %d, want %d", b.Len(), 10*MaxSpans)
 	}
 	buf := make([]int, 5)
-	b.TakeInto(buf) // half of the first span
+	b.Take(buf) // half of the first span
 	b.Reclaim()
 	if srcs[0].released.Load() != 0 {
 		t.Fatal("Reclaim released a span with packets left")
@@ -185,10 +175,10 @@ func TestSpanDisabled(t *testing.T) {
 	b := New[int]()
 	b.Disable()
 	_, ok, err := b.AddSpan(5, func(int) Source[int] { t.Fatal("bind called on a disabled bucket"); return nil })
-	if ok || !errors.Is(err, ErrDisabled) {
-		t.Fatalf("AddSpan on a disabled bucket = %v, %v", ok, err)
-	}
-	b.Enable()
+	require.False(t, ok)
+	require.ErrorIs(t, err, ErrDisabled)
+
+	b = New[int]()
 	inBind, release := make(chan struct{}), make(chan struct{})
 	go b.AddSpan(5, func(int) Source[int] {
 		close(inBind)
@@ -202,16 +192,15 @@ func TestSpanDisabled(t *testing.T) {
 	case <-disabled:
 		t.Fatal("Disable returned while an AddSpan was in progress")
 	case <-time.After(20 * time.Millisecond):
+		// Disable is still waiting, as it must until the AddSpan ends.
 	}
 	close(release)
 	watch(t, 10*time.Second, func() { <-disabled })
-	if got := b.Drain(nil); got != 5 {
-		t.Fatalf("Drain after Disable took %d, want the span's 5", got)
-	}
+	require.Equal(t, 5, b.Drain(nil), "Drain after Disable takes the span")
 }
 
 // TestSpanConcurrentExactlyOnce: producers queue spans (and single
-// packets) while consumers take with TakeInto, TakeBatch and Take; every
+// packets) while consumers take runs of several sizes; every
 // packet is taken exactly once, none is lost. Reclaim runs between rounds,
 // when no consumer takes, as a scheduler's does.
 func TestSpanConcurrentExactlyOnce(t *testing.T) {
@@ -233,13 +222,15 @@ func TestSpanConcurrentExactlyOnce(t *testing.T) {
 					if _, ok, err := b.AddSpan(spanLen, func(int) Source[int] { return src }); !ok || err != nil {
 						panic("AddSpan refused")
 					}
-					b.Add(start + spanLen)
+					if _, err := b.Add([]int{start + spanLen}, false); err != nil {
+						panic(err)
+					}
 				}
 			}()
 		}
 		done := make(chan struct{})
 		record := func(v int) { seen[v].Add(1) }
-		wait := consume(b, []takeWay{takeOne, takeIntoOf(17), takeBatchOf(24)}, record, done)
+		wait := consume(b, []takeWay{takePriorityFirst, takeOf(17), takeOf(24)}, record, done)
 		watch(t, 30*time.Second, func() {
 			pw.Wait()
 			close(done)
@@ -258,42 +249,36 @@ func TestSpanConcurrentExactlyOnce(t *testing.T) {
 // TestSpanDrain: Drain(nil) discards a span's packets without producing
 // them and without allocating; Drain(f) produces them in order through one
 // buffer; a disabled, drained bucket can still be reclaimed, which releases
-// its sources (a scheduler's Close); Take and TakeBatch on an empty bucket
-// allocate nothing.
+// its sources (a scheduler's Close); Take on an empty bucket allocates
+// nothing.
 func TestSpanDrain(t *testing.T) {
 	b := New[int]()
 	b.Open()
 	src := &rangeSource{}
 	addSpan(t, b, 1000, src)
-	b.TakeInto(make([]int, 10))
-	if got := b.Drain(nil); got != 990 || src.filled.Load() != 10 {
-		t.Fatalf("Drain(nil) = %d, filled %d; want 990 without filling", got, src.filled.Load())
-	}
+	b.Take(make([]int, 10))
+	require.Equal(t, 990, b.Drain(nil))
+	require.Equal(t, int64(10), src.filled.Load(), "Drain(nil) produces nothing")
 	b.Reclaim()
 	src2 := &rangeSource{base: 5000}
 	addSpan(t, b, 300, src2)
-	b.Add(7)
+	add(t, b, false, 7)
 	var got []int
-	if n := b.Drain(func(v int) { got = append(got, v) }); n != 301 || got[0] != 7 || got[1] != 5000 || got[300] != 5299 {
-		t.Fatalf("Drain(f) = %d: %v…", n, got[:3])
-	}
+	require.Equal(t, 301, b.Drain(func(v int) { got = append(got, v) }))
+	require.Equal(t, []int{7, 5000}, got[:2])
+	require.Equal(t, 5299, got[300])
 	b.Disable()
 	b.Reclaim()
-	if src2.released.Load() != 1 {
-		t.Fatalf("a disabled, drained bucket's Reclaim released the source %d times, want 1", src2.released.Load())
-	}
+	require.Equal(t, int32(1), src2.released.Load(), "a disabled, drained bucket's Reclaim releases its sources")
 	if raceEnabled {
 		return
 	}
-	b.Enable()
+	b = New[int]()
+	b.Open()
 	addSpan(t, b, 200, &rangeSource{})
-	if a := testing.AllocsPerRun(20, func() { b.Drain(nil) }); a != 0 {
-		t.Fatalf("Drain(nil) of spans: %v allocs", a)
-	}
-	local := deque.New[int]()
-	if a := testing.AllocsPerRun(100, func() { b.Take(); b.TakeBatch(local, 32) }); a != 0 {
-		t.Fatalf("Take and TakeBatch on an empty bucket: %v allocs", a)
-	}
+	require.Zero(t, testing.AllocsPerRun(20, func() { b.Drain(nil) }), "Drain(nil) of spans")
+	buf := make([]int, 32)
+	require.Zero(t, testing.AllocsPerRun(100, func() { b.Take(buf); b.TakePriority() }), "takes on an empty bucket")
 }
 
 // TestSpanAllocs: queueing a span and taking it allocates nothing once the
@@ -310,7 +295,7 @@ func TestSpanAllocs(t *testing.T) {
 	round := func() {
 		b.AddSpan(1000, bind)
 		for {
-			if _, st := b.TakeInto(buf); st == deque.Empty {
+			if n, retry := b.Take(buf); n == 0 && !retry {
 				break
 			}
 		}

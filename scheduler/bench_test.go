@@ -24,13 +24,14 @@ type chainPacket struct {
 	_ [48]byte
 }
 
-func (c *chainPacket) Run(w *Worker) {
+func (c *chainPacket) Run(w *Worker) error {
 	if c.left > 1 {
 		c.left--
-		w.Spawn(c) // reuse the packet: measure the scheduler, not the allocator
-		return
+		Spawn(w, c) // reuse the packet: measure the scheduler, not the allocator
+		return nil
 	}
 	c.done.Add(1)
+	return nil
 }
 
 // namedChainPacket is a chainPacket that names itself (Namer): its
@@ -39,13 +40,14 @@ type namedChainPacket struct{ chainPacket }
 
 func (c *namedChainPacket) PacketName() string { return "chain" }
 
-func (c *namedChainPacket) Run(w *Worker) {
+func (c *namedChainPacket) Run(w *Worker) error {
 	if c.left > 1 {
 		c.left--
-		w.Spawn(c)
-		return
+		Spawn(w, c)
+		return nil
 	}
 	c.done.Add(1)
+	return nil
 }
 
 // BenchmarkSpawnTrivial: b.N packets in Workers() chains, each packet
@@ -63,9 +65,9 @@ func BenchmarkSpawnTrivialPacketTiming(b *testing.B) {
 }
 
 // BenchmarkSpawnTrivialNoLIFOSlot is BenchmarkSpawnTrivial with every spawn
-// going through the deque.
+// going through the deque (Config.Local = LocalLIFO).
 func BenchmarkSpawnTrivialNoLIFOSlot(b *testing.B) {
-	benchSpawnChains(b, Config{NoLIFOSlot: true})
+	benchSpawnChains(b, Config{Local: LocalLIFO})
 }
 
 func benchSpawnChains(b *testing.B, cfg Config, named ...bool) {
@@ -88,7 +90,7 @@ func benchSpawnChains(b *testing.B, cfg Config, named ...bool) {
 			ps[i] = &c
 		}
 	}
-	if err := s.BulkAdd(1, ps); err != nil {
+	if err := s.AddAll(ps); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.Run(context.Background()); err != nil {
@@ -96,6 +98,47 @@ func benchSpawnChains(b *testing.B, cfg Config, named ...bool) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+// valueChain is a chain link spawned by value: each link is a new value
+// in the spawning worker's arena, not a reused heap packet.
+type valueChain struct {
+	left int
+	done *atomic.Int64
+}
+
+func (c valueChain) Run(w *Worker) error {
+	if c.left > 1 {
+		Spawn(w, valueChain{c.left - 1, c.done})
+		return nil
+	}
+	c.done.Add(1)
+	return nil
+}
+
+// joinNode is a fork-join tree node: below depth 0 it opens a join and
+// spawns two children, whose counts its continuation adds up.
+type joinNode struct {
+	depth int
+	out   *int64
+}
+
+type joinSum struct {
+	a, b int64
+	out  *int64
+}
+
+func (s joinSum) Run(*Worker) error { *s.out = s.a + s.b + 1; return nil }
+
+func (n joinNode) Run(w *Worker) error {
+	if n.depth == 0 {
+		*n.out = 1
+		return nil
+	}
+	s := Join(w, joinSum{out: n.out})
+	Spawn(w, joinNode{n.depth - 1, &s.a})
+	Spawn(w, joinNode{n.depth - 1, &s.b})
+	return nil
 }
 
 // BenchmarkSpawnTrivialWaitGroup is the naive baseline: go f() + WaitGroup.
@@ -138,11 +181,11 @@ func BenchmarkSpawnTrivialChanPool(b *testing.B) {
 
 type nop struct{}
 
-func (nop) Run(*Worker) {}
+func (nop) Run(*Worker) error { return nil }
 
-// BenchmarkBulkAddFanout: cycles of one BulkAdd of fanoutBatch trivial
+// BenchmarkBulkAddFanout: cycles of one AddAll of fanoutBatch trivial
 // packets into the stage (waking by the default policy) and the run that
-// drains them; one op is one packet. add-ns/packet is the BulkAdd part.
+// drains them; one op is one packet. add-ns/packet is the AddAll part.
 func BenchmarkBulkAddFanout(b *testing.B) {
 	const fanoutBatch = 4096
 	s, err := New(Config{Stages: []string{"work"}})
@@ -159,7 +202,7 @@ func BenchmarkBulkAddFanout(b *testing.B) {
 	var add time.Duration
 	for left := b.N; left > 0; left -= fanoutBatch {
 		t0 := time.Now()
-		if err := s.BulkAdd(1, ps[:min(left, fanoutBatch)]); err != nil {
+		if err := s.AddAll(ps[:min(left, fanoutBatch)]); err != nil {
 			b.Fatal(err)
 		}
 		add += time.Since(t0)
@@ -179,13 +222,14 @@ type forkNode struct {
 	leaves *atomic.Int64
 }
 
-func (f forkNode) Run(w *Worker) {
+func (f forkNode) Run(w *Worker) error {
 	if f.depth == 0 {
 		f.leaves.Add(1)
-		return
+		return nil
 	}
-	w.Spawn(forkNode{f.depth - 1, f.leaves})
-	w.Spawn(forkNode{f.depth - 1, f.leaves})
+	Spawn(w, forkNode{f.depth - 1, f.leaves})
+	Spawn(w, forkNode{f.depth - 1, f.leaves})
+	return nil
 }
 
 // heapNode is node i of a complete binary tree laid out as a heap
@@ -215,20 +259,21 @@ func (t *heapTree) leafCount() int64 {
 	return n
 }
 
-func (n *heapNode) Run(w *Worker) {
+func (n *heapNode) Run(w *Worker) error {
 	t := n.tree
 	c := 2*n.i + 1
 	if c >= len(t.nodes) {
 		t.leaves[w.ID()].n++
-		return
+		return nil
 	}
 	if t.inline {
-		w.SpawnOrRun(&t.nodes[c])
-		w.SpawnOrRun(&t.nodes[c+1])
-		return
+		SpawnOrRun(w, &t.nodes[c])
+		SpawnOrRun(w, &t.nodes[c+1])
+		return nil
 	}
-	w.Spawn(&t.nodes[c])
-	w.Spawn(&t.nodes[c+1])
+	Spawn(w, &t.nodes[c])
+	Spawn(w, &t.nodes[c+1])
+	return nil
 }
 
 // BenchmarkForkJoinTree: one cycle per iteration over a binary spawn tree
@@ -242,10 +287,11 @@ func BenchmarkSpawnOrRunTree(b *testing.B) { benchForkJoinTree(b, true) }
 // wideRoot spawns its children in one loop with SpawnOrRun.
 type wideRoot struct{ kids []Packet }
 
-func (r *wideRoot) Run(w *Worker) {
+func (r *wideRoot) Run(w *Worker) error {
 	for _, k := range r.kids {
-		w.SpawnOrRun(k)
+		SpawnOrRun(w, k)
 	}
+	return nil
 }
 
 // BenchmarkSpawnOrRunWide: one packet SpawnOrRuns 16,383 trivial children
@@ -265,7 +311,7 @@ func BenchmarkSpawnOrRunWide(b *testing.B) {
 	before := s.Stats()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.Add(1, root); err != nil {
+		if err := s.Add(root); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Run(context.Background()); err != nil {
@@ -288,10 +334,11 @@ type spinKid struct{ iters int }
 
 var spinSink atomic.Uint64
 
-func (k spinKid) Run(*Worker) {
+func (k spinKid) Run(*Worker) error {
 	if xorshift(k.iters) == 0 {
 		spinSink.Add(1) // never: keeps the loop
 	}
+	return nil
 }
 
 // BenchmarkSpawnOrRunWideCost: BenchmarkSpawnOrRunWide's shape with
@@ -319,7 +366,7 @@ func BenchmarkSpawnOrRunWideCost(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if err := s.Add(1, root); err != nil {
+				if err := s.Add(root); err != nil {
 					b.Fatal(err)
 				}
 				if err := s.Run(context.Background()); err != nil {
@@ -346,7 +393,7 @@ func benchForkJoinTree(b *testing.B, inline bool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		clear(t.leaves)
-		if err := s.Add(1, &t.nodes[0]); err != nil {
+		if err := s.Add(&t.nodes[0]); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Run(context.Background()); err != nil {
@@ -364,7 +411,7 @@ type stamp struct {
 	at *atomic.Int64
 }
 
-func (p stamp) Run(*Worker) { p.at.Store(int64(time.Since(benchEpoch))) }
+func (p stamp) Run(*Worker) error { p.at.Store(int64(time.Since(benchEpoch))); return nil }
 
 var benchEpoch = time.Now()
 
@@ -388,12 +435,12 @@ func BenchmarkWakeLatency(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		// wait until every other worker is parked
-		for int(s.nParked.Load()) < s.n-1 {
+		for int(s.s.nParked.Load()) < s.s.n-1 {
 			runtime.Gosched()
 		}
 		at.Store(0)
 		t0 := int64(time.Since(benchEpoch))
-		if err := s.Add(Unconstrained, stamp{&at}); err != nil {
+		if err := s.Add(stamp{&at}, Unconstrained); err != nil {
 			b.Fatal(err)
 		}
 		for at.Load() == 0 {
@@ -415,7 +462,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 // holdPacket blocks its worker until release is closed.
 type holdPacket struct{ release chan struct{} }
 
-func (h holdPacket) Run(*Worker) { <-h.release }
+func (h holdPacket) Run(*Worker) error { <-h.release; return nil }
 
 // BenchmarkCycle: the fixed cost of a cycle: three stages with one trivial
 // packet each, every worker parked before and after.
@@ -428,7 +475,7 @@ func BenchmarkCycle(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for st := StageID(1); st <= 3; st++ {
-			if err := s.Add(st, nop{}); err != nil {
+			if err := s.Add(nop{}, st); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -446,20 +493,21 @@ type phaseProbe struct {
 	epoch       time.Time
 }
 
-func (p *phaseProbe) Run(*Worker) {
+func (p *phaseProbe) Run(*Worker) error {
 	if p.i%1024 != 0 {
-		return
+		return nil
 	}
 	now := int64(time.Since(p.epoch))
 	p.first.CompareAndSwap(0, now)
 	for l := p.last.Load(); now > l && !p.last.CompareAndSwap(l, now); l = p.last.Load() {
 	}
+	return nil
 }
 
 // BenchmarkFanoutPhases: where the time of a fan-out cycle of 16,384
 // trivial packets goes, per cycle, at 1 and 2 workers, the packets queued
-// by BulkAdd (add=copy) or AddSlice (add=slice): add-µs, the add before
-// Run; start-µs, from Run to the first packet; run-µs, from the
+// by AddAll (add=copy) or AddAll with Lend (add=slice): add-µs, the add
+// before Run; start-µs, from Run to the first packet; run-µs, from the
 // first packet to the last (sampled every 1024 packets); end-µs, from the
 // last packet to Run's return.
 //
@@ -477,9 +525,9 @@ func BenchmarkFanoutPhases(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			queue := s.BulkAdd
+			var opts []Option
 			if c.add == "slice" {
-				queue = s.AddSlice
+				opts = []Option{Lend}
 			}
 			var first, last atomic.Int64
 			epoch := time.Now()
@@ -493,7 +541,7 @@ func BenchmarkFanoutPhases(b *testing.B) {
 				first.Store(0)
 				last.Store(0)
 				t0 := time.Since(epoch)
-				if err := queue(1, ps); err != nil {
+				if err := s.AddAll(ps, opts...); err != nil {
 					b.Fatal(err)
 				}
 				t1 := time.Since(epoch)
@@ -526,7 +574,9 @@ func BenchmarkFanoutPhases(b *testing.B) {
 func BenchmarkParkSpin(b *testing.B) {
 	const depth = 14
 	for _, gap := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
-		for _, spin := range []time.Duration{NoParkSpin, 10 * time.Microsecond, DefaultParkSpin, 200 * time.Microsecond} {
+		// Off, 10 µs, the default and 200 µs (the default's value, set
+		// explicitly: "parkspin=200us#01").
+		for _, spin := range []time.Duration{-1, 10 * time.Microsecond, defaultParkSpin, 200 * time.Microsecond} {
 			name := "back-to-back"
 			if gap > 0 {
 				name = "gap=" + strconv.Itoa(int(gap/time.Microsecond)) + "us"
@@ -554,7 +604,7 @@ func BenchmarkParkSpin(b *testing.B) {
 						b.StartTimer()
 					}
 					clear(t.leaves)
-					if err := s.Add(1, &t.nodes[0]); err != nil {
+					if err := s.Add(&t.nodes[0]); err != nil {
 						b.Fatal(err)
 					}
 					if err := s.Run(context.Background()); err != nil {
@@ -570,9 +620,10 @@ func BenchmarkParkSpin(b *testing.B) {
 // busyFor is a packet that computes (polls the clock) for d.
 type busyFor time.Duration
 
-func (d busyFor) Run(*Worker) {
+func (d busyFor) Run(*Worker) error {
 	for t0 := time.Now(); time.Since(t0) < time.Duration(d); {
 	}
+	return nil
 }
 
 // BenchmarkHeavyTailedBulk: one bulk add of 4,096 packets whose costs are
@@ -586,9 +637,12 @@ func (d busyFor) Run(*Worker) {
 //	go test -run '^$' -bench HeavyTailedBulk -benchtime 30x -count 3 ./scheduler/
 func BenchmarkHeavyTailedBulk(b *testing.B) {
 	const n = 4096
-	for _, take := range []TakePolicy{TakeFair, TakeGuided} {
-		b.Run("take="+take.String(), func(b *testing.B) {
-			s, err := New(Config{Stages: []string{"a"}, Take: take})
+	for _, take := range []struct {
+		name   string
+		policy Policy
+	}{{"fair", TakeFair}, {"guided", TakeGuided}} {
+		b.Run("take="+take.name, func(b *testing.B) {
+			s, err := New(Config{Stages: []string{"a"}, Take: take.policy})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -607,7 +661,7 @@ func BenchmarkHeavyTailedBulk(b *testing.B) {
 					longest = max(longest, d)
 				}
 				bound := max(longest, total/time.Duration(s.Workers()))
-				if err := s.BulkAdd(1, ps); err != nil {
+				if err := s.AddAll(ps); err != nil {
 					b.Fatal(err)
 				}
 				t0 := time.Now()

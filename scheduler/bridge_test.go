@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Tests of the opt-in bridges to Go's own tools: Config.PprofLabels (a
@@ -23,7 +26,7 @@ type labelProbe struct {
 	got map[StageID]string
 }
 
-func (p labelProbe) Run(w *Worker) {
+func (p labelProbe) Run(w *Worker) error {
 	// One probe at a time in WriteTo, so that the record whose stack holds
 	// both this method and WriteTo is this goroutine's (another probe may be
 	// in Run, waiting for the lock).
@@ -31,7 +34,7 @@ func (p labelProbe) Run(w *Worker) {
 	defer p.mu.Unlock()
 	var buf bytes.Buffer
 	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
-		panic(err)
+		return err
 	}
 	// debug=1 groups goroutines by stack and labels, one record per group,
 	// records separated by blank lines.
@@ -47,30 +50,25 @@ func (p labelProbe) Run(w *Worker) {
 			}
 		}
 	}
-	p.got[w.Stage()] = labels
+	p.got[stageOf(w)] = labels
+	return nil
 }
 
 func TestPprofLabelsPerStage(t *testing.T) {
+	names := []string{"Unconstrained", "alpha", "beta"}
 	for _, on := range []bool{false, true} {
-		s := newSched(t, Config{Workers: 2, Stages: []string{"alpha", "beta"}, PprofLabels: on})
+		s := newSched(t, Config{Workers: 2, Stages: names[1:], PprofLabels: on})
 		probe := labelProbe{mu: new(sync.Mutex), got: map[StageID]string{}}
 		for _, st := range []StageID{Unconstrained, 1, 2} {
-			if err := s.Add(st, probe); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, s.Add(probe, st))
 		}
-		if err := runCycle(t, s); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, runCycle(t, s))
 		for _, st := range []StageID{Unconstrained, 1, 2} {
-			got := probe.got[st]
-			want := `{"wsched_stage":"` + s.StageName(st) + `"}`
+			want := `{"wsched_stage":"` + names[st] + `"}`
 			if !on {
 				want = ""
 			}
-			if got != want {
-				t.Errorf("PprofLabels=%v: stage %d packet ran with labels %q, want %q", on, st, got, want)
-			}
+			assert.Equal(t, want, probe.got[st], "PprofLabels=%v: stage %d packet's labels", on, st)
 		}
 	}
 }
@@ -79,7 +77,7 @@ func TestPprofLabelsPerStage(t *testing.T) {
 // region name (it is no Go identifier).
 type regionProbe struct{}
 
-func (regionProbe) Run(*Worker)        {}
+func (regionProbe) Run(*Worker) error  { return nil }
 func (regionProbe) PacketName() string { return "region probe 4f1c" }
 
 func TestRuntimeTraceTaskAndRegions(t *testing.T) {
@@ -89,22 +87,20 @@ func TestRuntimeTraceTaskAndRegions(t *testing.T) {
 			t.Skipf("runtime/trace: %v", err)
 		}
 		s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, RuntimeTrace: on})
+		var err error
 		for range 3 {
-			if err := s.Add(1, regionProbe{}); err != nil {
-				rtrace.Stop()
-				t.Fatal(err)
+			if err = s.Add(regionProbe{}); err != nil {
+				break
 			}
 		}
-		err := runCycle(t, s)
-		rtrace.Stop()
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			err = runCycle(t, s)
 		}
+		rtrace.Stop()
+		require.NoError(t, err)
 		// The trace's string table holds task and region names.
 		for _, name := range []string{"wsched.cycle", "region probe 4f1c"} {
-			if got := bytes.Contains(buf.Bytes(), []byte(name)); got != on {
-				t.Errorf("RuntimeTrace=%v: %q in the runtime trace: %v", on, name, got)
-			}
+			assert.Equal(t, on, bytes.Contains(buf.Bytes(), []byte(name)), "RuntimeTrace=%v: %q in the runtime trace", on, name)
 		}
 	}
 }

@@ -1,345 +1,177 @@
 package scheduler
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 
-// Defaults for the zero fields of Config. Each is justified where it stands.
-const (
-	// DefaultWake is the wake policy of a zero Config.Wake: wake as many
-	// parked workers as packets arrived (MMTk #1589's proposal, Rayon's
-	// rule). Chosen by the sweep in benchmarks/results/DEFAULTS.md: with 16
-	// workers on an idle 16-vCPU host, the throttled searcher was 1.56×
-	// slower than WakeN on a bulk add of 4,096 2-µs packets, 10.7% on
-	// gcmark, 9.6% on fan-out and 5.0% on prepare (all proven at 95%),
-	// because it wakes workers one after another; wake-all gains as much
-	// but makes a wide spawner 2× slower (every sleeper fights over one
-	// deque). WakeN was proven slower than the searcher nowhere; with 2
-	// workers no policy differs (there is one worker to wake).
-	DefaultWake = WakeN
-
-	// DefaultBucketBatch is the bucket batch limit: a worker takes up to 32
-	// packets from a bucket at once (up to 128 from a deep one under the
-	// default TakeGuided), one to run and the rest held or into its local
-	// deque. MMTk takes 33 (crossbeam's MAX_BATCH of 32 plus the popped
-	// one); 32 keeps a worker's grab within one Injector block of 128.
-	DefaultBucketBatch = 32
-
-	// DefaultTake is the take policy of a zero Config.Take: TakeGuided,
-	// the fair share while a bucket is short and up to four batches at
-	// once while it is deep. On the 2-vCPU EPYC (bench, one binary run
-	// with each policy alternately, four rounds of 5 invocations) it made
-	// the 16,384-packet fan-out 9.8% (1 worker) and 25.2% (2 workers)
-	// faster and a 16,383-child spawn 9.9% and 18.9%, all proven, and was
-	// proven slower on nothing; see benchmarks/results/DEFAULTS.md.
-	DefaultTake = TakeGuided
-
-	// DefaultSpins is the number of search rounds (each a full scan of the
-	// buckets and the other workers, then runtime.Gosched) before a worker
-	// parks. 64 rounds are ~10-30 µs here, below the ~50 µs an OS wake-up
-	// costs, so a worker that would be woken again at once stays awake.
-	DefaultSpins = 64
-
-	// DefaultParkSpin is how long a parked worker polls for its wake-up
-	// token before it blocks (Config.ParkSpin): about what a blocked
-	// worker's wake-up costs on the project's virtual machine (180 µs).
-	// Spinning for as long as blocking costs is the classic spin-then-block
-	// rule (Karlin, Li, Manasse and Owicki, SOSP 1991): it never pays more
-	// than twice what the better choice, made in hindsight, would have.
-	// Chosen in benchmarks/results/DEFAULTS.md: on the 2-vCPU EPYC,
-	// back-to-back cycles of a 32,767-packet spawn tree on 2 workers ran
-	// about 2× faster than without the poll (BenchmarkParkSpin, medians 631
-	// → 305 µs a cycle; 50 µs 350); in the harness, fork-join on 2 workers
-	// was 13% faster than without it (proven; 50 µs 8%, not proven) and 200
-	// µs had the sweep's lowest geometric mean; with a millisecond between
-	// cycles, where no poll can help, each cycle cost about 250 µs more
-	// CPU, while back-to-back operations in the harness used less (fan-out
-	// −35%: no futex calls, no runtime spinning for an idle thread).
-	DefaultParkSpin = 200 * time.Microsecond
-
-	// maxParkSpin bounds Config.ParkSpin: a longer poll burns a CPU for
-	// that long after every park that no wake-up ends (the longest value
-	// measured, 1 ms, had a 9% lower median than 200 µs on fork-join and
-	// the same on the fan-out), so more is taken for a mistake in units.
-	maxParkSpin = time.Second
-
-	// designatedCap bounds each worker's designated queue. MMTk uses 16 for
-	// one PrepareCollector per worker per GC; 64 leaves room for a few per
-	// stage. A full queue makes AddDesignated return ErrDesignatedFull
-	// rather than grow without bound.
-	designatedCap = 64
-)
-
-// NoParkSpin as Config.ParkSpin makes a parking worker block at once.
-const NoParkSpin time.Duration = -1
-
-// ErrInvalidConfig is wrapped by every error New returns for a bad Config.
-var ErrInvalidConfig = errors.New("scheduler: invalid Config")
-
-// WakePolicy says whom BulkAdd and BulkAddPriority (and a stage opening)
-// wake. The zero value, WakeDefault, means DefaultWake.
-type WakePolicy uint8
+// Policy is one scheduling rule, of one of four kinds: whom an add or a
+// stage opening wakes (Config.Wake), how many packets a steal takes
+// (Config.Steal), how many a bucket take moves (Config.Take), and the order
+// of a worker's own queue (Config.Local). The zero Policy selects the
+// field's default. A Policy is its name as text ("wake-n", "take-guided"),
+// so flag.TextVar and configuration files read it; New rejects a policy of
+// the wrong kind for its field.
+//
+// A wake policy is also an Option of Add and AddAll, overriding Config.Wake
+// for one call.
+type Policy uint8
 
 const (
-	// WakeDefault selects DefaultWake.
-	WakeDefault WakePolicy = iota
-	// WakeOne wakes one parked worker (MMTk's add).
-	WakeOne
-	// WakeAll wakes every parked worker (MMTk's bulk_add).
-	WakeAll
-	// WakeN wakes min(packets, parked) workers (MMTk #1589, Rayon).
-	WakeN
-	// WakeSearcher wakes one parked worker only if no worker is searching;
-	// a searcher that finds work wakes the next (Go runtime, Tokio).
-	WakeSearcher
-	wakeEnd
+	// WakeOne wakes one parked worker per add (MMTk's add).
+	WakeOne = Policy(policy.WakeOne)
+	// WakeAll wakes every parked worker (MMTk's bulk_add). In MMTk's luindex
+	// case (mmtk-core #1200) early wakers took the few packets in batches
+	// away from late ones.
+	WakeAll = Policy(policy.WakeAll)
+	// WakeN wakes min(packets, parked) workers (MMTk #1589, Rayon). The
+	// default: with 16 workers on an idle 16-vCPU host the throttled
+	// searcher was 1.56× slower on a bulk add of 4,096 2-µs packets, 10.7%
+	// on gcmark, 9.6% on the fan-out and 5.0% on prepare (all proven at
+	// 95%), and WakeN was proven slower nowhere
+	// (benchmarks/results/DEFAULTS.md).
+	WakeN = Policy(policy.WakeN)
+	// WakeSearcher wakes one parked worker only if no worker is searching; a
+	// searcher that finds work wakes the next (the Go runtime, Tokio).
+	WakeSearcher = Policy(policy.WakeSearcher)
+
+	// StealOne takes one packet per steal (MMTk, Rayon).
+	StealOne = Policy(policy.StealOne)
+	// StealHalf takes ⌈n ÷ 2⌉ of a victim's n packets, at most
+	// Config.StealLimit (the Go runtime, Tokio). The default.
+	StealHalf = Policy(policy.StealHalf)
+
+	// TakeFair takes min(BucketBatch, ⌈depth ÷ workers⌉) packets from a
+	// bucket: at most a worker's fair share, so that the first worker to
+	// reach a small stage does not hoard it (mmtk-core #1507: gcmark's
+	// 32-packet Release stage ran 3.6× its bound at 16 workers when one
+	// take grabbed all 32).
+	TakeFair = Policy(policy.TakeFair)
+	// TakeFixed takes BucketBatch whenever the bucket holds that many
+	// (MMTk's rule).
+	TakeFixed = Policy(policy.TakeFixed)
+	// TakeGuided takes what TakeFair takes, or ⌈depth ÷ 2·workers⌉ when that
+	// is more, up to four times BucketBatch and 128: while a bucket is deep
+	// a bulk add costs a quarter of the takes, and as it drains the takes
+	// shrink back to the fair share. The default: on the 2-vCPU EPYC it
+	// made the 16,384-packet fan-out 9.8% (1 worker) and 25.2% (2 workers)
+	// faster than TakeFair, proven, and was proven slower nowhere
+	// (benchmarks/results/DEFAULTS.md).
+	TakeGuided = Policy(policy.TakeGuided)
+
+	// LocalPrivate runs a worker's spawned packets newest first from a
+	// private stack of up to 256 packets, invisible to thieves while every
+	// worker is busy; while a worker is idle, every spawn and packet
+	// boundary offers all but the newest to the deque that thieves take
+	// from (oldest first). The default: a spawn costs plain stores, no
+	// atomics.
+	LocalPrivate = Policy(policy.LocalPrivate)
+	// LocalLIFO runs spawned packets newest first from a deque that thieves
+	// see at once: no packet waits behind a long one, at the price of the
+	// deque's atomics on every spawn.
+	LocalLIFO = Policy(policy.LocalLIFO)
+	// LocalFIFO runs spawned packets oldest first, from a deque thieves see
+	// at once.
+	LocalFIFO = Policy(policy.LocalFIFO)
 )
 
-var wakeNames = [...]string{"default", "one", "all", "n", "searcher"}
+// String returns the policy's name ("wake-n", ...; "default" for the zero
+// Policy).
+func (p Policy) String() string { return policy.Kind(p).String() }
 
-// String returns "default", "one", "all", "n" or "searcher".
-func (p WakePolicy) String() string { return enumName(wakeNames[:], p, "WakePolicy") }
-
-// ParseWakePolicy parses the names String returns.
-func ParseWakePolicy(s string) (WakePolicy, error) {
-	if p, ok := parseEnum[WakePolicy](wakeNames[:], s); ok {
-		return p, nil
+// MarshalText returns the policy's name; an unknown Policy is an error.
+func (p Policy) MarshalText() ([]byte, error) {
+	if !policy.Kind(p).Valid() {
+		return nil, fmt.Errorf("%w: unknown policy %d", ErrInvalid, uint8(p))
 	}
-	return 0, fmt.Errorf("scheduler: unknown wake policy %q (want one, all, n or searcher)", s)
+	return []byte(p.String()), nil
 }
 
-// enumName is the name of p among names, or type(p) for a value past them.
-func enumName[P ~uint8](names []string, p P, typ string) string {
-	if int(p) < len(names) {
-		return names[p]
+// UnmarshalText sets p to the policy named text ("default" is the zero
+// Policy).
+func (p *Policy) UnmarshalText(text []byte) error {
+	k, ok := policy.Parse(string(text))
+	if !ok {
+		return fmt.Errorf("%w: unknown policy %q (want one of: %s, %s, %s, %s, or default)", ErrInvalid, text,
+			strings.Join(policy.Names(policy.FamilyWake), ", "), strings.Join(policy.Names(policy.FamilySteal), ", "),
+			strings.Join(policy.Names(policy.FamilyTake), ", "), strings.Join(policy.Names(policy.FamilyLocal), ", "))
 	}
-	return typ + "(" + strconv.Itoa(int(p)) + ")"
+	*p = Policy(k)
+	return nil
 }
 
-// parseEnum is the value whose name among names is s.
-func parseEnum[P ~uint8](names []string, s string) (P, bool) {
-	for i, n := range names {
-		if s == n {
-			return P(i), true
-		}
-	}
-	return 0, false
-}
-
-func (p WakePolicy) resolve() WakePolicy {
-	if p == WakeDefault {
-		return DefaultWake
-	}
-	return p
-}
-
-// TakePolicy says how many packets a worker takes from a bucket's normal
-// lane at once (one to run, the rest held or queued on its deque; the
-// priority lane always gives one). The zero value, TakeDefault, means
-// DefaultTake. d is the bucket's depth and n the number of workers.
-type TakePolicy uint8
-
-const (
-	// TakeDefault selects DefaultTake.
-	TakeDefault TakePolicy = iota
-	// TakeFair takes min(BucketBatch, ⌈d ÷ n⌉): at most the worker's fair
-	// share, so that the first worker to reach a small stage does not
-	// hoard it while the others wake (MMTk's local-cache hoarding,
-	// mmtk-core #1507: gcmark's 32-packet Release stage ran 3.6× its
-	// lower bound at 16 workers when one take grabbed all 32).
-	TakeFair
-	// TakeFixed takes BucketBatch whenever the bucket holds that many, as
-	// MMTk does.
-	TakeFixed
-	// TakeGuided takes what TakeFair takes, or ⌈d ÷ 2n⌉ when that is
-	// more, up to four times BucketBatch and at most MaxSteal (one bucket
-	// block): while the bucket is deep, a bulk add of thousands of packets
-	// costs a quarter of the takes (each an atomic on a line every worker
-	// writes) with the default batch of 32; as the bucket drains the
-	// takes shrink back to TakeFair's, so the end of a stage, where
-	// balance is decided, is unchanged. It applies while d > 2n ×
-	// BucketBatch (from 129 packets on 2 workers with the default batch).
-	// Guided self-scheduling (Polychronopoulos and Kuck, 1987) with the
-	// factor of two of factoring (Hummel, Schonberg and Flynn, 1992).
-	TakeGuided
-	takeEnd
-)
-
-var takeNames = [...]string{"default", "fair", "fixed", "guided"}
-
-// String returns "default", "fair", "fixed" or "guided".
-func (p TakePolicy) String() string { return enumName(takeNames[:], p, "TakePolicy") }
-
-// ParseTakePolicy parses the names String returns.
-func ParseTakePolicy(s string) (TakePolicy, error) {
-	if p, ok := parseEnum[TakePolicy](takeNames[:], s); ok {
-		return p, nil
-	}
-	return 0, fmt.Errorf("scheduler: unknown take policy %q (want default, fair, fixed or guided)", s)
-}
-
-// StealKind is the kind of a StealPolicy. The zero value means StealHalf.
-type StealKind uint8
-
-const (
-	// StealKindDefault selects StealHalf().
-	StealKindDefault StealKind = iota
-	// StealKindOne takes one packet per steal (MMTk, Rayon).
-	StealKindOne
-	// StealKindHalf takes ⌈n/2⌉ packets of a victim's n, at most
-	// MaxSteal (Go runtime, Tokio: half of a 256-slot run queue).
-	StealKindHalf
-	// StealKindBatch takes ⌈n/2⌉ packets, at most Limit (<= MaxSteal).
-	StealKindBatch
-)
-
-// StealPolicy says how many packets a worker takes from another worker's
-// deque. Build one with StealOne, StealHalf or StealBatch; the zero value
-// means StealHalf().
-type StealPolicy struct {
-	Kind  StealKind
-	Limit int // StealKindBatch only: most packets per steal, 1..MaxSteal
-}
-
-// StealOne steals one packet at a time.
-func StealOne() StealPolicy { return StealPolicy{Kind: StealKindOne} }
-
-// StealHalf steals half of the victim's packets (rounded up), at most
-// MaxSteal.
-func StealHalf() StealPolicy { return StealPolicy{Kind: StealKindHalf} }
-
-// MaxSteal is the most packets one steal takes: a thief runs its batch
-// from a private array of this size (as it runs a bucket take), not from
-// its deque, so that taking the batch back costs no locked instruction per
-// packet. The Go runtime and Tokio steal at most as many (half of a
-// 256-slot run queue), and it is the size of one bucket block (deque.MaxTake).
-// (A 16,383-child spawn on 2 workers: 524 → 413 µs, −21.1%, with batches
-// stolen into the array against uncapped halves into the deque; the
-// 16-worker sweep found halves capped at 32 or 64 as fast as uncapped ones
-// everywhere: benchmarks/results/DEFAULTS.md.)
-const MaxSteal = deque.MaxTake
-
-// StealBatch steals half of the victim's packets, at most limit
-// (1..MaxSteal).
-func StealBatch(limit int) StealPolicy { return StealPolicy{Kind: StealKindBatch, Limit: limit} }
-
-// String returns "default", "one", "half" or "batch:LIMIT".
-func (p StealPolicy) String() string {
-	switch p.Kind {
-	case StealKindDefault:
-		return "default"
-	case StealKindOne:
-		return "one"
-	case StealKindHalf:
-		return "half"
-	case StealKindBatch:
-		return "batch:" + strconv.Itoa(p.Limit)
-	}
-	return "StealKind(" + strconv.Itoa(int(p.Kind)) + ")"
-}
-
-// ParseStealPolicy parses "one", "half" or "batch:LIMIT".
-func ParseStealPolicy(s string) (StealPolicy, error) {
-	switch s {
-	case "one":
-		return StealOne(), nil
-	case "half":
-		return StealHalf(), nil
-	case "default":
-		return StealPolicy{}, nil
-	}
-	if rest, ok := strings.CutPrefix(s, "batch:"); ok {
-		n, err := strconv.Atoi(rest)
-		if err != nil || n < 1 || n > MaxSteal {
-			return StealPolicy{}, fmt.Errorf("scheduler: bad steal batch limit in %q (want batch:N, 1 <= N <= %d)", s, MaxSteal)
-		}
-		return StealBatch(n), nil
-	}
-	return StealPolicy{}, fmt.Errorf("scheduler: unknown steal policy %q (want one, half or batch:N)", s)
-}
-
-// limit is the most packets one steal of the policy takes (one: 1).
-func (p StealPolicy) limit() int {
-	switch p.Kind {
-	case StealKindOne:
-		return 1
-	case StealKindBatch:
-		return p.Limit
-	}
-	return MaxSteal
-}
-
-// Config configures a Scheduler. Zero fields take the documented defaults.
-// New validates it once; the Scheduler keeps a copy, so later changes to
-// the caller's Config have no effect.
+// Config configures a Scheduler. The zero Config is valid: GOMAXPROCS
+// workers, one stage, every policy and limit at its default. New validates
+// it once; the Scheduler keeps a copy.
 type Config struct {
 	// Workers is the number of worker goroutines; 0 means GOMAXPROCS.
 	Workers int
-	// Stages names the user stages in order: StageID 1 is Stages[0]. At
-	// least one; unique, non-empty, and not "Unconstrained" (StageID 0).
+	// Stages names the stages in order: Stages[i] is StageID i+1. None
+	// means one stage, named "main". Unique, non-empty, and not
+	// "Unconstrained" (StageID 0, open throughout every cycle).
 	Stages []string
-	// Wake is the default wake policy of BulkAdd, BulkAddPriority and
-	// stage openings; WakeDefault means DefaultWake.
-	Wake WakePolicy
-	// Steal is how workers steal from each other; zero means StealHalf().
-	Steal StealPolicy
-	// BucketBatch is the most packets a worker takes from a bucket at once
-	// (TakeFair, TakeFixed), or while the bucket holds at most 2 × Workers
-	// × BucketBatch packets (TakeGuided, which takes up to four times as
-	// many from a deeper one); 0 means DefaultBucketBatch.
+	// Wake is whom an AddAll, a stage opening or a lent slice wakes; zero
+	// means WakeN. A one-packet Add wakes one worker (under WakeSearcher,
+	// only if nobody searches).
+	Wake Policy
+	// Steal is how much a worker steals from another's deque; zero means
+	// StealHalf.
+	Steal Policy
+	// StealLimit caps a StealHalf steal, 1..128; zero means 128, the size
+	// of the private array a thief runs a stolen batch from. (A 16,383-child
+	// spawn on 2 workers ran 21% faster with batches stolen into that array
+	// than with uncapped halves into the thief's deque; the 16-worker sweep
+	// found halves capped at 32 or 64 as fast as uncapped ones everywhere.)
+	StealLimit int
+	// Take is how many packets a bucket take moves; zero means TakeGuided.
+	Take Policy
+	// BucketBatch is the bucket batch of the take policies: the most
+	// packets a take moves under TakeFair and TakeFixed, and while the
+	// bucket holds at most 2 × Workers × BucketBatch under TakeGuided; zero
+	// means 32 (MMTk takes 33, crossbeam's MAX_BATCH of 32 plus the popped
+	// one; 32 keeps a take within one 128-packet bucket block).
 	BucketBatch int
-	// Take says how many packets a bucket take moves, given
-	// BucketBatch and the bucket's depth; TakeDefault means DefaultTake.
-	Take TakePolicy
-	// Spins is the number of search rounds before a worker parks; 0 means
-	// DefaultSpins.
+	// Local is the order of a worker's own queue; zero means LocalPrivate.
+	Local Policy
+	// Spins is the number of search rounds (a scan of the buckets and the
+	// other workers, then runtime.Gosched) a worker makes before it parks,
+	// while some worker still runs a packet; zero means 64 (about 10-30 µs
+	// here, below what an OS wake-up costs), a negative value none: a
+	// worker that finds nothing in its first scan parks at once.
 	Spins int
 	// ParkSpin is how long a parked worker polls its wake-up channel
-	// (runtime.Gosched between polls) before it blocks on it; 0 means
-	// DefaultParkSpin, a negative value (NoParkSpin) blocks at once, and
-	// at most one second is allowed. A worker woken while it polls starts
-	// within microseconds; one woken after it blocked waits for the Go
-	// runtime to wake an OS thread, and on a virtual machine for the host
-	// to run an idle virtual CPU again (140–210 µs on the 2-vCPU EPYC:
-	// `wsched analyze` of the demo's prepare-b trace splits the two; 56 µs
-	// in MMTk's luindex case). The worker is parked all
-	// the while as far as the scheduler is concerned (it counts towards
-	// the end of a stage or cycle, and wakers choose it as before): the
-	// poll only changes how fast it answers. The price is CPU: up to
-	// ParkSpin per park per worker, spent yielding to any other runnable
-	// goroutine. See WorkerStats.SpinWakes.
+	// (runtime.Gosched between polls) before it blocks; zero means 200 µs,
+	// a negative value none, at most one second. A worker woken while it
+	// polls starts within microseconds; one woken after it blocked waits
+	// for the Go runtime to wake an OS thread, and on a virtual machine for
+	// the host to run an idle virtual CPU (140-210 µs on the 2-vCPU EPYC;
+	// 56 µs in MMTk's luindex case). Polling for as long as blocking costs
+	// pays at most twice what the better choice made in hindsight would
+	// (Karlin, Li, Manasse and Owicki, 1991). Back-to-back cycles of a
+	// 32,767-packet spawn tree on 2 workers ran about 2× faster with it
+	// (BenchmarkParkSpin); the price is CPU, up to ParkSpin per park per
+	// worker, spent yielding to any other runnable goroutine.
 	ParkSpin time.Duration
-	// LocalFIFO makes each worker run its own spawned packets oldest first.
-	// By default (false) a worker runs them newest first, through a
-	// private stack of up to 256 packets in front of its deque (see
-	// Worker.Spawn); packets it offered to thieves and got back come out of
-	// that deque oldest first, as thieves take them. FIFO has no private
-	// stack.
-	LocalFIFO bool
-	// NoLIFOSlot sends every Spawn to the deque, where thieves see it at
-	// once, and makes that deque LIFO. By default spawned packets wait on
-	// the worker's private stack while no worker is idle, and the newest
-	// waits there until the spawning packet returns or spawns again (see
-	// Worker.Spawn); a packet that spawns and then computes for long hides
-	// them meanwhile from workers that become idle. Costs about 2-3×
-	// SpawnTrivial per spawned packet here (scheduler/doc.go).
-	NoLIFOSlot bool
-	// PacketTiming records per-packet-type total/min/max run times. Off by
-	// default: it reads the monotonic clock once per packet (≈ 33 ns here,
-	// see doc.go), several times the rest of the per-packet path. Counts are
-	// always recorded.
+	// MaxQueued bounds the packets queued by Add and AddAll (from outside
+	// the workers or from packets) and not yet taken by a worker; zero
+	// means unbounded, the default, because a garbage collector's work must
+	// never wait. When the bound is reached, Add and AddAll return
+	// ErrQueueFull, or with the Block option wait for room. Packets spawned
+	// by packets are not counted: they are the cycle's own work.
+	MaxQueued int
+	// PacketTiming records per-packet-type total, minimum and maximum run
+	// times. Off by default: it reads the monotonic clock once per packet
+	// (about 33 ns here), several times the rest of the per-packet path.
+	// Counts are always recorded.
 	PacketTiming bool
 	// Tracer receives the scheduler's trace events; nil turns tracing off.
-	// It must have been created with Workers workers, and records one
-	// Scheduler: New rejects a Recorder that another Scheduler uses.
+	// It must have been made for Workers workers, and records one
+	// Scheduler: New rejects a Recorder another Scheduler uses.
 	Tracer *trace.Recorder
 	// RuntimeTrace creates a runtime/trace task per cycle and a region per
 	// packet, named by the packet type.
@@ -349,8 +181,42 @@ type Config struct {
 	PprofLabels bool
 }
 
+// Limits and defaults of the numeric fields (the policies' are in
+// internal/policy).
+const (
+	defaultBucketBatch = 32
+	defaultSpins       = 64
+	defaultParkSpin    = 200 * time.Microsecond
+	// maxParkSpin bounds ParkSpin: a longer poll burns a CPU for that long
+	// after every park that no wake-up ends, so more is taken for a
+	// mistake in units.
+	maxParkSpin = time.Second
+	// designatedCap bounds each worker's designated queue. MMTk uses 16 for
+	// one PrepareCollector per worker per GC; 64 leaves room for a few per
+	// stage. A full queue makes AddDesignated return ErrQueueFull.
+	designatedCap = 64
+	// defaultStage names the one stage of a Config without Stages.
+	defaultStage = "main"
+)
+
 func configError(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	return fmt.Errorf("%w: Config."+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// checkPolicy resolves a policy field: its default when zero, an error
+// when unknown or of another family.
+func checkPolicy(field string, p Policy, fam policy.Family, def policy.Kind) (Policy, error) {
+	k := policy.Kind(p)
+	switch {
+	case k == policy.Default:
+		return Policy(def), nil
+	case !k.Valid():
+		return p, configError("%s = %s: unknown policy", field, p)
+	case k.Family() != fam:
+		return p, configError("%s = %s: not a %s policy (want %s)", field, p, strings.ToLower(field),
+			strings.Join(policy.Names(fam), ", "))
+	}
+	return p, nil
 }
 
 // validate checks cfg and returns a copy with the defaults filled in.
@@ -365,10 +231,10 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, configError("Workers = %d: at most %d", cfg.Workers, maxWorkers)
 	}
 	if len(cfg.Stages) == 0 {
-		return cfg, configError("no Stages: need at least one")
+		cfg.Stages = []string{defaultStage}
 	}
 	if len(cfg.Stages) > maxStages {
-		return cfg, configError("%d Stages: at most %d", len(cfg.Stages), maxStages)
+		return cfg, configError("Stages: %d stages, at most %d", len(cfg.Stages), maxStages)
 	}
 	seen := make(map[string]int, len(cfg.Stages))
 	for i, name := range cfg.Stages {
@@ -384,52 +250,49 @@ func (cfg Config) validate() (Config, error) {
 		seen[name] = i
 	}
 	cfg.Stages = append([]string(nil), cfg.Stages...)
-	if cfg.Wake >= wakeEnd {
-		return cfg, configError("Wake = %d: unknown wake policy", uint8(cfg.Wake))
+	var err error
+	if cfg.Wake, err = checkPolicy("Wake", cfg.Wake, policy.FamilyWake, policy.DefaultWake); err != nil {
+		return cfg, err
 	}
-	cfg.Wake = cfg.Wake.resolve()
-	switch cfg.Steal.Kind {
-	case StealKindDefault:
-		if cfg.Steal.Limit != 0 {
-			return cfg, configError("Steal.Limit = %d without a Steal.Kind", cfg.Steal.Limit)
-		}
-		cfg.Steal = StealHalf()
-	case StealKindOne, StealKindHalf:
-		if cfg.Steal.Limit != 0 {
-			return cfg, configError("Steal.Limit = %d: only StealBatch takes a limit", cfg.Steal.Limit)
-		}
-	case StealKindBatch:
-		if cfg.Steal.Limit < 1 || cfg.Steal.Limit > MaxSteal {
-			return cfg, configError("StealBatch limit = %d: must be 1..%d (MaxSteal)", cfg.Steal.Limit, MaxSteal)
-		}
-	default:
-		return cfg, configError("Steal.Kind = %d: unknown steal policy", uint8(cfg.Steal.Kind))
+	if cfg.Steal, err = checkPolicy("Steal", cfg.Steal, policy.FamilySteal, policy.DefaultSteal); err != nil {
+		return cfg, err
 	}
-	if cfg.BucketBatch < 0 {
-		return cfg, configError("BucketBatch = %d: must be >= 1 (or 0 for %d)", cfg.BucketBatch, DefaultBucketBatch)
+	if cfg.Take, err = checkPolicy("Take", cfg.Take, policy.FamilyTake, policy.DefaultTake); err != nil {
+		return cfg, err
 	}
-	if cfg.BucketBatch == 0 {
-		cfg.BucketBatch = DefaultBucketBatch
+	if cfg.Local, err = checkPolicy("Local", cfg.Local, policy.FamilyLocal, policy.DefaultLocal); err != nil {
+		return cfg, err
 	}
 	switch {
-	case cfg.Take >= takeEnd:
-		return cfg, configError("Take = %d: unknown take policy", uint8(cfg.Take))
-	case cfg.Take == TakeDefault:
-		cfg.Take = DefaultTake
+	case cfg.StealLimit < 0 || cfg.StealLimit > policy.MaxTake:
+		return cfg, configError("StealLimit = %d: must be 1..%d (or 0 for %d)", cfg.StealLimit, policy.MaxTake, policy.MaxTake)
+	case cfg.StealLimit != 0 && cfg.Steal == StealOne:
+		return cfg, configError("StealLimit = %d with Steal = steal-one, which takes one", cfg.StealLimit)
+	case cfg.StealLimit == 0:
+		cfg.StealLimit = policy.MaxTake
 	}
-	if cfg.Spins < 0 {
-		return cfg, configError("Spins = %d: must be >= 1 (or 0 for %d)", cfg.Spins, DefaultSpins)
+	if cfg.BucketBatch < 0 {
+		return cfg, configError("BucketBatch = %d: must be >= 1 (or 0 for %d)", cfg.BucketBatch, defaultBucketBatch)
 	}
-	if cfg.Spins == 0 {
-		cfg.Spins = DefaultSpins
+	if cfg.BucketBatch == 0 {
+		cfg.BucketBatch = defaultBucketBatch
+	}
+	switch {
+	case cfg.Spins == 0:
+		cfg.Spins = defaultSpins
+	case cfg.Spins < 0:
+		cfg.Spins = 0
 	}
 	switch {
 	case cfg.ParkSpin > maxParkSpin:
 		return cfg, configError("ParkSpin = %v: at most %v (or negative to block at once)", cfg.ParkSpin, maxParkSpin)
 	case cfg.ParkSpin == 0:
-		cfg.ParkSpin = DefaultParkSpin
+		cfg.ParkSpin = defaultParkSpin
 	case cfg.ParkSpin < 0:
-		cfg.ParkSpin = NoParkSpin
+		cfg.ParkSpin = -1
+	}
+	if cfg.MaxQueued < 0 {
+		return cfg, configError("MaxQueued = %d: must be >= 1 (or 0 for unbounded)", cfg.MaxQueued)
 	}
 	if cfg.Tracer != nil && cfg.Tracer.Workers() != cfg.Workers {
 		return cfg, configError("Tracer has %d worker buffers, Workers = %d", cfg.Tracer.Workers(), cfg.Workers)

@@ -1,12 +1,16 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/internal/watchdog"
 )
@@ -16,6 +20,7 @@ import (
 // the stage order seen by a running packet.
 type plan struct {
 	s           *Scheduler
+	stages      int
 	outstanding []atomic.Int64 // index = StageID
 	rounds      []atomic.Int64 // sentinel re-arms left, per stage
 	created     atomic.Int64
@@ -29,10 +34,11 @@ func (pl *plan) fail(format string, args ...any) {
 	pl.firstErr.CompareAndSwap(nil, fmt.Sprintf(format, args...))
 }
 
-// packet is a random plan packet. On every run it checks that every earlier
-// user stage has drained (the stage-order rule), then spawns children in
-// its stage (some with SpawnOrRun, which may run them inline), adds
-// packets to later stages and designated work.
+// planPacket is a random plan packet. On every run it checks that every
+// earlier user stage has drained (the stage-order rule), then spawns
+// children in its stage (some with SpawnOrRun, which may run them inline,
+// some inside a join whose continuation checks that they all finished),
+// adds packets to later stages and designated work.
 type planPacket struct {
 	pl    *plan
 	stage StageID
@@ -46,10 +52,50 @@ func (pl *plan) newPacket(stage StageID, depth int, rng uint64) *planPacket {
 	return &planPacket{pl: pl, stage: stage, depth: depth, rng: rng}
 }
 
-func (p *planPacket) Run(w *Worker) {
+// planJoin is the continuation of a planPacket's join: every member (the
+// children, and what they spawned) has finished when it runs.
+type planJoin struct {
+	pl      *plan
+	stage   StageID
+	members *atomic.Int64 // members not yet finished
+}
+
+func (j planJoin) Run(w *Worker) error {
+	pl := j.pl
+	if stageOf(w) != j.stage {
+		pl.fail("continuation of stage %d ran in stage %d", j.stage, stageOf(w))
+	}
+	if n := j.members.Load(); n != 0 {
+		pl.fail("continuation of stage %d ran with %d members unfinished", j.stage, n)
+	}
+	pl.ran.Add(1)
+	pl.outstanding[j.stage].Add(-1)
+	return nil
+}
+
+// planMember is a join member: a planPacket whose end the continuation
+// waits for, and which spawns members of the same join.
+type planMember struct {
+	p       *planPacket
+	members *atomic.Int64
+}
+
+func (m planMember) Run(w *Worker) error {
+	if m.p.depth > 0 && m.p.rng%3 == 0 {
+		m.members.Add(1)
+		m.p.pl.outstanding[m.p.stage].Add(1)
+		m.p.pl.created.Add(1)
+		Spawn(w, planMember{&planPacket{pl: m.p.pl, stage: m.p.stage, depth: m.p.depth - 1, rng: m.p.rng / 3}, m.members})
+	}
+	err := m.p.Run(w)
+	m.members.Add(-1)
+	return err
+}
+
+func (p *planPacket) Run(w *Worker) error {
 	pl := p.pl
-	if w.Stage() != p.stage {
-		pl.fail("packet of stage %d saw Worker.Stage() = %d", p.stage, w.Stage())
+	if stageOf(w) != p.stage {
+		pl.fail("packet of stage %d ran in stage %d", p.stage, stageOf(w))
 	}
 	for st := StageID(1); st < p.stage; st++ {
 		if n := pl.outstanding[st].Load(); n != 0 {
@@ -58,25 +104,39 @@ func (p *planPacket) Run(w *Worker) {
 	}
 	r := rand.New(rand.NewPCG(p.rng, 7))
 	if p.depth > 0 {
+		var members *atomic.Int64
+		if r.IntN(5) == 0 {
+			members = new(atomic.Int64)
+			pl.outstanding[p.stage].Add(1) // the continuation
+			pl.created.Add(1)
+			Join(w, planJoin{pl: pl, stage: p.stage, members: members})
+		}
 		for range r.IntN(4) {
 			c := pl.newPacket(p.stage, p.depth-1, r.Uint64())
 			switch {
+			case members != nil:
+				members.Add(1)
+				if r.IntN(2) == 0 {
+					SpawnOrRun(w, planMember{c, members})
+				} else {
+					Spawn(w, planMember{c, members})
+				}
 			case r.IntN(8) == 0 && p.stage != Unconstrained:
-				pl.mustAdd(pl.s.AddPriority(p.stage, c))
+				pl.mustAdd(pl.s.Add(c, p.stage, Priority))
 			case r.IntN(3) == 0:
-				w.SpawnOrRun(c) // maybe inline, nested in this packet
+				SpawnOrRun(w, c) // maybe inline, nested in this packet
 			default:
-				w.Spawn(c)
+				Spawn(w, c)
 			}
 		}
 		if p.stage != Unconstrained && r.IntN(4) == 0 {
-			if later := int(p.stage) + 1 + r.IntN(pl.s.Stages()); later <= pl.s.Stages() {
-				pl.mustAdd(pl.s.Add(StageID(later), pl.newPacket(StageID(later), p.depth-1, r.Uint64())))
+			if later := int(p.stage) + 1 + r.IntN(pl.stages); later <= pl.stages {
+				pl.mustAdd(pl.s.Add(pl.newPacket(StageID(later), p.depth-1, r.Uint64()), StageID(later)))
 			}
 		}
 		if r.IntN(16) == 0 {
 			err := pl.s.AddDesignated(r.IntN(pl.s.Workers()), pl.newPacket(Unconstrained, 0, r.Uint64()))
-			if err == ErrDesignatedFull {
+			if errors.Is(err, ErrQueueFull) {
 				pl.outstanding[Unconstrained].Add(-1)
 				pl.created.Add(-1)
 			} else {
@@ -86,6 +146,7 @@ func (p *planPacket) Run(w *Worker) {
 	}
 	pl.ran.Add(1)
 	pl.outstanding[p.stage].Add(-1)
+	return nil
 }
 
 func (pl *plan) mustAdd(err error) {
@@ -101,7 +162,7 @@ type sentinelPacket struct {
 	rng   uint64
 }
 
-func (p *sentinelPacket) Run(w *Worker) {
+func (p *sentinelPacket) Run(w *Worker) error {
 	pl := p.pl
 	for st := StageID(1); st < p.stage; st++ {
 		if n := pl.outstanding[st].Load(); n != 0 {
@@ -118,17 +179,19 @@ func (p *sentinelPacket) Run(w *Worker) {
 		pl.created.Add(1)
 		pl.mustAdd(pl.s.SetSentinel(p.stage, &sentinelPacket{pl: pl, stage: p.stage, rng: r.Uint64()}))
 		for range r.IntN(5) {
-			w.Spawn(pl.newPacket(p.stage, 2, r.Uint64()))
+			Spawn(w, pl.newPacket(p.stage, 2, r.Uint64()))
 		}
 	}
 	pl.ran.Add(1)
 	pl.outstanding[p.stage].Add(-1)
+	return nil
 }
 
 // TestRandomCycles runs thousands of short cycles with random stage plans,
-// sentinels (some re-arming their stage) and designated work, on schedulers
-// of 1-5 workers and every wake policy, checking the stage order on every
-// packet and exactly-once completion after every cycle, under a watchdog.
+// sentinels (some re-arming their stage), joins and designated work, on
+// schedulers of 1-5 workers and every wake policy, checking the stage
+// order on every packet and exactly-once completion after every cycle,
+// under a watchdog.
 func TestRandomCycles(t *testing.T) {
 	cycles := scale(3000, 3)
 	if stress() {
@@ -137,16 +200,17 @@ func TestRandomCycles(t *testing.T) {
 	configs := []Config{
 		{Workers: 1, Wake: WakeOne},
 		{Workers: 2, Wake: WakeSearcher},
-		{Workers: 3, Wake: WakeN, Steal: StealOne()},
-		{Workers: 4, Wake: WakeAll, Steal: StealBatch(2)},
-		{Workers: 5, Wake: WakeSearcher, LocalFIFO: true, Spins: 1},
-		{Workers: 2, Wake: WakeN, Spins: 1, BucketBatch: 1, NoLIFOSlot: true},
+		{Workers: 3, Wake: WakeN, Steal: StealOne},
+		{Workers: 4, Wake: WakeAll, StealLimit: 2},
+		{Workers: 5, Wake: WakeSearcher, Local: LocalFIFO, Spins: 1},
+		{Workers: 2, Wake: WakeN, Spins: 1, BucketBatch: 1, Local: LocalLIFO},
+		{Workers: 3, Wake: WakeN, Spins: -1, ParkSpin: -1, Take: TakeFixed},
 	}
 	for i, cfg := range configs {
 		cfg.Stages = []string{"s1", "s2", "s3", "s4", "s5"}
-		t.Run(fmt.Sprintf("%d-%dw-%v-%v", i, cfg.Workers, cfg.Wake, cfg.Steal), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d-%dw-%v-%v-%d", i, cfg.Workers, cfg.Wake, cfg.Steal, cfg.StealLimit), func(t *testing.T) {
 			s := newSched(t, cfg)
-			pl := &plan{s: s, outstanding: make([]atomic.Int64, 6), rounds: make([]atomic.Int64, 6)}
+			pl := &plan{s: s, stages: len(cfg.Stages), outstanding: make([]atomic.Int64, 6), rounds: make([]atomic.Int64, 6)}
 			r := rand.New(rand.NewPCG(uint64(i), 1))
 			watch(t, 60*time.Second, func() {
 				for c := range cycles {
@@ -156,19 +220,20 @@ func TestRandomCycles(t *testing.T) {
 					}
 				}
 			})
+			if t.Failed() {
+				return
+			}
 			st := s.Stats()
-			if st.Cycles != uint64(cycles) || st.Aborted != 0 || st.Dropped != 0 {
-				t.Fatalf("Stats: %d cycles (%d aborted, %d dropped), want %d", st.Cycles, st.Aborted, st.Dropped, cycles)
-			}
-			if st.PacketsRun() != uint64(pl.ran.Load()) {
-				t.Fatalf("Stats: %d packets, the packets counted %d", st.PacketsRun(), pl.ran.Load())
-			}
+			require.Equal(t, uint64(cycles), st.Cycles)
+			require.Zero(t, st.Aborted)
+			require.Zero(t, st.Dropped)
+			require.Equal(t, uint64(pl.ran.Load()), st.Ran, "Stats and the packets' own count")
 			var inlined uint64
 			for _, ws := range st.Workers {
 				inlined += ws.Inlined
 			}
-			if cfg.Workers == 1 && inlined == 0 {
-				t.Fatal("SpawnOrRun never ran a child inline on one worker")
+			if cfg.Workers == 1 {
+				require.NotZero(t, inlined, "SpawnOrRun never ran a child inline on one worker")
 			}
 			t.Logf("%d cycles, %d packets, %d of them inline", st.Cycles, pl.ran.Load(), inlined)
 		})
@@ -182,23 +247,26 @@ func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 	for st := range pl.rounds {
 		pl.rounds[st].Store(0)
 	}
-	used := r.IntN(s.Stages() + 1) // stages that get packets: 0..5
+	wakes := []Policy{WakeOne, WakeAll, WakeN, WakeSearcher}
+	used := r.IntN(pl.stages + 1) // stages that get packets: 0..5
 	for range used {
-		st := StageID(1 + r.IntN(s.Stages()))
+		st := StageID(1 + r.IntN(pl.stages))
 		n := r.IntN(6)
 		ps := make([]Packet, n)
 		for i := range ps {
 			ps[i] = pl.newPacket(st, r.IntN(4), r.Uint64())
 		}
 		var err error
-		switch r.IntN(3) {
+		switch r.IntN(4) {
 		case 0:
-			err = s.BulkAdd(st, ps, WithWake(WakePolicy(1+r.IntN(4))))
+			err = s.AddAll(ps, st, wakes[r.IntN(len(wakes))])
 		case 1:
-			err = s.BulkAddPriority(st, ps)
+			err = s.AddAll(ps, st, Priority)
+		case 2:
+			err = s.AddAll(ps, st, Lend)
 		default:
 			for _, p := range ps {
-				if err = s.Add(st, p); err != nil {
+				if err = s.Add(p, st); err != nil {
 					break
 				}
 			}
@@ -206,13 +274,13 @@ func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 		pl.mustAdd(err)
 	}
 	if r.IntN(4) == 0 {
-		pl.mustAdd(s.Add(Unconstrained, pl.newPacket(Unconstrained, 2, r.Uint64())))
+		pl.mustAdd(s.Add(pl.newPacket(Unconstrained, 2, r.Uint64()), Unconstrained))
 	}
 	if r.IntN(4) == 0 {
 		pl.mustAdd(s.AddDesignated(r.IntN(s.Workers()), pl.newPacket(Unconstrained, 1, r.Uint64())))
 	}
 	if r.IntN(3) == 0 { // a sentinel, possibly on an otherwise empty stage
-		st := StageID(1 + r.IntN(s.Stages()))
+		st := StageID(1 + r.IntN(pl.stages))
 		pl.rounds[st].Store(int64(r.IntN(4)))
 		pl.outstanding[st].Add(1)
 		pl.created.Add(1)
@@ -236,7 +304,7 @@ func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 		t.Errorf("after Run: %d packets created, %d ran", pl.created.Load(), pl.ran.Load())
 		return false
 	}
-	if n := int(s.nParked.Load()); n != s.Workers() {
+	if n := int(s.s.nParked.Load()); n != s.Workers() {
 		t.Errorf("after Run: %d of %d workers parked", n, s.Workers())
 		return false
 	}
@@ -244,18 +312,26 @@ func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 }
 
 // TestCyclesNoGrowth runs thousands of cycles and checks that the number
-// of goroutines and the live heap stay flat.
+// of goroutines and the live heap stay flat: counters, a chain of a
+// reused heap packet, and a small tree of joins (whose frames and value
+// packets live in the workers' arenas) in every stage.
 func TestCyclesNoGrowth(t *testing.T) {
 	s := newSched(t, Config{Workers: 3, Stages: []string{"a", "b", "c"}})
 	var n atomic.Int64
+	var out [4]int
 	cycle := func() {
 		for st := StageID(1); st <= 3; st++ {
-			if err := s.BulkAdd(st, []Packet{counter{&n}, counter{&n}, &chainPacket{left: 20, done: &n}}); err != nil {
+			if err := s.AddAll([]Packet{counter{&n}, counter{&n}, &chainPacket{left: 20, done: &n}, fibArgs{10, &out[st]}}, st); err != nil {
 				t.Error(err)
 			}
 		}
 		if err := s.Run(bg); err != nil {
 			t.Error(err)
+		}
+		for st := 1; st <= 3; st++ {
+			if out[st] != fib(10) {
+				t.Errorf("stage %d: fib(10) = %d", st, out[st])
+			}
 		}
 	}
 	heap := func() uint64 {
@@ -293,11 +369,7 @@ func TestCyclesNoGrowth(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	h1 := heap()
-	if g1 > g0 {
-		t.Errorf("goroutines grew from %d to %d over %d cycles; stacks:\n%s", g0, g1, cycles, watchdog.Stacks())
-	}
-	if h1 > h0+1<<20 {
-		t.Errorf("live heap grew from %d to %d bytes over %d cycles", h0, h1, cycles)
-	}
+	assert.LessOrEqual(t, g1, g0, "goroutines grew over %d cycles; stacks:\n%s", cycles, watchdog.Stacks())
+	assert.LessOrEqual(t, h1, h0+1<<20, "live heap grew from %d bytes over %d cycles", h0, cycles)
 	t.Logf("%d cycles: goroutines %d → %d, heap %d → %d", cycles, g0, g1, h0, h1)
 }

@@ -5,63 +5,91 @@ import (
 	"fmt"
 )
 
-// Errors returned for conditions a caller can meet at run time.
+// Errors for conditions a caller can meet at run time.
 var (
-	// ErrClosed: the scheduler is closed (Add*, SetSentinel, Run), or a
-	// cycle was ended by Close (wrapped in a *CycleError).
+	// ErrClosed: the scheduler is closed (Add, AddAll, AddDesignated,
+	// SetSentinel, Run), or Close ended the running cycle (Run's
+	// *CycleError wraps it).
 	ErrClosed = errors.New("scheduler: closed")
 	// ErrCycleRunning: Run was called while another Run is in progress.
 	ErrCycleRunning = errors.New("scheduler: a cycle is already running")
-	// ErrUnknownStage: a StageID or stage name the scheduler does not have,
-	// or a stage that cannot take the request (Unconstrained has no
-	// sentinel).
-	ErrUnknownStage = errors.New("scheduler: unknown stage")
-	// ErrNilPacket: a nil Packet was passed (BulkAdd rejects the whole
-	// slice).
-	ErrNilPacket = errors.New("scheduler: nil packet")
-	// ErrUnknownWorker: AddDesignated named a worker outside [0, Workers()).
-	ErrUnknownWorker = errors.New("scheduler: unknown worker")
-	// ErrDesignatedFull: the worker's designated queue is full.
-	ErrDesignatedFull = errors.New("scheduler: designated queue full")
-	// ErrSentinelSet: the stage already has a sentinel.
-	ErrSentinelSet = errors.New("scheduler: stage already has a sentinel")
+	// ErrQueueFull: Add or AddAll met Config.MaxQueued (without the Block
+	// option, or from a packet, which must never wait), or a worker's
+	// designated queue (64 packets) is full.
+	ErrQueueFull = errors.New("scheduler: queue full")
+	// ErrInvalid is wrapped by every error for a bad argument: a bad Config
+	// (New), an unknown stage or worker, a nil packet, an option that does
+	// not apply, a stage that already has a sentinel. The message names
+	// what was wrong.
+	ErrInvalid = errors.New("scheduler: invalid argument")
 )
 
-// PanicError is the error Run returns when a packet panicked. The first
-// panic of a cycle ends it: the other workers stop after their current
-// packet and every queued packet is discarded and counted in Dropped.
-type PanicError struct {
-	Packet  string  // the packet's name (Namer or Go type)
-	Stage   StageID // the stage of the packet
-	Worker  int     // the worker that ran it
-	Value   any     // the value passed to panic
-	Stack   []byte  // the panicking goroutine's stack, from the panic site
-	Dropped uint64  // packets discarded when the cycle was aborted
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("scheduler: packet %s (stage %d) panicked on worker %d: %v (%d queued packets dropped)",
-		e.Packet, e.Stage, e.Worker, e.Value, e.Dropped)
-}
-
-// Unwrap returns the panic value if it is an error.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
-
-// CycleError is the error Run returns when a cycle was aborted from outside:
-// its context was cancelled (Err wraps ctx.Err()) or the scheduler was
-// closed (Err is ErrClosed).
+// CycleError is the error Run returns when its cycle ended early: a packet
+// failed (returned an error or panicked), Run's context was cancelled, or
+// the scheduler was closed. Every packet still queued was discarded and is
+// counted in Dropped; the next Run starts clean.
+//
+// errors.Is and errors.As see through it to the cause: the packet's error
+// (for a panic, the panic value when it is an error), or the context's
+// cause (context.Cause) and its error, or ErrClosed.
 type CycleError struct {
-	Cycle   uint64 // 1 for the first Run
-	Err     error
-	Dropped uint64 // packets discarded
+	Cycle uint64 // 1 for the first Run
+	// Err is the packet's error, an error describing its panic, the
+	// context's cause, or ErrClosed.
+	Err error
+	// Packet is the failing packet's name ("" when the cycle was ended
+	// from outside): its Namer name, its Func name, or its Go type.
+	Packet string
+	Stage  StageID // the failing packet's stage
+	// StageName is Stage's name.
+	StageName string
+	Worker    int    // the worker that ran the failing packet; -1 if none
+	Panicked  bool   // the packet panicked (or called runtime.Goexit)
+	Value     any    // the panic's value
+	Stack     []byte // the panicking goroutine's stack, from the panic site
+	Dropped   uint64 // packets discarded when the cycle was ended
+	// ctxErr is ctx.Err() when Err is a cancelled context's cause that
+	// differs from it, so that errors.Is(err, context.Canceled) holds.
+	ctxErr error
 }
 
 func (e *CycleError) Error() string {
-	return fmt.Sprintf("scheduler: cycle %d aborted: %v (%d queued packets dropped)", e.Cycle, e.Err, e.Dropped)
+	if e.Packet == "" {
+		return fmt.Sprintf("scheduler: cycle %d aborted: %v (%d queued packets dropped)", e.Cycle, e.Err, e.Dropped)
+	}
+	verb := "failed"
+	if e.Panicked {
+		verb = "panicked"
+	}
+	return fmt.Sprintf("scheduler: packet %s (stage %s) %s on worker %d: %v (cycle %d; %d queued packets dropped)",
+		e.Packet, e.StageName, verb, e.Worker, e.Err, e.Cycle, e.Dropped)
 }
 
-// Unwrap returns the cause: ctx.Err() or ErrClosed.
-func (e *CycleError) Unwrap() error { return e.Err }
+// Unwrap returns the cause, and the context's error if the cause is a
+// distinct context cause.
+func (e *CycleError) Unwrap() []error {
+	if e.ctxErr != nil {
+		return []error{e.Err, e.ctxErr}
+	}
+	return []error{e.Err}
+}
+
+// panicError is the Err of a CycleError for a panicking packet.
+type panicError struct{ value any }
+
+func (e panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// Unwrap returns the panic value if it is an error.
+func (e panicError) Unwrap() error {
+	err, _ := e.value.(error)
+	return err
+}
+
+// goexitValue is the Value of a CycleError for a packet that called
+// runtime.Goexit.
+const goexitValue = "runtime.Goexit called by the packet"
+
+// invalid returns an error wrapping ErrInvalid.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}

@@ -4,7 +4,8 @@ import (
 	"runtime"
 
 	"github.com/wsched/wsched/bucket"
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -125,8 +126,9 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 	for st := 0; st <= cur; st++ {
 		b := s.buckets[st]
 		for !b.PriorityEmpty() {
-			t, status := b.TakePriority()
-			if status == deque.Success {
+			t, ok, retry := b.TakePriority()
+			if ok {
+				s.unqueue(1)
 				w.hot.bucketTakes++
 				w.hot.bucketPackets++
 				if w.tb != nil {
@@ -135,10 +137,10 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				w.foundWork()
 				return t, true, contended
 			}
-			if status == deque.Empty {
+			if !retry {
 				break
 			}
-			contended = true // Retry: a producer is mid-push; try again
+			contended = true // a producer is mid-push; try again
 			runtime.Gosched()
 		}
 		if b.NormalEmpty() { // the priority lane was just seen empty
@@ -148,9 +150,9 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		// The batch stays private (held) until a worker is idle: see
 		// nextHeld. held is empty here: find runs after a burst, which
 		// ends only when nothing is held.
-		got, status := b.TakeInto(w.held[:limit]) // limit <= maxHeld = len(held)
-		switch status {
-		case deque.Success:
+		got, retry := b.Take(w.held[:limit]) // limit <= maxHeld = len(held)
+		switch {
+		case got > 0:
 			moved := got - 1
 			// A take that came back smaller than a full batch was cut
 			// by the fair share (the bucket is running low, and
@@ -163,7 +165,8 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			// bound on 2 workers against 1.07–1.08 (EPYC, five
 			// interleaved rounds): a held take can hide a long
 			// packet's successors for that packet's whole run.
-			t := w.holdBatch(got, got >= min(s.cfg.BucketBatch, len(w.held)))
+			t := w.holdBatch(got, policy.HoldTake(got, s.cfg.BucketBatch))
+			s.unqueue(got)
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()
@@ -176,7 +179,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				w.surplus()
 			}
 			return t, true, contended
-		case deque.Retry:
+		case retry:
 			contended = true
 		}
 	}
@@ -184,43 +187,28 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 }
 
 // takeLimit is how many packets a take from b's normal lane may move
-// (Config.Take), at most len(held). TakeFair and TakeGuided read b's depth
-// (Bucket.Len, a few atomic loads; TakeFixed spares them), a snapshot, so
-// a take may find fewer packets. Any goroutine.
-func (s *Scheduler) takeLimit(b *bucket.Bucket[task]) int {
-	batch := min(s.cfg.BucketBatch, maxHeld)
-	if s.cfg.Take == TakeFixed {
-		return batch
+// (Config.Take, policy.TakeLimit), at most len(held). TakeFair and
+// TakeGuided read b's depth (Bucket.Len, a few atomic loads; TakeFixed
+// spares them), a snapshot, so a take may find fewer packets. Any
+// goroutine.
+func (s *sched) takeLimit(b *bucket.Bucket[task]) int {
+	take := policy.Kind(s.cfg.Take)
+	d := 0
+	if take != policy.TakeFixed {
+		d = b.Len()
 	}
-	return takeLimitFor(s.cfg.Take, batch, b.Len(), s.n)
+	return policy.TakeLimit(take, s.cfg.BucketBatch, d, s.n)
 }
-
-// takeLimitFor is takeLimit for a normal lane d packets deep, n workers and
-// a batch of at most maxHeld, under TakeFair or TakeGuided.
-func takeLimitFor(take TakePolicy, batch, d, n int) int {
-	limit := max(1, min(batch, (d+n-1)/n)) // the fair share
-	if take == TakeGuided {
-		if g := (d + 2*n - 1) / (2 * n); g > limit {
-			limit = min(g, guidedFactor*batch, maxHeld)
-		}
-	}
-	return limit
-}
-
-// guidedFactor bounds a guided take at this many times BucketBatch (and
-// at maxHeld): with the default batch of 32, one bucket block of 128, and
-// a small BucketBatch keeps takes small.
-const guidedFactor = 4
 
 // holdBatch takes the first of the got packets just written into w.held
-// (by a bucket take or a steal) to run at once, and holds the rest if full
-// and there are at least minHeld of them; otherwise they go to w's deque,
+// (by a bucket take or a steal) to run at once, and holds the rest if hold
+// (policy.HoldTake, policy.HoldSteal); otherwise they go to w's deque,
 // where idle workers can take them. Owner; nothing was held before.
-func (w *Worker) holdBatch(got int, full bool) task {
+func (w *Worker) holdBatch(got int, hold bool) task {
 	t := w.held[0]
 	w.held[0] = task{}
 	w.heldLo, w.heldHi = 1, got
-	if !full || got-1 < minHeld {
+	if !hold {
 		w.exposeHeld()
 	}
 	return t
@@ -234,7 +222,7 @@ func (w *Worker) stealInto(v *Worker, limit int) (task, int, deque.Status) {
 	if status != deque.Success {
 		return task{}, 0, status
 	}
-	return w.holdBatch(got, true), got - 1, deque.Success
+	return w.holdBatch(got, policy.HoldSteal(got)), got - 1, deque.Success
 }
 
 // steal is step 4: one pass over the other workers, from a random one.
@@ -246,7 +234,7 @@ func (w *Worker) steal() (t task, ok, contended bool) {
 		return task{}, false, false
 	}
 	start := w.rand(n)
-	limit := s.cfg.Steal.limit()
+	limit := policy.StealLimit(policy.Kind(s.cfg.Steal), s.cfg.StealLimit)
 	for i := range n {
 		v := s.workers[(start+i)%n]
 		if v == w || v.local.IsEmpty() {

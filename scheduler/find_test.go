@@ -1,38 +1,49 @@
 package scheduler
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/internal/policy"
 )
 
 // TestStealPolicies: one steal from a victim holding n packets takes 1
-// (StealOne), min(⌈n/2⌉, MaxSteal) (StealHalf) or min(⌈n/2⌉, limit)
-// (StealBatch), one to run and the rest held by the thief (minHeld or
-// more) or in its deque, and counts it. White-box: the scheduler has never
-// run, so its parked workers have never touched their deques and the test
-// goroutine acts as the owner of both.
+// (StealOne), or min(⌈n/2⌉, StealLimit) (StealHalf; StealLimit 0 is
+// MaxTake), one to run and the rest held by the thief (MinHeld or more)
+// or in its deque, and counts it; under every Local policy. White-box:
+// the scheduler has never run, so its parked workers have never touched
+// their deques and the test goroutine acts as the owner of both.
 func TestStealPolicies(t *testing.T) {
+	const maxTake = policy.MaxTake
 	cases := []struct {
-		steal StealPolicy
+		steal Policy
+		limit int
 		n     int
 		want  int
 	}{
-		{StealOne(), 20, 1},
-		{StealHalf(), 20, 10},
-		{StealHalf(), 21, 11},
-		{StealHalf(), 1, 1},
-		{StealBatch(4), 20, 4},
-		{StealBatch(4), 5, 3},
-		{StealBatch(1), 20, 1},
-		{StealHalf(), 2 * MaxSteal, MaxSteal},
-		{StealHalf(), 600, MaxSteal}, // half capped at MaxSteal
-		{StealBatch(MaxSteal), 600, MaxSteal},
-		{StealBatch(16), 600, 16},
+		{StealOne, 0, 20, 1},
+		{StealHalf, 0, 20, 10},
+		{StealHalf, 0, 21, 11},
+		{StealHalf, 0, 1, 1},
+		{0, 0, 20, 10}, // the default: StealHalf
+		{StealHalf, 4, 20, 4},
+		{StealHalf, 4, 5, 3},
+		{StealHalf, 1, 20, 1},
+		{0, 3, 20, 3},
+		{StealHalf, 0, 2 * maxTake, maxTake},
+		{StealHalf, 0, 600, maxTake}, // half capped at MaxTake
+		{StealHalf, maxTake, 600, maxTake},
+		{StealHalf, 16, 600, 16},
 	}
-	for _, fifo := range []bool{false, true} {
+	for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
 		for _, c := range cases {
-			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, Steal: c.steal, LocalFIFO: fifo})
-			victim, thief := s.workers[0], s.workers[1]
+			what := fmt.Sprintf("%v, %v limit %d from %d", local, c.steal, c.limit, c.n)
+			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, Steal: c.steal, StealLimit: c.limit, Local: local})
+			victim, thief := s.s.workers[0], s.s.workers[1]
 			var n atomic.Int64
 			for range c.n {
 				victim.local.Push(mkTask(counter{&n}, 1))
@@ -40,32 +51,36 @@ func TestStealPolicies(t *testing.T) {
 			tk, ok, _ := thief.steal()
 			held, queued := thief.heldHi-thief.heldLo, thief.local.Len()
 			moved := held + queued
-			if !ok || tk.p == nil || tk.stage() != 1 || moved+1 != c.want || victim.local.Len() != c.n-c.want {
-				t.Errorf("fifo %v, %v from %d: ok %v, took %d (1 + %d moved), victim left %d; want %d",
-					fifo, c.steal, c.n, ok, moved+1, moved, victim.local.Len(), c.want)
-			}
-			if wantHeld := c.want-1 >= minHeld; moved > 0 && ((held == moved) != wantHeld || (held != 0 && queued != 0)) {
-				t.Errorf("fifo %v, %v from %d: %d held and %d in the deque; want them all %s", fifo, c.steal, c.n, held, queued,
-					map[bool]string{true: "held", false: "in the deque"}[wantHeld])
+			require.True(t, ok, what)
+			require.NotNil(t, tk.p, what)
+			assert.Equal(t, StageID(1), tk.stage(), what)
+			assert.Equal(t, c.want, moved+1, "%s: took 1 + %d moved", what, moved)
+			assert.Equal(t, c.n-c.want, victim.local.Len(), "%s: the victim's rest", what)
+			if wantHeld := c.want-1 >= policy.MinHeld; moved > 0 {
+				if wantHeld {
+					assert.Equal(t, moved, held, "%s: all held", what)
+				} else {
+					assert.Equal(t, moved, queued, "%s: all in the deque", what)
+				}
 			}
 			clear(thief.held)
 			thief.heldLo, thief.heldHi = 0, 0
 			h := thief.hot
-			if h.stealAttempts != 1 || h.steals != 1 || h.stolen != uint64(c.want) {
-				t.Errorf("fifo %v, %v: counters attempts %d steals %d stolen %d", fifo, c.steal, h.stealAttempts, h.steals, h.stolen)
-			}
+			assert.Equal(t, uint64(1), h.stealAttempts, what)
+			assert.Equal(t, uint64(1), h.steals, what)
+			assert.Equal(t, uint64(c.want), h.stolen, what)
 			// Empty both deques (their owner is this goroutine) before Close.
-			for _, w := range s.workers {
+			for _, w := range s.s.workers {
 				for {
 					if _, ok := w.local.Pop(); !ok {
 						break
 					}
 				}
 			}
-			if _, ok, _ := thief.steal(); ok || thief.hot.stealAttempts != 1 {
-				t.Errorf("steal from empty deques succeeded or counted an attempt")
-			}
-			s.Close()
+			_, ok, _ = thief.steal()
+			assert.False(t, ok, "%s: a steal from empty deques", what)
+			assert.Equal(t, uint64(1), thief.hot.stealAttempts, "%s: a steal from empty deques counted an attempt", what)
+			require.NoError(t, s.Close())
 		}
 	}
 }
@@ -74,16 +89,16 @@ func TestStealPolicies(t *testing.T) {
 // Config.Take: at most the worker's fair share of the bucket, ⌈depth ÷
 // workers⌉, and BucketBatch (TakeFair); BucketBatch whenever there are
 // that many (TakeFixed, MMTk's whole batches); the fair share, or
-// ⌈depth ÷ 2·workers⌉ up to MaxSteal while the bucket is deep (TakeGuided,
-// the default), from the bucket's queue (BulkAdd) and from lent slices
-// (AddSlice) alike. White-box, as above: the test goroutine acts as
-// worker 0 on a scheduler that has never run.
+// ⌈depth ÷ 2·workers⌉ up to MaxTake while the bucket is deep (TakeGuided,
+// the default), from the bucket's queue (AddAll) and from lent slices
+// (AddAll with Lend) alike. White-box, as above: the test goroutine acts
+// as worker 0 on a scheduler that has never run.
 func TestBucketTake(t *testing.T) {
 	cases := []struct {
-		take       TakePolicy
+		take       Policy
 		workers, n int
 		want       int
-		batch      int // 0: DefaultBucketBatch
+		batch      int // 0: 32
 	}{
 		{TakeFair, 4, 32, 8, 0},
 		{TakeFair, 2, 32, 16, 0},
@@ -98,9 +113,9 @@ func TestBucketTake(t *testing.T) {
 		{TakeGuided, 2, 67, 32, 0},  // ⌈67/4⌉ = 17 < BucketBatch
 		{TakeGuided, 2, 300, 75, 0}, // ⌈300/4⌉
 		{TakeGuided, 1, 100, 50, 0}, // ⌈100/2⌉
-		{TakeGuided, 2, 1000, MaxSteal, 0},
+		{TakeGuided, 2, 1000, policy.MaxTake, 0},
 		{TakeGuided, 4, 3, 1, 0},
-		{TakeDefault, 2, 300, 75, 0},
+		{0, 2, 300, 75, 0},           // the default: TakeGuided
 		{TakeGuided, 2, 1000, 32, 8}, // four times BucketBatch
 		{TakeGuided, 2, 20, 4, 1},    // ⌈20/4⌉ = 5, capped at 4 × BucketBatch
 		{TakeGuided, 2, 12, 3, 1},    // ⌈12/4⌉ = 3 > the fair share of 1
@@ -114,19 +129,18 @@ func TestBucketTake(t *testing.T) {
 			for i := range ps {
 				ps[i] = counter{&n}
 			}
-			add := s.BulkAdd
+			var opts []Option
 			if lent {
-				add = s.AddSlice
+				opts = append(opts, Lend)
 			}
-			if err := add(1, ps); err != nil {
-				t.Fatal(err)
-			}
-			s.cur.Store(1) // stage 1 open for findBuckets
-			w := s.workers[0]
+			require.NoError(t, s.AddAll(ps, opts...))
+			s.s.cur.Store(1) // stage 1 open for findBuckets
+			w := s.s.workers[0]
 			tk, ok, _ := w.findBuckets()
-			if got := w.local.Len() + w.heldHi - w.heldLo + 1; !ok || tk.p == nil || got != c.want {
-				t.Errorf("%v, batch %d, lent %v, %d workers, %d queued: took %d (ok %v); want %d", c.take, c.batch, lent, c.workers, c.n, got, ok, c.want)
-			}
+			got := w.local.Len() + w.heldHi - w.heldLo + 1
+			require.True(t, ok)
+			require.NotNil(t, tk.p)
+			assert.Equal(t, c.want, got, "%v, batch %d, lent %v, %d workers, %d queued: took", c.take, c.batch, lent, c.workers, c.n)
 		}
 	}
 }
@@ -140,13 +154,13 @@ func TestTakeLimitBounds(t *testing.T) {
 	for n := 1; n <= 17; n++ {
 		for batch := 1; batch <= maxHeld; batch = batch*2 + 1 {
 			for d := 0; d <= 4*maxHeld*n; d += 1 + d/7 {
-				fair := takeLimitFor(TakeFair, batch, d, n)
-				guided := takeLimitFor(TakeGuided, batch, d, n)
+				fair := policy.TakeLimit(policy.TakeFair, batch, d, n)
+				guided := policy.TakeLimit(policy.TakeGuided, batch, d, n)
 				share := max(1, (d+n-1)/n)
 				if fair < 1 || fair > batch || fair > share {
 					t.Fatalf("fair(batch %d, d %d, n %d) = %d", batch, d, n, fair)
 				}
-				if guided < fair || guided > min(guidedFactor*batch, maxHeld) {
+				if guided < fair || guided > min(policy.GuidedFactor*batch, maxHeld) {
 					t.Fatalf("guided(batch %d, d %d, n %d) = %d, fair %d", batch, d, n, guided, fair)
 				}
 				if guided > fair && d <= 2*n*batch {
@@ -154,19 +168,5 @@ func TestTakeLimitBounds(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestParseTakePolicy(t *testing.T) {
-	for p := TakeDefault; p < takeEnd; p++ {
-		if q, err := ParseTakePolicy(p.String()); err != nil || q != p {
-			t.Errorf("%v: parsed back as %v, %v", p, q, err)
-		}
-	}
-	if _, err := ParseTakePolicy("greedy"); err == nil {
-		t.Error("unknown take policy parsed")
-	}
-	if s := TakePolicy(9).String(); s != "TakePolicy(9)" {
-		t.Errorf("String of an unknown policy: %q", s)
 	}
 }

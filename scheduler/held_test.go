@@ -5,6 +5,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/internal/policy"
 )
 
 // TestHeldBatchReachesIdleWorker: a bucket take that a worker keeps to
@@ -27,12 +32,9 @@ func TestHeldBatchReachesIdleWorker(t *testing.T) {
 	}
 	runOnce(t, s, ps, runs[:])
 	st := s.Stats()
-	if st.Workers[0].BucketTakes+st.Workers[1].BucketTakes != 1 {
-		t.Fatalf("bucket takes %d + %d; want one take of the whole stage", st.Workers[0].BucketTakes, st.Workers[1].BucketTakes)
-	}
-	if by[0].Load() == 0 || by[1].Load() == 0 {
-		t.Fatalf("packets per worker %d, %d: the held batch never reached the idle worker", by[0].Load(), by[1].Load())
-	}
+	require.Equal(t, uint64(1), st.Workers[0].BucketTakes+st.Workers[1].BucketTakes, "one take of the whole stage")
+	require.NotZero(t, by[0].Load(), "the held batch never reached the idle worker")
+	require.NotZero(t, by[1].Load(), "the held batch never reached the idle worker")
 	t.Logf("packets per worker: %d, %d; steals %d, %d", by[0].Load(), by[1].Load(), st.Workers[0].Steals, st.Workers[1].Steals)
 }
 
@@ -48,24 +50,16 @@ func TestHeldBatchDroppedOnPanic(t *testing.T) {
 	for i := 1; i < n; i++ {
 		ps[i] = counter{&ran}
 	}
-	if err := s.BulkAdd(1, ps); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.AddAll(ps))
 	runDropping(t, s, &ran, n-1)
 	// The worker holds nothing afterwards: the next cycle runs each once.
-	if err := s.BulkAdd(1, ps[1:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if ran.Load() != n-1 {
-		t.Fatalf("ran %d, want %d", ran.Load(), n-1)
-	}
+	require.NoError(t, s.AddAll(ps[1:]))
+	require.NoError(t, runCycle(t, s))
+	require.Equal(t, int64(n-1), ran.Load())
 }
 
 // TestHeldSmallTakeStealable: a take that is not held (smaller than
-// minHeld, or cut by the fair share below a full batch) goes to the deque
+// MinHeld, or cut by the fair share below a full batch) goes to the deque
 // at once, so a worker stuck in the take's first packet does not keep the
 // rest from an idle worker. The first packet waits until every other
 // packet of its take has run.
@@ -73,40 +67,40 @@ func TestHeldSmallTakeStealable(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		batch, n int
-		policy   TakePolicy
+		policy   Policy
 		take     int // packets 0..take-1 form the first take
 	}{
-		{"small", minHeld, minHeld, TakeFixed, minHeld}, // minHeld-1 beyond the first
-		{"fair-share", 32, 40, TakeFair, 20},            // ⌈40/2⌉ = 20 < 32
-		{"guided-short", 32, 40, TakeGuided, 20},        // ⌈40/4⌉ = 10 < the fair share
+		{"small", policy.MinHeld, policy.MinHeld, TakeFixed, policy.MinHeld}, // MinHeld-1 beyond the first
+		{"fair-share", 32, 40, TakeFair, 20},                                 // ⌈40/2⌉ = 20 < 32
+		{"guided-short", 32, 40, TakeGuided, 20},                             // ⌈40/4⌉ = 10 < the fair share
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: c.batch, Take: c.policy})
 			var wg sync.WaitGroup
 			wg.Add(c.take - 1)
 			done := make(chan struct{})
+			var ran atomic.Int64
 			ps := make([]Packet, c.n)
-			ps[0] = fn(func(*Worker) {
+			ps[0] = Func("first", func(*Worker) error {
 				select {
 				case <-done:
+					return nil
 				case <-time.After(10 * time.Second):
-					panic("the rest of the take never ran elsewhere")
+					return errFail // the rest of the take never ran elsewhere
 				}
 			})
 			for i := 1; i < c.n; i++ {
 				ps[i] = fn(func(*Worker) {
+					ran.Add(1)
 					if i < c.take {
 						wg.Done()
 					}
 				})
 			}
 			go func() { wg.Wait(); close(done) }()
-			if err := s.BulkAdd(1, ps); err != nil {
-				t.Fatal(err)
-			}
-			if err := runCycle(t, s); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, s.AddAll(ps))
+			require.NoError(t, runCycle(t, s), "the rest of the take never ran elsewhere")
+			require.Equal(t, int64(c.n-1), ran.Load())
 		})
 	}
 }
@@ -120,24 +114,26 @@ type chainLink struct {
 	timedOut *atomic.Bool
 }
 
-func (c chainLink) Run(w *Worker) {
+func (c chainLink) Run(w *Worker) error {
 	if c.left > 0 {
-		w.Spawn(chainLink{c.left - 1, c.ran, c.want, c.timedOut})
-		return
+		Spawn(w, chainLink{c.left - 1, c.ran, c.want, c.timedOut})
+		return nil
 	}
 	for deadline := time.Now().Add(10 * time.Second); c.ran.Load() < c.want; time.Sleep(50 * time.Microsecond) {
 		if time.Now().After(deadline) {
 			c.timedOut.Store(true)
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // TestHeldNotHiddenBySpawnChain: a held batch reaches an idle worker
 // while the packet before it spawns a chain of single children (each run
 // next, so the private stack never holds two): every spawn offers the
 // held batch. The chain's last link waits until the whole batch has run
-// elsewhere; a reviewer found the batch hidden for the whole chain.
+// elsewhere (without that offer the batch once stayed hidden for the
+// whole chain).
 func TestHeldNotHiddenBySpawnChain(t *testing.T) {
 	const n = 32
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, BucketBatch: n, Take: TakeFixed})
@@ -148,43 +144,34 @@ func TestHeldNotHiddenBySpawnChain(t *testing.T) {
 	for i := 1; i < n; i++ {
 		ps[i] = counter32{&ran}
 	}
-	if err := s.BulkAdd(1, ps); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if timedOut.Load() || ran.Load() != n-1 {
-		t.Fatalf("the chain's last link waited 10 s for the held batch (timed out: %v; %d of %d had run by the cycle's end)", timedOut.Load(), ran.Load(), n-1)
-	}
+	require.NoError(t, s.AddAll(ps))
+	require.NoError(t, runCycle(t, s))
+	require.False(t, timedOut.Load(), "the chain's last link waited 10 s for the held batch")
+	require.Equal(t, int32(n-1), ran.Load())
 }
 
 // counter32 counts its runs.
 type counter32 struct{ n *atomic.Int32 }
 
-func (c counter32) Run(*Worker) { c.n.Add(1) }
+func (c counter32) Run(*Worker) error { c.n.Add(1); return nil }
 
 // TestHeldLargeBatch: a BucketBatch larger than one bucket block still
 // holds its full takes (a take never crosses a block, so the take's
 // size cannot say whether the fair share cut it).
 func TestHeldLargeBatch(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}, BucketBatch: 1024})
-	var heldSeen atomic.Int32
+	var heldSeen, ran atomic.Int32
 	ps := make([]Packet, 2000)
 	for i := range ps {
 		ps[i] = fn(func(w *Worker) {
-			if w.heldHi-w.heldLo > minHeld {
+			ran.Add(1)
+			if w.heldHi-w.heldLo > policy.MinHeld {
 				heldSeen.Store(1)
 			}
 		})
 	}
-	if err := s.BulkAdd(1, ps); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if heldSeen.Load() == 0 {
-		t.Fatal("no take of a 2000-packet stage was held with BucketBatch 1024")
-	}
+	require.NoError(t, s.AddAll(ps))
+	require.NoError(t, runCycle(t, s))
+	assert.Equal(t, int32(2000), ran.Load())
+	require.NotZero(t, heldSeen.Load(), "no take of a 2000-packet stage was held with BucketBatch 1024")
 }

@@ -2,16 +2,16 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"os"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/internal/watchdog"
-
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/wsched/wsched/internal/watchdog"
 )
 
 func TestMain(m *testing.M) {
@@ -33,14 +33,12 @@ func scale(n, div int) int {
 func newSched(t testing.TB, cfg Config) *Scheduler {
 	t.Helper()
 	s, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
+	require.NoError(t, err, "New")
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-// run runs one cycle under a 30-second watchdog.
+// runCycle runs one cycle under a 30-second watchdog.
 func runCycle(t *testing.T, s *Scheduler) error {
 	t.Helper()
 	var err error
@@ -48,27 +46,39 @@ func runCycle(t *testing.T, s *Scheduler) error {
 	return err
 }
 
-// waitParked waits until at least k workers are parked.
+// waitParked waits until at least k workers are registered as parked.
 func waitParked(t *testing.T, s *Scheduler, k int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for int(s.nParked.Load()) < k {
+	waitFor(t, 10*time.Second, func() bool { return int(s.s.nParked.Load()) >= k },
+		"%d workers parked", k)
+}
+
+// waitFor polls cond (every 50 µs) until it holds, and fails the test if
+// it does not within d: a wait for a state, never a fixed sleep.
+func waitFor(t testing.TB, d time.Duration, cond func() bool, what string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d workers parked after 10s", s.nParked.Load(), k)
+			t.Fatalf("waited %v for: "+what+"\n%s", append(append([]any{d}, args...), watchdog.Stacks())...)
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
 }
 
-// fn is a Packet from a function.
+// stageOf is the stage of the packet running on w (the stage a Spawn on w
+// queues into). Tests only: packets have no use for it.
+func stageOf(w *Worker) StageID { return w.cur.stage() }
+
+// fn is a Packet from a function that cannot fail.
 type fn func(w *Worker)
 
-func (f fn) Run(w *Worker) { f(w) }
+func (f fn) Run(w *Worker) error { f(w); return nil }
 
 // counter counts its runs.
 type counter struct{ n *atomic.Int64 }
 
-func (c counter) Run(*Worker) { c.n.Add(1) }
+func (c counter) Run(*Worker) error { c.n.Add(1); return nil }
 
 // blocker blocks its worker until release is closed.
 type blocker struct {
@@ -76,11 +86,12 @@ type blocker struct {
 	release <-chan struct{}
 }
 
-func (b blocker) Run(w *Worker) {
+func (b blocker) Run(w *Worker) error {
 	if b.started != nil {
 		b.started <- w.ID()
 	}
 	<-b.release
+	return nil
 }
 
 var bg = context.Background()
@@ -92,15 +103,10 @@ var watch = watchdog.Watch
 // in runs reads 1: every packet it tracks ran exactly once.
 func runOnce(t *testing.T, s *Scheduler, ps []Packet, runs []atomic.Int32) {
 	t.Helper()
-	if err := s.BulkAdd(1, ps); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if i, r, bad := notOnce(runs); bad {
-		t.Fatalf("packet %d ran %d times", i, r)
-	}
+	require.NoError(t, s.AddAll(ps))
+	require.NoError(t, runCycle(t, s))
+	i, r, bad := notOnce(runs)
+	require.False(t, bad, "packet %d ran %d times", i, r)
 }
 
 // notOnce returns the first packet whose run counter is not 1, if any.
@@ -114,18 +120,17 @@ func notOnce(runs []atomic.Int32) (i int, n int32, bad bool) {
 }
 
 // runDropping runs a cycle in which a packet panics and checks that it
-// ends with a *PanicError that dropped want queued packets, none of which
-// ran (ran counts their runs).
-func runDropping(t *testing.T, s *Scheduler, ran *atomic.Int64, want uint64) {
+// ends with a *CycleError for that panic that dropped want queued
+// packets, none of which ran (ran counts their runs).
+func runDropping(t *testing.T, s *Scheduler, ran *atomic.Int64, want uint64) *CycleError {
 	t.Helper()
 	err := runCycle(t, s)
-	var pe *PanicError
-	if !errors.As(err, &pe) {
-		t.Fatalf("Run = %v, want *PanicError", err)
-	}
-	if pe.Dropped != want || ran.Load() != 0 {
-		t.Fatalf("Dropped = %d, ran = %d; want %d, 0", pe.Dropped, ran.Load(), want)
-	}
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	require.True(t, ce.Panicked, "CycleError %v: want a packet's panic", ce)
+	require.Equal(t, want, ce.Dropped, "Dropped")
+	require.Equal(t, int64(0), ran.Load(), "dropped packets that ran")
+	return ce
 }
 
 // xorshift runs n dependent xorshift steps (about 1 ns each on the EPYC):

@@ -3,26 +3,57 @@ package scheduler
 import (
 	"reflect"
 	"sync"
+	"unsafe"
 
 	"github.com/wsched/wsched/trace"
 )
 
 // Packet is a unit of work. Run executes it on worker w; w is valid only
-// until Run returns. A packet may spawn more packets (w.Spawn), add to any
-// stage (w.Scheduler().Add) and add designated work.
+// until Run returns. A packet may spawn more packets (Spawn, SpawnOrRun),
+// open a join (Join), and add to any stage (w.Scheduler().Add).
+//
+// Run returns nil, or an error that ends the cycle: the other workers stop
+// after their running packet, nothing queued starts, and Run returns a
+// *CycleError that wraps it and names the packet.
+//
+// A packet's type is its name in Stats and traces (reflect's Type.String,
+// "*gc.ScanRoots"), unless it implements Namer. Any type may be a packet:
+// a pointer, or a small struct spawned by value (Spawn keeps the value in
+// the worker's queue memory, so spawning it allocates nothing).
 type Packet interface {
-	Run(w *Worker)
+	Run(w *Worker) error
 }
 
-// Namer is implemented by packets that name themselves for stats and
-// traces. Packets that do not are named by their Go type (reflect's
-// Type.String, e.g. "*gc.ScanRoots"), derived once per type.
+// Namer is implemented by packets that name themselves for Stats, traces
+// and errors. Names should come from a small set: each distinct name gets
+// a stats slot on every worker. A value (non-pointer) packet type that
+// implements Namer costs an allocation per run for its name; give such
+// packets types of their own instead.
 type Namer interface {
 	PacketName() string
 }
 
-// StageID identifies a stage: 0 is Unconstrained, always open during a
-// cycle; user stages are 1..n in Config.Stages order.
+// Func returns a packet that runs fn and is named name in Stats, traces
+// and errors: a plain function as a packet. Making it allocates once;
+// spawning or adding it allocates nothing more.
+func Func(name string, fn func(w *Worker) error) Packet {
+	if fn == nil {
+		panic("scheduler: Func(" + name + ", nil)")
+	}
+	return &funcPacket{name: name, fn: fn}
+}
+
+type funcPacket struct {
+	name string
+	fn   func(w *Worker) error
+}
+
+func (f *funcPacket) Run(w *Worker) error { return f.fn(w) }
+func (f *funcPacket) PacketName() string  { return f.name }
+
+// StageID identifies a stage: 0 is Unconstrained, open throughout every
+// cycle; Config.Stages[i] is StageID i+1. A StageID is an Option of Add,
+// AddAll and SetSentinel: the stage to queue into (stage 1 by default).
 type StageID int
 
 // Unconstrained is the stage whose bucket is open for the whole cycle.
@@ -31,16 +62,17 @@ const Unconstrained StageID = 0
 // task is what the queues hold: a packet and the stage it belongs to.
 // Packets spawned by a packet inherit its stage. While tracing, a task
 // also carries where and when it was queued, so that a steal can draw its
-// flow arrow from there (trace.WorkerBuf.StealStamped).
+// flow arrow from there (tracebuf's Buf.StealStamped).
 //
 // All of that is packed into one word beside the packet, so a task stays
-// 24 bytes, tracing or not: meta = stage | from<<12 | born<<24, born
-// being the low 40 bits of the tracer's clock (trace.StampBits; 2^40 CPU
-// ticks are several minutes, and the tracer rebuilds the full time from
-// the steal's own clock reading). A 32-byte task with separate fields cost
-// BulkAddFanout about 5 ns more per packet (+23-30% on its add path, +11%
-// end to end, 2 vCPU KVM, interleaved A/B) with tracing off, as its
-// Injector blocks hold a third more bytes.
+// 24 bytes, tracing or not: meta = stage | slot<<11 | from<<12 | born<<24,
+// born being the low 40 bits of the tracer's clock (2^40 CPU ticks are
+// several minutes, and the tracer rebuilds the full time from the steal's
+// own clock reading). slot marks a value packet (a *slot[P]), which counts
+// itself in the stats. A 32-byte task with separate fields cost
+// BulkAddFanout about 5 ns more per packet (+11% end to end, 2 vCPU KVM,
+// interleaved A/B) with tracing off, as its Injector blocks hold a third
+// more bytes.
 type task struct {
 	p    Packet
 	meta uint64
@@ -48,19 +80,22 @@ type task struct {
 
 // The fields of task.meta. from is fromNone when tracing is off or the
 // packet was never queued, fromControl for an add from outside the
-// workers (Scheduler.Add*, a sentinel), fromWorker0+i for Spawn on
-// worker i; the trace buffer is from-fromWorker0 (-1 = control).
+// workers (Add, AddAll, a sentinel), fromWorker0+i for a spawn on worker
+// i; the trace buffer is from-fromWorker0 (-1 = control).
 const (
-	stageBits = 12
+	stageBits = 11
+	slotBit   = 1 << stageBits
+	fromShift = stageBits + 1
 	fromBits  = 12
-	bornShift = stageBits + fromBits
+	bornShift = fromShift + fromBits
+	stageMask = 1<<stageBits - 1
 
 	fromNone    = 0
 	fromControl = 1
 	fromWorker0 = 2
 
 	// maxStages bounds Config.Stages (StageIDs 1..maxStages).
-	maxStages = 1<<stageBits - 1
+	maxStages = stageMask
 	// maxWorkers bounds Config.Workers: fromWorker0+i must fit in
 	// fromBits. Far beyond any machine this runs on, and low enough that
 	// a typo (Workers: 1e9) fails instead of starting a billion goroutines.
@@ -71,24 +106,24 @@ const (
 func mkTask(p Packet, st StageID) task { return task{p: p, meta: uint64(st)} }
 
 // stage is the task's stage.
-func (t *task) stage() StageID { return StageID(t.meta & (1<<stageBits - 1)) }
+func (t *task) stage() StageID { return StageID(t.meta & stageMask) }
 
-// stamp records that t was queued at born (a trace.WorkerBuf.Stamp value)
-// by from.
+// stamp records that t was queued at born (a trace stamp) by from.
 func (t *task) stamp(born int64, from int32) {
-	t.meta = t.meta&(1<<stageBits-1) | uint64(from)<<stageBits | uint64(born)<<bornShift
+	t.meta = t.meta&(1<<fromShift-1) | uint64(from)<<fromShift | uint64(born)<<bornShift
 }
 
-// born is the low 64-bornShift bits of the stamp (trace.StampBits).
+// born is the low 64-bornShift bits of the stamp.
 func (t *task) born() int64 { return int64(t.meta >> bornShift) }
 
 // origin is the trace buffer (a worker, -1 = control) whose clock stamped
 // t, or -2 (below any buffer: no origin) if t was not stamped.
-func (t *task) origin() int { return int(t.meta>>stageBits&(1<<fromBits-1)) - fromWorker0 }
+func (t *task) origin() int { return int(t.meta>>fromShift&(1<<fromBits-1)) - fromWorker0 }
 
 // typeInfo is what the registry knows about one packet type. Immutable.
 type typeInfo struct {
-	namer bool // the type implements Namer: look the name up per packet
+	namer bool // look the name up per packet (Namer, or a value packet of an interface type)
+	iface bool // a value packet of an interface type: count its dynamic packet
 	idx   int  // stats index of the type's name, when !namer
 }
 
@@ -106,9 +141,9 @@ type nameEntry struct {
 // Callers: any worker, on its slow path (first packet of a type it has not
 // seen last); Stats.
 type registry struct {
-	types  sync.Map // reflect.Type → *typeInfo
+	types  sync.Map // reflect.Type or a value packet's slot type word → *typeInfo
 	byName sync.Map // string → int (stats index)
-	tracer *trace.Recorder
+	intern func(string) trace.NameID
 
 	mu    sync.Mutex
 	names []nameEntry // guarded by mu; append-only, index = stats index
@@ -128,6 +163,27 @@ func (r *registry) typeOf(t reflect.Type, p Packet) *typeInfo {
 	return v.(*typeInfo)
 }
 
+// valueType returns the info of value packets of type elem, whose slot
+// type word is key, computing it once per type.
+func (r *registry) valueType(key unsafe.Pointer, elem reflect.Type) *typeInfo {
+	if v, ok := r.types.Load(key); ok {
+		return v.(*typeInfo)
+	}
+	ti := &typeInfo{}
+	switch {
+	case elem.Kind() == reflect.Interface:
+		ti.namer, ti.iface = true, true
+	case elem.Implements(namerType):
+		ti.namer = true
+	default:
+		ti.idx = r.index(elem.String())
+	}
+	v, _ := r.types.LoadOrStore(key, ti)
+	return v.(*typeInfo)
+}
+
+var namerType = reflect.TypeFor[Namer]()
+
 // index returns the stats index of name, assigning the next one on first
 // use (and interning the name in the tracer).
 func (r *registry) index(name string) int {
@@ -140,7 +196,7 @@ func (r *registry) index(name string) int {
 		return v.(int)
 	}
 	i := len(r.names)
-	r.names = append(r.names, nameEntry{name: name, id: r.tracer.Intern(name)})
+	r.names = append(r.names, nameEntry{name: name, id: r.intern(name)})
 	r.byName.Store(name, i)
 	return i
 }
@@ -152,13 +208,16 @@ func (r *registry) entry(i int) nameEntry {
 	return r.names[i]
 }
 
-// nameOf returns p's name (slow path: panics, errors).
-func (r *registry) nameOf(p Packet) string {
-	if p == nil {
+// nameOf returns p's name (slow path: panics, errors). A value packet's
+// slot names its value.
+func nameOf(p Packet) string {
+	switch q := p.(type) {
+	case nil:
 		return "<nil>"
-	}
-	if n, ok := p.(Namer); ok {
-		return n.PacketName()
+	case valuePacket:
+		return q.valueName()
+	case Namer:
+		return q.PacketName()
 	}
 	return reflect.TypeOf(p).String()
 }

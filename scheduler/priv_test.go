@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestPrivOfferedToIdle: while another worker is idle, Spawn offers every
@@ -16,28 +18,23 @@ func TestPrivOfferedToIdle(t *testing.T) {
 	var first atomic.Int32
 	first.Store(-1)
 	var second atomic.Int32
-	root := fn(func(w *Worker) {
-		w.Spawn(fn(func(w2 *Worker) { first.Store(int32(w2.ID())) }))
-		w.Spawn(fn(func(*Worker) { second.Add(1) }))
+	root := Func("root", func(w *Worker) error {
+		Spawn(w, fn(func(w2 *Worker) { first.Store(int32(w2.ID())) }))
+		Spawn(w, fn(func(*Worker) { second.Add(1) }))
 		for deadline := time.Now().Add(10 * time.Second); first.Load() < 0; {
 			if time.Now().After(deadline) {
-				panic("the first child was never offered to the idle worker")
+				return errFail // the first child was never offered to the idle worker
 			}
 			time.Sleep(50 * time.Microsecond)
 		}
 		if int(first.Load()) == w.ID() {
 			panic("the first child ran on its spawner")
 		}
+		return nil
 	})
-	if err := s.Add(1, root); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if second.Load() != 1 {
-		t.Fatalf("the second child ran %d times", second.Load())
-	}
+	require.NoError(t, s.Add(root))
+	require.NoError(t, runCycle(t, s), "the first child was never offered to the idle worker")
+	require.Equal(t, int32(1), second.Load(), "the second child's runs")
 }
 
 // TestPrivSpill: a full private stack moves its older half to the deque
@@ -48,26 +45,21 @@ func TestPrivSpill(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"a"}})
 	var runs [n]atomic.Int32
 	var order []int
-	var inDeque int
+	var inDeque, inPriv int
 	root := fn(func(w *Worker) {
 		for i := range n {
-			w.Spawn(fn(func(*Worker) {
+			Spawn(w, fn(func(*Worker) {
 				runs[i].Add(1)
 				order = append(order, i)
 			}))
 		}
-		inDeque = w.local.Len()
-		if got := int(w.privTail - w.privHead); got+inDeque != n || got > privCap {
-			panic("private stack and deque do not hold the spawned packets")
-		}
+		inDeque, inPriv = w.local.Len(), int(w.privTail-w.privHead)
 	})
 	runOnce(t, s, []Packet{root}, runs[:])
-	if inDeque < privCap {
-		t.Fatalf("%d packets in the deque after %d spawns: the private stack did not spill", inDeque, n)
-	}
-	if order[0] != n-1 {
-		t.Fatalf("first packet run: %d, want the newest, %d", order[0], n-1)
-	}
+	require.Equal(t, n, inPriv+inDeque, "the private stack and deque hold the spawned packets")
+	require.LessOrEqual(t, inPriv, privCap)
+	require.GreaterOrEqual(t, inDeque, privCap, "packets in the deque after %d spawns: the private stack did not spill", n)
+	require.Equal(t, n-1, order[0], "the first packet run: the newest")
 }
 
 // TestPrivDroppedOnPanic: private packets are dropped and counted when
@@ -78,12 +70,10 @@ func TestPrivDroppedOnPanic(t *testing.T) {
 	var ran atomic.Int64
 	root := fn(func(w *Worker) {
 		for range n {
-			w.Spawn(counter{&ran})
+			Spawn(w, counter{&ran})
 		}
 		panic("after spawning")
 	})
-	if err := s.Add(1, root); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Add(root))
 	runDropping(t, s, &ran, n)
 }

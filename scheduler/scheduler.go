@@ -2,26 +2,39 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
+	"runtime"
 	"runtime/pprof"
 	rtrace "runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/wsched/wsched/bucket"
+	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
 // Scheduler runs packets on a fixed set of worker goroutines, one cycle per
-// Run call, stage by stage. See the package documentation for the model
-// and wake.go for the parking protocol.
+// Run call, stage by stage. Make one with New; the zero Scheduler is not
+// usable (its methods panic saying so). See the package documentation for
+// the model and wake.go for the parking protocol.
 //
-// Callers: any goroutine may call Add*, SetSentinel, Stage, Stats and
-// Workers, including packets running on the workers. One goroutine at a time
-// calls Run (a second gets ErrCycleRunning). Close may be called from any
-// goroutine except a packet's (it waits for the workers).
+// Callers: any goroutine may call Add, AddAll, AddDesignated, SetSentinel,
+// Stats and Workers, including packets running on the workers. One
+// goroutine at a time calls Run (a second gets ErrCycleRunning). Close may
+// be called from any goroutine but the scheduler's own packets.
+//
+// A Scheduler that becomes unreachable without Close is closed by the
+// garbage collector (runtime.AddCleanup): its workers exit. Close it
+// explicitly to release them at a known time.
 type Scheduler struct {
+	s *sched // the workers reference s, never the Scheduler
+}
+
+// sched is a Scheduler's state, referenced by its workers.
+type sched struct {
 	// Immutable after New.
 	cfg        Config
 	n          int
@@ -29,18 +42,19 @@ type Scheduler struct {
 	workers    []*Worker
 	buckets    []*bucket.Bucket[task] // index = StageID
 	stageNames []string               // index = StageID
-	stageIDs   map[string]StageID
-	stageTrace []trace.NameID    // index = StageID
-	stageLabel []context.Context // PprofLabels: label context per StageID
+	stageTrace []trace.NameID         // index = StageID
+	stageLabel []context.Context      // PprofLabels: label context per StageID
 	// spanSrcs holds, per StageID, the sources of the bucket's spans
-	// (AddSlice), indexed by span slot; allocated on a stage's first
-	// AddSlice and written only under that bucket's span lock.
+	// (lent slices), indexed by span slot; allocated on a stage's first
+	// lent slice and written only under that bucket's span lock.
 	spanSrcs   []*[bucket.MaxSpans]sliceSource
-	ctl        *trace.WorkerBuf // control trace buffer; written under mu
-	reg        registry         // packet names
-	epoch      time.Time        // clock origin for PacketTiming
-	instrument bool             // timing, tracing, runtime/trace or labels on
-	wg         sync.WaitGroup   // one per worker goroutine
+	ctl        *tracebuf.Buf  // control trace buffer; written under mu
+	reg        registry       // packet names
+	epoch      time.Time      // clock origin for PacketTiming
+	instrument bool           // timing, tracing, runtime/trace or labels on
+	bounded    bool           // cfg.MaxQueued > 0
+	wg         sync.WaitGroup // one per worker goroutine
+	handle     weak.Pointer[Scheduler]
 
 	_ [64]byte
 	// Shared words read on the hot and search paths. Each atomic's role:
@@ -67,9 +81,25 @@ type Scheduler struct {
 	// cycleActive is true from Run's start to the cycle's end (stored under
 	// mu); wakers and parking workers load it.
 	cycleActive atomic.Bool
-	// closed is set by Close (under mu); loaded by Add* and by woken workers.
+	// closed is set by Close (under mu); loaded by adds and by woken
+	// workers.
 	closed atomic.Bool
-	_      [64]byte
+	// cctx is the running cycle's context, made on the first
+	// Worker.Context call of a cycle (under mu) and cancelled when the
+	// cycle ends.
+	cctx atomic.Pointer[cycleCtx]
+	_    [64]byte
+
+	// nQueued counts the packets Add and AddAll queued and no worker has
+	// taken yet, when Config.MaxQueued bounds them (backpressure). Added to
+	// by adds, subtracted from by bucket takes and drains.
+	nQueued atomic.Int64
+	// waiters counts adds waiting for room (Block); room is closed and
+	// replaced, under roomMu, when a take makes room while some wait.
+	waiters atomic.Int32
+	roomMu  sync.Mutex
+	room    chan struct{}
+	_       [64]byte
 
 	// mu is the monitor (MMTk's WorkerMonitor): park registration, wake-ups,
 	// stage transitions and cycle state. Never held while a packet runs.
@@ -78,16 +108,23 @@ type Scheduler struct {
 	parked  int       // len(idle); the last worker to make it n decides
 	running bool      // a Run call is in progress
 	cycle   uint64    // cycles started
-	cause   error     // why the current cycle is being aborted, nil if not
-	result  error     // the error of the cycle that just ended
-	dropped uint64    // packets discarded in the current cycle so far
+	cause   *CycleError
+	result  error  // the error of the cycle that just ended
+	dropped uint64 // packets discarded in the current cycle so far
 	done    chan struct{}
-	// cycleCtx is the context of the current cycle (runtime/trace task).
-	cycleCtx   context.Context
+	runCtx  context.Context // Run's context during a cycle
+	// traceCtx is the context of the current cycle's runtime/trace task.
+	traceCtx   context.Context
 	cycleStart time.Time
 	stages     []stageRecord // index = StageID
 	totals     schedTotals
 	closeOnce  sync.Once
+}
+
+// cycleCtx is a cycle's context and its cancel function.
+type cycleCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // schedTotals are scheduler-wide counters, guarded by mu.
@@ -109,34 +146,36 @@ type stageRecord struct {
 
 // New validates cfg, starts cfg.Workers worker goroutines (parked until Run)
 // and returns the scheduler. A bad Config yields an error wrapping
-// ErrInvalidConfig that names the field; New never panics on a Config.
+// ErrInvalid that names the field; New never panics on a Config.
 func New(cfg Config) (*Scheduler, error) {
 	cfg, err := cfg.validate()
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Tracer != nil && !cfg.Tracer.Claim() {
-		return nil, configError("Tracer already records another Scheduler (a Recorder records one)")
+	// The recorder's write side: trace.Recorder is a tracebuf.Recorder.
+	rec := (*tracebuf.Recorder)(cfg.Tracer)
+	if cfg.Tracer != nil && !rec.Claim() {
+		return nil, configError("Tracer: the Recorder already records another Scheduler (a Recorder records one)")
 	}
-	s := &Scheduler{
+	s := &sched{
 		cfg:      cfg,
 		n:        cfg.Workers,
 		nStages:  len(cfg.Stages),
-		stageIDs: make(map[string]StageID, len(cfg.Stages)+1),
-		ctl:      cfg.Tracer.Control(),
+		ctl:      rec.Control(),
 		epoch:    time.Now(),
 		done:     make(chan struct{}, 1),
-		cycleCtx: context.Background(),
+		traceCtx: context.Background(),
+		room:     make(chan struct{}),
 	}
-	s.reg.tracer = cfg.Tracer
+	s.reg.intern = rec.Intern
 	s.instrument = cfg.PacketTiming || cfg.Tracer != nil || cfg.RuntimeTrace || cfg.PprofLabels
+	s.bounded = cfg.MaxQueued > 0
 	s.stageNames = append([]string{unconstrainedName}, cfg.Stages...)
 	s.stages = make([]stageRecord, len(s.stageNames))
-	for i, name := range s.stageNames {
-		s.stageIDs[name] = StageID(i)
+	for _, name := range s.stageNames {
 		s.buckets = append(s.buckets, bucket.New[task]())
 		s.spanSrcs = append(s.spanSrcs, nil)
-		s.stageTrace = append(s.stageTrace, cfg.Tracer.Intern(name))
+		s.stageTrace = append(s.stageTrace, rec.Intern(name))
 		if cfg.PprofLabels {
 			s.stageLabel = append(s.stageLabel, pprof.WithLabels(context.Background(), pprof.Labels("wsched_stage", name)))
 		}
@@ -156,131 +195,229 @@ func New(cfg Config) (*Scheduler, error) {
 	for _, w := range s.workers {
 		go w.main(true)
 	}
-	return s, nil
+	h := &Scheduler{s: s}
+	s.handle = weak.Make(h)
+	runtime.AddCleanup(h, (*sched).close, s)
+	return h, nil
+}
+
+// sched returns h's state; a zero Scheduler panics.
+func (h *Scheduler) sched() *sched {
+	if h == nil || h.s == nil {
+		panic("scheduler: a zero Scheduler: make one with scheduler.New")
+	}
+	return h.s
 }
 
 // Workers returns the number of workers.
-func (s *Scheduler) Workers() int { return s.n }
+func (h *Scheduler) Workers() int { return h.sched().n }
 
-// Stage returns the StageID of the stage named name ("Unconstrained" is 0).
-func (s *Scheduler) Stage(name string) (StageID, error) {
-	if id, ok := s.stageIDs[name]; ok {
-		return id, nil
-	}
-	return 0, fmt.Errorf("%w: %q", ErrUnknownStage, name)
-}
-
-// StageName returns the name of stage st, or "" if there is none.
-func (s *Scheduler) StageName(st StageID) string {
-	if st < 0 || int(st) >= len(s.stageNames) {
-		return ""
-	}
-	return s.stageNames[st]
-}
-
-// Stages returns the number of user stages (StageIDs 1..Stages()).
-func (s *Scheduler) Stages() int { return s.nStages }
-
-func (s *Scheduler) bucketOf(st StageID) (*bucket.Bucket[task], error) {
-	if st < 0 || int(st) >= len(s.buckets) {
-		return nil, fmt.Errorf("%w: StageID %d (have 0..%d)", ErrUnknownStage, st, s.nStages)
-	}
-	return s.buckets[st], nil
-}
-
-// addTarget is the bucket that Add* on stage st queues into: ErrUnknownStage
-// for a bad st, ErrClosed after Close.
-func (s *Scheduler) addTarget(st StageID) (*bucket.Bucket[task], error) {
-	b, err := s.bucketOf(st)
-	if err != nil {
-		return nil, err
-	}
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	return b, nil
-}
-
-// addOptions collects AddOptions.
-type addOptions struct {
-	wake WakePolicy
-}
-
-// AddOption modifies one BulkAdd or BulkAddPriority call.
-type AddOption interface {
-	// apply returns a with the option applied (by value: a pointer passed
-	// through the interface would make every bulk add into an open stage
-	// allocate the options).
+// Option modifies one Add or AddAll call. Options are a StageID (the stage
+// to queue into; stage 1 by default), Priority, Lend, Block and a wake
+// Policy (WakeOne, WakeAll, WakeN, WakeSearcher: whom this call wakes,
+// instead of Config.Wake; the zero Policy changes nothing). An option that
+// does not apply to the call is an error wrapping ErrInvalid.
+type Option interface {
+	// apply returns a with the option applied (by value: a pointer
+	// passed through the interface would make every add allocate its
+	// options).
 	apply(a addOptions) addOptions
 }
 
-type wakeOption WakePolicy
+// addOptions collects Options.
+type addOptions struct {
+	stage StageID
+	wake  Policy
+	woken bool // wake came from an option, not Config.Wake
+	prio  bool
+	lend  bool
+	block context.Context
+	err   error
+}
 
-func (o wakeOption) apply(a addOptions) addOptions { a.wake = WakePolicy(o); return a }
+func (st StageID) apply(a addOptions) addOptions { a.stage = st; return a }
 
-// WithWake overrides the scheduler's wake policy for one call.
-// WakeDefault leaves it unchanged.
-func WithWake(p WakePolicy) AddOption { return wakeOption(p) }
+func (p Policy) apply(a addOptions) addOptions {
+	if p == 0 {
+		return a // the zero Policy: no override
+	}
+	if policy.Kind(p).Family() != policy.FamilyWake {
+		if a.err == nil {
+			a.err = invalid("%s is not a wake policy; only wake policies are options", p)
+		}
+		return a
+	}
+	a.wake, a.woken = p, true
+	return a
+}
 
-// addOpts applies opts to the scheduler's defaults. An unknown wake
-// policy is an error, as it is in Config.Wake (WakeDefault keeps the
-// scheduler's).
-func (s *Scheduler) addOpts(opts []AddOption) (addOptions, error) {
-	a := addOptions{wake: s.cfg.Wake}
+type flagOption uint8
+
+const (
+	optPriority flagOption = iota
+	optLend
+)
+
+func (o flagOption) apply(a addOptions) addOptions {
+	if o == optPriority {
+		a.prio = true
+	} else {
+		a.lend = true
+	}
+	return a
+}
+
+type blockOption struct{ ctx context.Context }
+
+func (o blockOption) apply(a addOptions) addOptions { a.block = o.ctx; return a }
+
+// Priority queues into the stage's priority lane: the next worker to look
+// at the bucket takes each priority packet before any normal one, and
+// takes it alone, never in a batch. For known-heavy packets (MMTk's
+// ScanCodeCacheRoots in the luindex case, mmtk-core #1200), so that the
+// worker that takes one is not also holding a batch of others.
+var Priority Option = optPriority
+
+// Lend makes AddAll lend its slice instead of copying it: the caller's
+// cost is O(1) whatever its length, and workers read it in place, each
+// take claiming the next run of it with one atomic add. The caller must
+// not modify the slice's elements until every packet of it has been
+// taken, which it knows for certain once the Run that drains the stage
+// has returned (or Close has); reading it meanwhile is fine. Elements are
+// not looked at when the slice is lent: a nil element is found when a
+// worker takes it and ends the cycle like a failing packet (named "nil
+// lent element", wrapping ErrInvalid, with its index). A stage keeps up
+// to 64 lent slices per cycle; past that AddAll copies. The bucket serves
+// copied packets before lent ones. Not with Priority.
+var Lend Option = optLend
+
+// Block makes Add and AddAll wait, until ctx is done, for room under
+// Config.MaxQueued instead of failing with ErrQueueFull. From a packet it
+// never waits (the workers could all be waiting): a full queue is then
+// ErrQueueFull.
+func Block(ctx context.Context) Option { return blockOption{ctx} }
+
+// options applies opts over the scheduler's defaults. Caller: an add.
+func (s *sched) options(opts []Option) addOptions {
+	a := addOptions{stage: 1, wake: s.cfg.Wake}
 	for _, o := range opts {
 		if o != nil {
 			a = o.apply(a)
 		}
 	}
-	switch {
-	case a.wake >= wakeEnd:
-		return a, fmt.Errorf("%w: WithWake(%d): unknown wake policy", ErrInvalidConfig, uint8(a.wake))
-	case a.wake == WakeDefault:
-		a.wake = s.cfg.Wake
+	if a.err == nil && (a.stage < 0 || int(a.stage) > s.nStages) {
+		a.err = invalid("StageID %d: unknown stage (have 0..%d)", a.stage, s.nStages)
 	}
-	return a, nil
+	return a
 }
 
-// Add queues p in stage st's bucket. Any goroutine, at any time: before Run
-// (the packet waits for its stage), during a cycle (from packets too), to
-// an open or a later stage. If st is open and a worker is parked, Add wakes
-// one (under WakeSearcher: only if no worker is searching already).
-func (s *Scheduler) Add(st StageID, p Packet) error { return s.addOne(st, p, false) }
-
-// AddPriority queues p in stage st's priority lane: the next worker to look
-// at the bucket takes it before any normal packet, and takes it alone,
-// never in a batch with others. For known-heavy packets (MMTk's
-// ScanCodeCacheRoots in the luindex case, mmtk-core #1200). Wakes like Add.
-func (s *Scheduler) AddPriority(st StageID, p Packet) error { return s.addOne(st, p, true) }
-
-func (s *Scheduler) addOne(st StageID, p Packet, priority bool) error {
-	if p == nil {
-		return ErrNilPacket
+// addTarget is the bucket that an add on stage st queues into: ErrClosed
+// after Close.
+func (s *sched) addTarget(st StageID) (*bucket.Bucket[task], error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
 	}
-	b, err := s.addTarget(st)
+	return s.buckets[st], nil
+}
+
+// Add queues p in a stage's bucket: stage 1 unless a StageID option says
+// otherwise. Any goroutine, at any time: before Run (the packet waits for
+// its stage), during a cycle (from packets too), to an open or a later
+// stage. If the stage is open and a worker is parked, Add wakes one (under
+// WakeSearcher: only if no worker is searching already). Options: a
+// StageID, Priority, a wake Policy, Block.
+//
+// Add returns ErrClosed after Close, ErrQueueFull when Config.MaxQueued is
+// reached, and an error wrapping ErrInvalid for a nil p or a bad option;
+// nothing is queued then.
+func (h *Scheduler) Add(p Packet, opts ...Option) error {
+	s := h.sched()
+	a := s.options(opts)
+	switch {
+	case a.err != nil:
+		return a.err
+	case p == nil:
+		return invalid("nil Packet")
+	case a.lend:
+		return invalid("Lend applies to AddAll")
+	}
+	b, err := s.addTarget(a.stage)
 	if err != nil {
 		return err
 	}
-	var n int
-	if priority {
-		n, err = b.AddPriority(s.queued(p, st))
-	} else {
-		n, err = b.Add(s.queued(p, st))
+	if s.bounded {
+		if err := s.admit(1, a.block); err != nil {
+			return err
+		}
 	}
+	one := [1]task{s.queued(p, a.stage)}
+	n, err := b.Add(one[:], a.prio)
 	if err != nil {
+		s.unqueue(1)
 		return ErrClosed
 	}
 	if n > 0 {
-		s.wakeForAdd(1, s.singleWake(), -1)
+		wake := a.wake
+		if !a.woken {
+			wake = Policy(policy.SingleWake(policy.Kind(wake)))
+		}
+		s.wakeForAdd(1, wake, -1)
 	}
 	return nil
 }
 
+// AddAll queues ps in a stage's bucket, in order: stage 1 unless a StageID
+// option says otherwise, and wakes workers by Config.Wake or a wake Policy
+// option. It copies ps (about 3-4 ns a packet), unless Lend lends it. A
+// nil element rejects the whole slice (nothing is queued), except with
+// Lend, which does not look. Options: a StageID, Priority, Lend, a wake
+// Policy, Block. Errors as for Add; an AddAll that races Close may have
+// queued some of ps before it returns ErrClosed: Close drops those and
+// counts them in Stats.Dropped.
+func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
+	s := h.sched()
+	a := s.options(opts)
+	if a.err != nil {
+		return a.err
+	}
+	if a.lend && a.prio {
+		return invalid("Lend with Priority: priority packets are taken one at a time, there is no copy to save")
+	}
+	if !a.lend {
+		for i, p := range ps {
+			if p == nil {
+				return invalid("nil Packet at index %d", i)
+			}
+		}
+	}
+	if _, err := s.addTarget(a.stage); err != nil {
+		return err
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	if s.bounded {
+		if err := s.admit(len(ps), a.block); err != nil {
+			return err
+		}
+	}
+	var err error
+	if a.lend {
+		err = s.lend(ps, a)
+	} else {
+		err = s.copyAdd(ps, a)
+	}
+	if err != nil {
+		s.unqueue(len(ps))
+	}
+	return err
+}
+
 // queued returns the task for p in stage st. While tracing it is stamped
-// with the control buffer's clock: Add* cannot tell which goroutine calls
-// it (a running packet or another goroutine), so a packet it queues is
-// drawn as born on the control track. Any goroutine.
-func (s *Scheduler) queued(p Packet, st StageID) task {
+// with the control buffer's clock: an add cannot tell which goroutine
+// calls it (a running packet or another goroutine), so a packet it queues
+// is drawn as born on the control track. Any goroutine.
+func (s *sched) queued(p Packet, st StageID) task {
 	if s.ctl != nil {
 		return s.stamped(p, st)
 	}
@@ -290,97 +427,122 @@ func (s *Scheduler) queued(p Packet, st StageID) task {
 // stamped is queued while tracing (out of line: queued stays inlinable).
 //
 //go:noinline
-func (s *Scheduler) stamped(p Packet, st StageID) task {
+func (s *sched) stamped(p Packet, st StageID) task {
 	t := mkTask(p, st)
 	t.stamp(s.ctl.Stamp(), fromControl)
 	return t
 }
 
-// singleWake is the policy of a one-packet Add: one worker, throttled when
-// the scheduler's policy is WakeSearcher.
-func (s *Scheduler) singleWake() WakePolicy {
-	if s.cfg.Wake == WakeSearcher {
-		return WakeSearcher
-	}
-	return WakeOne
-}
-
-// BulkAdd queues ps in stage st's bucket, in order, and wakes workers by
-// the scheduler's wake policy or the WithWake option. A nil element
-// rejects the whole slice with ErrNilPacket (nothing is queued).
-func (s *Scheduler) BulkAdd(st StageID, ps []Packet, opts ...AddOption) error {
-	return s.copyAdd(st, ps, false, false, opts)
-}
-
-// BulkAddPriority queues ps in stage st's priority lane (see AddPriority),
-// waking as BulkAdd does.
-func (s *Scheduler) BulkAddPriority(st StageID, ps []Packet, opts ...AddOption) error {
-	return s.copyAdd(st, ps, true, false, opts)
-}
-
-// copyAdd is BulkAdd (or BulkAddPriority if prio), and AddSlice's copy
-// when its bucket has no span slot left (lent: nil elements are queued as
-// nilElement packets, as the span would have produced them, instead of
-// rejecting the slice).
-func (s *Scheduler) copyAdd(st StageID, ps []Packet, prio, lent bool, opts []AddOption) error {
-	if !lent {
-		for _, p := range ps {
-			if p == nil {
-				return ErrNilPacket
-			}
-		}
-	}
-	b, err := s.addTarget(st)
-	if err != nil {
-		return err
-	}
-	o, err := s.addOpts(opts)
-	if err != nil {
-		return err
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	t := s.queued(nil, st) // one stamp for the whole slice
-	bk, err := b.StartBulk(prio)
-	if err != nil {
-		return ErrClosed
-	}
+// copyAdd queues a copy of ps (a.prio: in the priority lane), and is the
+// copy of a lent slice when its bucket has no span slot left (lent: nil
+// elements are queued as nilElement packets, as the span would have
+// produced them).
+func (s *sched) copyAdd(ps []Packet, a addOptions) error {
+	b := s.buckets[a.stage]
+	t := s.queued(nil, a.stage) // one stamp for the whole slice
 	// Runs of 64 tasks built on the stack in a tight loop, each pushed
-	// with one call (bucket.Bulk): no call per packet, no allocation.
+	// with one call: no call per packet, no allocation.
 	var chunk [64]task
+	n := 0
 	for i := 0; i < len(ps); {
 		src := ps[i:min(len(ps), i+len(chunk))]
 		for j, p := range src {
-			if p == nil { // lent only: BulkAdd rejected nil above
+			if p == nil { // lent only: copies reject nil above
 				p = nilElement{i + j}
 			}
 			u := t
 			u.p = p
 			chunk[j] = u
 		}
-		bk.Push(chunk[:len(src)])
+		k, err := b.Add(chunk[:len(src)], a.prio)
+		if err != nil {
+			clear(chunk[:])
+			if i == 0 {
+				return ErrClosed
+			}
+			// Close came in between two runs: the runs already queued
+			// are Close's to drop and count in Stats.Dropped; the rest is
+			// refused.
+			s.unqueue(len(ps) - i)
+			return ErrClosed
+		}
+		n += k
 		i += len(src)
 	}
 	clear(chunk[:]) // drop the references the stack copy holds
-	n := bk.End()
 	if n > 0 {
-		s.wakeForAdd(n, o.wake, -1)
+		s.wakeForAdd(n, a.wake, -1)
 	}
 	return nil
 }
 
-// AddDesignated queues p for worker worker only (MMTk's designated work,
-// e.g. a per-worker prepare step). The worker runs designated packets before
+// admit counts k packets about to be queued against Config.MaxQueued:
+// admitted while fewer than MaxQueued are queued (an AddAll is admitted
+// whole, so the queue may exceed the bound by one call's packets), or
+// ErrQueueFull, or with Block it waits for room until ctx is done.
+func (s *sched) admit(k int, block context.Context) error {
+	max := int64(s.cfg.MaxQueued)
+	for {
+		q := s.nQueued.Load()
+		if q < max {
+			if s.nQueued.CompareAndSwap(q, q+int64(k)) {
+				return nil
+			}
+			continue
+		}
+		if s.closed.Load() {
+			return ErrClosed
+		}
+		if block == nil || s.onWorker() {
+			return ErrQueueFull
+		}
+		s.roomMu.Lock()
+		s.waiters.Add(1)
+		room := s.room
+		s.roomMu.Unlock()
+		if s.nQueued.Load() >= max { // a take may have made room meanwhile
+			select {
+			case <-room:
+			case <-block.Done():
+				s.waiters.Add(-1)
+				return context.Cause(block)
+			}
+		}
+		s.waiters.Add(-1)
+	}
+}
+
+// unqueue records that k packets counted by admit left the queue (taken
+// by a worker, dropped, or never queued), and wakes waiting adds if that
+// made room. Any goroutine; only when s.bounded.
+func (s *sched) unqueue(k int) {
+	if s.bounded {
+		s.unqueueSlow(k)
+	}
+}
+
+func (s *sched) unqueueSlow(k int) {
+	if q := s.nQueued.Add(-int64(k)); s.waiters.Load() != 0 && q < int64(s.cfg.MaxQueued) {
+		s.roomMu.Lock()
+		close(s.room)
+		s.room = make(chan struct{})
+		s.roomMu.Unlock()
+	}
+}
+
+// AddDesignated queues p for one worker only (MMTk's designated work, e.g.
+// a per-worker prepare step). The worker runs designated packets before
 // anything else, as stage Unconstrained, and is woken for them if it is
 // parked during a cycle (MMTk queues them without a wake-up: #1160). The
-// queue is bounded (64): ErrDesignatedFull when full.
-func (s *Scheduler) AddDesignated(worker int, p Packet) error {
+// queue is bounded (64 packets): ErrQueueFull when full. An unknown worker
+// or a nil p is an error wrapping ErrInvalid; ErrClosed after Close.
+func (h *Scheduler) AddDesignated(worker int, p Packet) error {
+	s := h.sched()
 	if p == nil {
-		return ErrNilPacket
+		return invalid("nil Packet")
 	}
 	if worker < 0 || worker >= s.n {
-		return fmt.Errorf("%w: %d (have 0..%d)", ErrUnknownWorker, worker, s.n-1)
+		return invalid("worker %d: unknown worker (have 0..%d)", worker, s.n-1)
 	}
 	w := s.workers[worker]
 	// Send under the monitor, which Close takes to set closed: either the
@@ -397,7 +559,7 @@ func (s *Scheduler) AddDesignated(worker int, p Packet) error {
 	case w.designated <- p:
 		w.nDesignated.Add(1)
 	default:
-		return ErrDesignatedFull
+		return ErrQueueFull
 	}
 	if s.cycleActive.Load() && w.parked {
 		s.wakeWorker(w, -1)
@@ -409,26 +571,26 @@ func (s *Scheduler) AddDesignated(worker int, p Packet) error {
 // bucket when every worker is idle and st is otherwise drained, before any
 // later stage opens. It is one-shot (taken when queued); a sentinel packet
 // that calls SetSentinel again, and adds work to st, makes the stage loop.
-// A stage has at most one: ErrSentinelSet if one is pending. Unconstrained
-// has none (ErrUnknownStage).
-func (s *Scheduler) SetSentinel(st StageID, p Packet) error {
-	if p == nil {
-		return ErrNilPacket
-	}
-	b, err := s.bucketOf(st)
-	if err != nil {
-		return err
-	}
-	if st == Unconstrained {
-		return fmt.Errorf("%w: Unconstrained has no sentinel", ErrUnknownStage)
+// A stage has at most one pending; setting a second, or one for
+// Unconstrained or an unknown stage, or a nil p, is an error wrapping
+// ErrInvalid. ErrClosed after Close.
+func (h *Scheduler) SetSentinel(st StageID, p Packet) error {
+	s := h.sched()
+	switch {
+	case p == nil:
+		return invalid("nil Packet")
+	case st == Unconstrained:
+		return invalid("Unconstrained has no sentinel")
+	case st < 0 || int(st) > s.nStages:
+		return invalid("StageID %d: unknown stage (have 1..%d)", st, s.nStages)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if !b.SetSentinel(mkTask(p, st)) { // stamped when queued (advance)
-		return ErrSentinelSet
+	if !s.buckets[st].SetSentinel(mkTask(p, st)) { // stamped when queued (advance)
+		return invalid("stage %d already has a sentinel", st)
 	}
 	return nil
 }
@@ -436,16 +598,20 @@ func (s *Scheduler) SetSentinel(st StageID, p Packet) error {
 // Run runs one cycle: it opens stage 1 (the Unconstrained bucket is open
 // throughout), lets the workers drain the stages in order, and returns
 // when the last stage is done and every worker is idle. Packets queued
-// before Run take part. It returns nil, a *PanicError if a packet panicked,
-// or a *CycleError if ctx was cancelled (wrapping ctx.Err()) or the
-// scheduler was closed during the cycle (wrapping ErrClosed); either way
-// the cycle's remaining packets were discarded and counted, and the next
-// Run starts clean. ErrClosed after Close, ErrCycleRunning during another
-// Run.
+// before Run take part.
+//
+// It returns nil, or a *CycleError if the cycle ended early: a packet
+// failed or panicked (the error names it and wraps its error), ctx was
+// cancelled (it wraps context.Cause(ctx) and ctx.Err()), or the scheduler
+// was closed (it wraps ErrClosed). Either way the other workers stopped
+// after their running packet, the remaining packets were discarded and
+// counted, and the next Run starts clean. A ctx cancelled before Run runs
+// no packet. ErrClosed after Close, ErrCycleRunning during another Run.
 //
 // The calling goroutine only waits (for the cycle's end or ctx); it runs
 // no packets.
-func (s *Scheduler) Run(ctx context.Context) error {
+func (h *Scheduler) Run(ctx context.Context) error {
+	s := h.sched()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -459,15 +625,16 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return ErrCycleRunning
 	}
 	s.running = true
+	s.runCtx = ctx
 	var task *rtrace.Task
 	if s.cfg.RuntimeTrace {
-		s.cycleCtx, task = rtrace.NewTask(ctx, "wsched.cycle")
+		s.traceCtx, task = rtrace.NewTask(ctx, "wsched.cycle")
 	}
 	s.beginCycle()
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		// Cancelled already: end the cycle before any worker wakes, so no
 		// packet runs (every worker is parked: abortCycle finishes it).
-		s.abortCycle(err)
+		s.abortCycle(ctxCause(ctx))
 	} else {
 		s.advance(nil)
 	}
@@ -477,7 +644,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	case <-s.done:
 	case <-ctx.Done():
 		s.mu.Lock()
-		s.abortCycle(ctx.Err())
+		s.abortCycle(ctxCause(ctx))
 		s.mu.Unlock()
 		<-s.done
 	}
@@ -486,22 +653,63 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	err := s.result
 	s.result = nil
 	s.running = false
+	s.runCtx = nil
 	s.mu.Unlock()
 	if task != nil {
 		task.End()
 	}
+	runtime.KeepAlive(h)
 	return err
 }
 
-// abortCycle starts aborting the current cycle with cause (a *PanicError,
-// or the cause of a *CycleError). Only the first cause counts. Caller holds
-// mu.
-func (s *Scheduler) abortCycle(cause error) {
+// ctxCause is the abort cause of a cancelled Run context.
+func ctxCause(ctx context.Context) *CycleError {
+	ce := &CycleError{Err: context.Cause(ctx), Worker: -1}
+	if err := ctx.Err(); err != ce.Err {
+		ce.ctxErr = err
+	}
+	return ce
+}
+
+// cycleContext returns the running cycle's context, making it on the first
+// call of the cycle. A worker running a packet.
+func (s *sched) cycleContext() context.Context {
+	if c := s.cctx.Load(); c != nil {
+		return c.ctx
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cctx.Load(); c != nil {
+		return c.ctx
+	}
+	parent := s.runCtx
+	if parent == nil {
+		parent = context.Background()
+	}
+	// Run's values, but not its cancellation: when Run's context is done,
+	// Run aborts the cycle first and the abort cancels this one, so a
+	// packet that stops because its context is done is the last its
+	// worker starts. (A child of Run's context would be done before the
+	// abort, while workers go on starting queued packets.)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	if s.cause != nil {
+		cancel(s.cause)
+	}
+	s.cctx.Store(&cycleCtx{ctx, cancel})
+	return ctx
+}
+
+// abortCycle starts ending the current cycle early with cause. Only the
+// first cause counts. Caller holds mu.
+func (s *sched) abortCycle(cause *CycleError) {
 	if !s.cycleActive.Load() || s.cause != nil {
 		return
 	}
 	s.cause = cause
 	s.abort.Store(true) // workers stop between packets
+	if c := s.cctx.Load(); c != nil {
+		c.cancel(cause)
+	}
 	if s.parked == s.n {
 		// Every worker is parked in an active cycle: the state the wake
 		// protocol (wake.go) never leaves outside advance. Should it ever
@@ -517,17 +725,24 @@ func (s *Scheduler) abortCycle(cause error) {
 // discarded and counted in Stats().Dropped. It waits for the workers, is
 // idempotent, and always returns nil. Called from one of the scheduler's
 // own packets, it would wait for the worker it runs on: it panics instead
-// (the cycle ends with a *PanicError naming the packet) and closes
+// (the cycle ends with a *CycleError naming the packet) and closes
 // nothing.
-func (s *Scheduler) Close() error {
+func (h *Scheduler) Close() error {
+	s := h.sched()
 	if s.onWorker() {
 		panic("scheduler: Close called from a packet of the scheduler it closes (it would wait for its own worker); close it after Run returns")
 	}
+	s.close()
+	return nil
+}
+
+// close is Close, and the cleanup of an unreachable Scheduler.
+func (s *sched) close() {
 	s.mu.Lock()
 	if !s.closed.Load() {
 		s.closed.Store(true)
 		if s.cycleActive.Load() {
-			s.abortCycle(ErrClosed) // the cycle's end releases the workers
+			s.abortCycle(&CycleError{Err: ErrClosed, Worker: -1}) // the cycle's end releases the workers
 		} else {
 			s.releaseAll()
 		}
@@ -537,7 +752,7 @@ func (s *Scheduler) Close() error {
 	s.closeOnce.Do(func() {
 		var n uint64
 		for _, b := range s.buckets {
-			b.Disable() // Adds racing with Close now fail or are drained below
+			b.Disable() // adds racing with Close now fail or are drained below
 			n += uint64(b.Drain(nil))
 			b.Reclaim() // the workers are gone: releases lent slices
 			if _, ok := b.TakeSentinel(); ok {
@@ -550,12 +765,16 @@ func (s *Scheduler) Close() error {
 		s.mu.Lock()
 		s.totals.dropped += n
 		s.mu.Unlock()
+		s.nQueued.Store(0)
+		s.roomMu.Lock()
+		close(s.room) // waiting adds see closed
+		s.room = make(chan struct{})
+		s.roomMu.Unlock()
 	})
-	return nil
 }
 
 // onWorker reports whether the calling goroutine is one of s's workers.
-func (s *Scheduler) onWorker() bool {
+func (s *sched) onWorker() bool {
 	id := goid()
 	if id == 0 {
 		return false

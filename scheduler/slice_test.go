@@ -1,26 +1,28 @@
 package scheduler
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// sliceRun is the bookkeeping of TestAddSlice: runs per packet ID, and per
+// sliceRun is the bookkeeping of TestLend: runs per packet ID, and per
 // stage how many packets finished (stage 2's packets check that stage 1's
 // were all done when they started).
 type sliceRun struct {
 	seen      []atomic.Int32
 	done      [3]atomic.Int64
 	early     atomic.Int64 // stage-2 packets that ran before stage 1 drained
-	badStage  atomic.Int64 // packets that saw the wrong Worker.Stage
+	badStage  atomic.Int64 // packets that ran in the wrong stage
 	perStage1 int64
-	children  [][]Packet // per parent ID (parents only): lent by AddSlice from a packet
+	children  [][]Packet // per parent ID (parents only): lent by AddAll from a packet
+	addErrs   atomic.Int64
 }
 
 type slicePacket struct {
@@ -29,22 +31,24 @@ type slicePacket struct {
 	r     *sliceRun
 }
 
-func (p *slicePacket) Run(w *Worker) {
+func (p *slicePacket) Run(w *Worker) error {
 	r := p.r
 	r.begin(w, p.id, p.stage)
 	if kids := r.children[p.id]; kids != nil {
 		// From a packet, during the cycle: into its own (open) stage.
-		if err := w.Scheduler().AddSlice(p.stage, kids); err != nil {
-			panic(err)
+		if err := w.Scheduler().AddAll(kids, p.stage, Lend); err != nil {
+			r.addErrs.Add(1)
+			return err
 		}
 	}
 	r.done[p.stage].Add(1)
+	return nil
 }
 
 // begin records that packet id of stage st started on w.
 func (r *sliceRun) begin(w *Worker, id int, st StageID) {
 	r.seen[id].Add(1)
-	if w.Stage() != st {
+	if stageOf(w) != st {
 		r.badStage.Add(1)
 	}
 	if st == 2 && r.done[1].Load() != r.perStage1 {
@@ -62,12 +66,12 @@ func (r *sliceRun) newCycle() {
 	}
 }
 
-// TestAddSlice: packets lent by AddSlice, before Run into two stages and
-// from running packets into their own stage, mixed with BulkAdd, run
-// exactly once, in their stage, stage 2 only after stage 1 drained; the
-// same slices are lent again cycle after cycle (the span slots come back
-// at every cycle's end), for several worker counts.
-func TestAddSlice(t *testing.T) {
+// TestLend: packets lent by AddAll with Lend, before Run into two stages
+// and from running packets into their own stage, mixed with copied ones,
+// run exactly once, in their stage, stage 2 only after stage 1 drained;
+// the same slices are lent again cycle after cycle (the span slots come
+// back at every cycle's end), for several worker counts.
+func TestLend(t *testing.T) {
 	const roots, fan = 200, 40 // per stage: 200 roots, the first 20 lending 40 children each
 	for _, workers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
@@ -77,8 +81,8 @@ func TestAddSlice(t *testing.T) {
 			total := 2 * perStage
 			r.seen = make([]atomic.Int32, total)
 			r.children = make([][]Packet, total)
-			var byStage [3][]Packet // roots lent by AddSlice
-			var copied [3][]Packet  // roots queued by BulkAdd
+			var byStage [3][]Packet // roots lent
+			var copied [3][]Packet  // roots copied
 			id := 0
 			for st := StageID(1); st <= 2; st++ {
 				var rs []*slicePacket
@@ -107,71 +111,49 @@ func TestAddSlice(t *testing.T) {
 				// Stage 2 first: a later stage's bucket fills while closed.
 				for st := StageID(2); st >= 1; st-- {
 					half := len(byStage[st]) / 2
-					if err := s.AddSlice(st, byStage[st][:half]); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.BulkAdd(st, copied[st]); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.AddSlice(st, byStage[st][half:]); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, s.AddAll(byStage[st][:half], st, Lend))
+					require.NoError(t, s.AddAll(copied[st], st))
+					require.NoError(t, s.AddAll(byStage[st][half:], st, Lend))
 				}
-				if err := runCycle(t, s); err != nil {
-					t.Fatal(err)
-				}
-				if i, n, bad := notOnce(r.seen); bad {
-					t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, n)
-				}
-				if e, b := r.early.Load(), r.badStage.Load(); e != 0 || b != 0 {
-					t.Fatalf("cycle %d: %d stage-2 packets ran before stage 1 drained, %d saw the wrong stage", cycle, e, b)
-				}
+				require.NoError(t, runCycle(t, s))
+				i, n, bad := notOnce(r.seen)
+				require.False(t, bad, "cycle %d: packet %d ran %d times", cycle, i, n)
+				require.Zero(t, r.early.Load(), "cycle %d: stage-2 packets that ran before stage 1 drained", cycle)
+				require.Zero(t, r.badStage.Load(), "cycle %d: packets in the wrong stage", cycle)
 			}
-			if got := s.Stats().PacketsRun(); got != uint64(5*total) {
-				t.Fatalf("Stats: %d packets, want %d", got, 5*total)
-			}
+			require.Equal(t, uint64(5*total), s.Stats().Ran)
 		})
 	}
 }
 
-// TestAddSliceErrors: an unknown stage and a closed scheduler are errors;
-// an empty slice queues nothing.
-func TestAddSliceErrors(t *testing.T) {
+// TestLendErrors: an unknown stage, Lend with Priority and a closed
+// scheduler are errors that queue nothing; an empty slice queues nothing.
+func TestLendErrors(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
 	var n atomic.Int64
 	p := Packet(counter{&n})
-	if err := s.AddSlice(5, []Packet{p}); !errors.Is(err, ErrUnknownStage) {
-		t.Fatalf("stage 5: %v, want ErrUnknownStage", err)
-	}
-	if err := s.AddSlice(1, nil); err != nil {
-		t.Fatalf("empty slice: %v", err)
-	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if n.Load() != 0 {
-		t.Fatalf("%d packets of rejected slices ran", n.Load())
-	}
-	s.Close()
-	if err := s.AddSlice(1, []Packet{p}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("after Close: %v, want ErrClosed", err)
-	}
+	require.ErrorIs(t, s.AddAll([]Packet{p}, StageID(5), Lend), ErrInvalid, "stage 5")
+	require.ErrorIs(t, s.AddAll([]Packet{p}, Lend, Priority), ErrInvalid, "Lend with Priority")
+	require.NoError(t, s.AddAll(nil, Lend), "empty slice")
+	require.NoError(t, s.AddAll([]Packet{}, Lend), "empty slice")
+	require.NoError(t, runCycle(t, s))
+	require.Equal(t, int64(0), n.Load(), "packets of rejected slices that ran")
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, s.AddAll([]Packet{p}, Lend), ErrClosed, "after Close")
 }
 
-// TestAddSliceNilElement: AddSlice does not scan its slice; a nil element
-// ends the cycle when a worker takes it, as a panicking packet, with an
-// error that wraps ErrNilPacket and names the element, and every other
-// packet either ran or is counted in Dropped. The same when the bucket's
-// span slots are used up and the slice is copied.
-func TestAddSliceNilElement(t *testing.T) {
+// TestLendNilElement: AddAll with Lend does not scan its slice; a nil
+// element ends the cycle when a worker takes it, as a failing packet,
+// with an error that wraps ErrInvalid and names the element, and every
+// other packet either ran or is counted in Dropped. The same when the
+// bucket's span slots are used up and the slice is copied.
+func TestLendNilElement(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
 		var ran atomic.Int64
 		if full { // use up the span slots with one-packet slices
 			for range 64 {
-				if err := s.AddSlice(1, []Packet{counter{&ran}}); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, s.AddAll([]Packet{counter{&ran}}, Lend))
 			}
 		}
 		ps := make([]Packet, 300)
@@ -180,30 +162,25 @@ func TestAddSliceNilElement(t *testing.T) {
 				ps[i] = counter{&ran}
 			}
 		}
-		if err := s.AddSlice(1, ps); err != nil {
-			t.Fatalf("full=%v: AddSlice = %v, want nil (the element is not looked at yet)", full, err)
-		}
+		require.NoError(t, s.AddAll(ps, Lend), "full=%v: the element is not looked at yet", full)
 		err := runCycle(t, s)
-		var pe *PanicError
-		if !errors.As(err, &pe) || !errors.Is(err, ErrNilPacket) {
-			t.Fatalf("full=%v: Run = %v, want a *PanicError wrapping ErrNilPacket", full, err)
-		}
-		if pe.Packet != "nil AddSlice element" || !strings.Contains(pe.Error(), "element 123 ") {
-			t.Fatalf("full=%v: %q (packet %q), want the element's index and name", full, pe.Error(), pe.Packet)
-		}
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce, "full=%v", full)
+		require.ErrorIs(t, err, ErrInvalid, "full=%v", full)
+		assert.Equal(t, "nil lent element", ce.Packet, "full=%v", full)
+		assert.False(t, ce.Panicked, "full=%v", full)
+		assert.Contains(t, ce.Error(), "index 123 ", "full=%v", full)
 		want := uint64(len(ps)) - 1
 		if full {
 			want += 64
 		}
-		if got := uint64(ran.Load()) + pe.Dropped; got != want {
-			t.Fatalf("full=%v: ran %d + dropped %d = %d, want %d", full, ran.Load(), pe.Dropped, got, want)
-		}
+		require.Equal(t, want, uint64(ran.Load())+ce.Dropped, "full=%v: ran + dropped", full)
 	}
 }
 
-// TestAddSliceManySlices: more slices than a bucket has span slots in one
+// TestLendManySlices: more slices than a bucket has span slots in one
 // cycle; the rest are copied, and every packet runs once.
-func TestAddSliceManySlices(t *testing.T) {
+func TestLendManySlices(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
 	const slices, per = 100, 30
 	var runs [slices * per]atomic.Int32
@@ -217,23 +194,18 @@ func TestAddSliceManySlices(t *testing.T) {
 				i := k*per + j
 				ps[j] = fn(func(*Worker) { runs[i].Add(1) })
 			}
-			if err := s.AddSlice(1, ps); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, s.AddAll(ps, Lend))
 		}
-		if err := runCycle(t, s); err != nil {
-			t.Fatal(err)
-		}
-		if i, n, bad := notOnce(runs[:]); bad {
-			t.Fatalf("cycle %d: packet %d ran %d times", c, i, n)
-		}
+		require.NoError(t, runCycle(t, s))
+		i, n, bad := notOnce(runs[:])
+		require.False(t, bad, "cycle %d: packet %d ran %d times", c, i, n)
 	}
 }
 
-// TestAddSliceAbort: a packet of a lent slice panics; the cycle ends with
-// its PanicError, and every other packet either ran or is counted in
+// TestLendAbort: a packet of a lent slice panics; the cycle ends with
+// its CycleError, and every other packet either ran or is counted in
 // Dropped.
-func TestAddSliceAbort(t *testing.T) {
+func TestLendAbort(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}})
 		const n = 2000
@@ -247,25 +219,17 @@ func TestAddSliceAbort(t *testing.T) {
 			ps[i] = counter{&ran}
 		}
 		later := []Packet{counter{&ran}, counter{&ran}}
-		if err := s.AddSlice(1, ps); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.AddSlice(2, later); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.AddAll(ps, Lend))
+		require.NoError(t, s.AddAll(later, StageID(2), Lend))
 		err := runCycle(t, s)
-		var pe *PanicError
-		if !errors.As(err, &pe) {
-			t.Fatalf("workers=%d: Run = %v, want *PanicError", workers, err)
-		}
-		if got := uint64(ran.Load()) + pe.Dropped + 1; got != n+2 {
-			t.Fatalf("workers=%d: ran %d + dropped %d + 1 panicked = %d, want %d", workers, ran.Load(), pe.Dropped, got, n+2)
-		}
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce, "workers=%d", workers)
+		require.Equal(t, "boom", ce.Value)
+		require.Equal(t, uint64(n+2), uint64(ran.Load())+ce.Dropped+1, "workers=%d: ran + dropped + 1 panicked", workers)
 		// The scheduler is usable again, and nothing of the slice is left.
 		ran.Store(0)
-		if err := runCycle(t, s); err != nil || ran.Load() != 0 {
-			t.Fatalf("workers=%d: next cycle: %v, %d packets ran", workers, err, ran.Load())
-		}
+		require.NoError(t, runCycle(t, s), "workers=%d: next cycle", workers)
+		require.Equal(t, int64(0), ran.Load(), "workers=%d: packets the next cycle ran", workers)
 	}
 }
 
@@ -278,9 +242,7 @@ func lendCounters(t *testing.T, s *Scheduler, ran *atomic.Int64) weak.Pointer[[2
 	for i := range arr {
 		arr[i] = counter{ran}
 	}
-	if err := s.AddSlice(1, arr[:]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.AddAll(arr[:], Lend))
 	return weak.Make(arr)
 }
 
@@ -292,41 +254,30 @@ func collected(wp weak.Pointer[[256]Packet]) bool {
 	return wp.Value() == nil
 }
 
-// TestAddSliceForgets: once the cycle that ran a lent slice has ended, the
+// TestLendForgets: once the cycle that ran a lent slice has ended, the
 // scheduler holds no reference to it (the span's source is released), so
 // the caller's slice can be collected.
-func TestAddSliceForgets(t *testing.T) {
+func TestLendForgets(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
 	var ran atomic.Int64
 	wp := lendCounters(t, s, &ran)
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if ran.Load() != 256 {
-		t.Fatalf("ran %d, want 256", ran.Load())
-	}
-	if !collected(wp) {
-		t.Fatal("the scheduler still references a slice whose cycle ended")
-	}
+	require.NoError(t, runCycle(t, s))
+	require.Equal(t, int64(256), ran.Load())
+	require.True(t, collected(wp), "the scheduler still references a slice whose cycle ended")
 }
 
-// TestAddSliceCloseForgets: a slice lent and never run is counted as
+// TestLendCloseForgets: a slice lent and never run is counted as
 // dropped by Close, not lost, and released, so the caller's slice can be
 // collected while the closed Scheduler is still referenced.
-func TestAddSliceCloseForgets(t *testing.T) {
+func TestLendCloseForgets(t *testing.T) {
 	s, err := New(Config{Workers: 2, Stages: []string{"a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var ran atomic.Int64
 	wp := lendCounters(t, s, &ran)
-	s.Close()
-	if !collected(wp) {
-		t.Fatal("a closed scheduler still references a slice it dropped")
-	}
-	if st := s.Stats(); st.Dropped != 256 || ran.Load() != 0 {
-		t.Fatalf("dropped %d, ran %d; want 256, 0", st.Dropped, ran.Load())
-	}
+	require.NoError(t, s.Close())
+	require.True(t, collected(wp), "a closed scheduler still references a slice it dropped")
+	require.Equal(t, uint64(256), s.Stats().Dropped)
+	require.Equal(t, int64(0), ran.Load())
 	runtime.KeepAlive(s)
 }
 
@@ -341,7 +292,7 @@ type deepPacket struct {
 	child *deepPacket
 }
 
-func (p *deepPacket) Run(w *Worker) {
+func (p *deepPacket) Run(w *Worker) error {
 	r := p.r
 	r.begin(w, p.id, p.stage)
 	if p.id%7 == 0 {
@@ -349,20 +300,21 @@ func (p *deepPacket) Run(w *Worker) {
 		}
 	}
 	if p.child != nil {
-		w.Spawn(p.child)
+		Spawn(w, p.child)
 	}
 	r.done[p.stage].Add(1)
+	return nil
 }
 
 // TestDeepBulkExactlyOnce: deep stages, where guided takes move up to 128
 // packets at once and hold them, run every packet exactly once and in
 // stage order under every take policy, from 1 to 16 workers (more workers
 // than cores: takes, held batches and exposures interleave in every
-// order), with BulkAdd and AddSlice in the same stage and packets that
+// order), with copied and lent slices in the same stage and packets that
 // spawn, cycle after cycle.
 func TestDeepBulkExactlyOnce(t *testing.T) {
 	n := scale(6000, 3) // packets per stage, a third of them spawned children
-	for _, take := range []TakePolicy{TakeFair, TakeFixed, TakeGuided} {
+	for _, take := range []Policy{TakeFair, TakeFixed, TakeGuided} {
 		for _, workers := range []int{1, 2, 4, 8, 16} {
 			t.Run(fmt.Sprintf("%v/workers=%d", take, workers), func(t *testing.T) {
 				s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}, Take: take})
@@ -398,22 +350,14 @@ func TestDeepBulkExactlyOnce(t *testing.T) {
 				for cycle := range cycles {
 					r.newCycle()
 					for st := StageID(2); st >= 1; st-- {
-						if err := s.BulkAdd(st, copied[st]); err != nil {
-							t.Fatal(err)
-						}
-						if err := s.AddSlice(st, lent[st]); err != nil {
-							t.Fatal(err)
-						}
+						require.NoError(t, s.AddAll(copied[st], st))
+						require.NoError(t, s.AddAll(lent[st], st, Lend))
 					}
-					if err := runCycle(t, s); err != nil {
-						t.Fatal(err)
-					}
-					if i, c, bad := notOnce(r.seen); bad {
-						t.Fatalf("cycle %d: packet %d ran %d times", cycle, i, c)
-					}
-					if e := r.early.Load(); e != 0 {
-						t.Fatalf("cycle %d: %d stage-2 packets ran before stage 1 drained", cycle, e)
-					}
+					require.NoError(t, runCycle(t, s))
+					i, c, bad := notOnce(r.seen)
+					require.False(t, bad, "cycle %d: packet %d ran %d times", cycle, i, c)
+					require.Zero(t, r.early.Load(), "cycle %d: stage-2 packets that ran before stage 1 drained", cycle)
+					require.Zero(t, r.badStage.Load(), "cycle %d: packets in the wrong stage", cycle)
 				}
 			})
 		}

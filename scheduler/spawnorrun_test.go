@@ -1,12 +1,15 @@
 package scheduler
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/trace"
 )
@@ -25,7 +28,7 @@ type ssNode struct {
 	i int
 }
 
-func (n ssNode) Run(w *Worker) {
+func (n ssNode) Run(w *Worker) error {
 	t := n.t
 	t.runs[n.i].Add(1)
 	d := t.depth.Add(1)
@@ -34,18 +37,17 @@ func (n ssNode) Run(w *Worker) {
 	}
 	for _, k := range []int{2*n.i + 1, 2*n.i + 2} {
 		if k < len(t.runs) {
-			w.SpawnOrRun(ssNode{t, k})
+			SpawnOrRun(w, ssNode{t, k})
 		}
 	}
 	t.depth.Add(-1)
+	return nil
 }
 
 func (t *ssTree) check(tb testing.TB) {
 	tb.Helper()
 	for i := range t.runs {
-		if got := t.runs[i].Load(); got != 1 {
-			tb.Fatalf("node %d ran %d times, want 1", i, got)
-		}
+		require.Equal(tb, int32(1), t.runs[i].Load(), "node %d's runs", i)
 	}
 }
 
@@ -56,20 +58,17 @@ func (t *ssTree) check(tb testing.TB) {
 func TestSpawnOrRunExactlyOnce(t *testing.T) {
 	const nodes = 1<<15 - 1
 	for _, workers := range []int{1, 2, 4} {
-		for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
-			for _, steal := range []StealPolicy{StealOne(), StealHalf(), StealBatch(8)} {
-				name := fmt.Sprintf("w%d/%v/%v", workers, wake, steal)
-				t.Run(name, func(t *testing.T) {
-					s := newSched(t, Config{Workers: workers, Stages: []string{"run"}, Wake: wake, Steal: steal})
+		for _, wake := range []Policy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+			for _, steal := range []stealCase{{StealOne, 0}, {StealHalf, 0}, {StealHalf, 8}} {
+				t.Run(fmt.Sprintf("w%d/%v/%s", workers, wake, steal), func(t *testing.T) {
+					cfg := Config{Workers: workers, Stages: []string{"run"}, Wake: wake}
+					steal.apply(&cfg)
+					s := newSched(t, cfg)
 					for cycle := range 3 {
 						tr := &ssTree{runs: make([]atomic.Int32, nodes)}
 						before := s.Stats()
-						if err := s.Add(1, ssNode{tr, 0}); err != nil {
-							t.Fatal(err)
-						}
-						if err := runCycle(t, s); err != nil {
-							t.Fatal(err)
-						}
+						require.NoError(t, s.Add(ssNode{tr, 0}))
+						require.NoError(t, runCycle(t, s))
 						tr.check(t)
 						after := s.Stats()
 						var packets, inlined uint64
@@ -77,11 +76,9 @@ func TestSpawnOrRunExactlyOnce(t *testing.T) {
 							packets += after.Workers[i].Packets - before.Workers[i].Packets
 							inlined += after.Workers[i].Inlined - before.Workers[i].Inlined
 						}
-						if packets != nodes {
-							t.Fatalf("cycle %d: Stats count %d packets, want %d", cycle, packets, nodes)
-						}
-						if workers == 1 && inlined != nodes-1 {
-							t.Fatalf("cycle %d: one worker inlined %d, want %d (all but the root)", cycle, inlined, nodes-1)
+						require.Equal(t, uint64(nodes), packets, "cycle %d: Stats' packets", cycle)
+						if workers == 1 {
+							require.Equal(t, uint64(nodes-1), inlined, "cycle %d: one worker inlines all but the root", cycle)
 						}
 					}
 				})
@@ -98,59 +95,78 @@ func TestSpawnOrRunDepthBound(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
 	var runs [n]atomic.Int32
 	var depth, deepest atomic.Int32
-	var chain func(i int) Packet
-	chain = func(i int) Packet {
-		return fn(func(w *Worker) {
+	var chain func(i int) fn
+	chain = func(i int) fn {
+		return func(w *Worker) {
 			runs[i].Add(1)
 			d := depth.Add(1)
 			deepest.Store(max(deepest.Load(), d))
 			if i+1 < n {
-				w.SpawnOrRun(chain(i + 1))
+				SpawnOrRun(w, chain(i+1))
 			}
 			depth.Add(-1)
-		})
-	}
-	s.Add(1, chain(0))
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	for i := range runs {
-		if got := runs[i].Load(); got != 1 {
-			t.Fatalf("packet %d ran %d times", i, got)
 		}
 	}
+	require.NoError(t, s.Add(chain(0)))
+	require.NoError(t, runCycle(t, s))
+	i, r, bad := notOnce(runs[:])
+	require.False(t, bad, "packet %d ran %d times", i, r)
 	// The root is not inline: maxInline inline levels below it.
-	if got := deepest.Load(); got != maxInline+1 {
-		t.Errorf("deepest nesting %d, want %d (the root and maxInline inline runs)", got, maxInline+1)
-	}
-	if st := s.Stats(); st.Workers[0].Inlined == 0 || st.Workers[0].Inlined >= n {
-		t.Errorf("Inlined = %d, want some but not all of %d", st.Workers[0].Inlined, n)
-	}
+	assert.Equal(t, int32(maxInline+1), deepest.Load(), "deepest nesting: the root and maxInline inline runs")
+	st := s.Stats()
+	assert.NotZero(t, st.Workers[0].Inlined)
+	assert.Less(t, st.Workers[0].Inlined, uint64(n))
+	assert.Equal(t, uint64(n), st.Ran)
 }
 
 // ssBoom panics when run inline or not.
 type ssBoom struct{}
 
-func (ssBoom) Run(*Worker)        { panic("ssBoom") }
+func (ssBoom) Run(*Worker) error  { panic("ssBoom") }
 func (ssBoom) PacketName() string { return "SSBoom" }
 
 // TestSpawnOrRunPanic: a child that panics while running inline ends the
-// cycle with a PanicError that names the child, and the next cycle inlines
+// cycle with a CycleError that names the child, and the next cycle inlines
 // again from depth 0.
 func TestSpawnOrRunPanic(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
-	s.Add(1, fn(func(w *Worker) { w.SpawnOrRun(fn(func(w *Worker) { w.SpawnOrRun(ssBoom{}) })) }))
+	require.NoError(t, s.Add(fn(func(w *Worker) { SpawnOrRun(w, fn(func(w *Worker) { SpawnOrRun(w, ssBoom{}) })) })))
 	err := runCycle(t, s)
-	var pe *PanicError
-	if !errors.As(err, &pe) {
-		t.Fatalf("Run = %v, want a *PanicError", err)
-	}
-	if pe.Packet != "SSBoom" || pe.Value != "ssBoom" {
-		t.Fatalf("PanicError names %q (value %v), want SSBoom", pe.Packet, pe.Value)
-	}
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "SSBoom", ce.Packet)
+	assert.Equal(t, "ssBoom", ce.Value)
+	assert.True(t, ce.Panicked)
 	// Next cycle: every node but the root inline again only if the
 	// worker's inline state was restored.
 	checkInlinesAll(t, s, "after a panic")
+}
+
+// TestSpawnOrRunError: a child that fails while running inline ends the
+// cycle with a CycleError that names the child and wraps its error; the
+// parent goes on, sees its cycle's context cancelled, and what it spawns
+// afterwards is dropped; the next cycle inlines again from depth 0.
+func TestSpawnOrRunError(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
+	var ran atomic.Int64
+	var cancelled bool
+	require.NoError(t, s.Add(fn(func(w *Worker) {
+		SpawnOrRun(w, Func("inline failer", func(*Worker) error { return errFail }))
+		cancelled = context.Cause(w.Context()) != nil
+		Spawn(w, counter{&ran})
+		SpawnOrRun(w, counter{&ran}) // spawned: the cycle is ending
+	})))
+	err := runCycle(t, s)
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorIs(t, err, errFail)
+	assert.Equal(t, "inline failer", ce.Packet)
+	assert.False(t, ce.Panicked)
+	assert.True(t, cancelled, "the parent's context is cancelled once its inline child failed")
+	assert.Equal(t, int64(0), ran.Load())
+	assert.Equal(t, uint64(2), ce.Dropped)
+	assert.Equal(t, uint64(1), s.Stats().Workers[0].Failed)
+	checkInlinesAll(t, s, "after an error")
 }
 
 // TestSpawnOrRunInstrumentedSpawns: with tracing on, every packet keeps its
@@ -163,77 +179,81 @@ func TestSpawnOrRunInstrumentedSpawns(t *testing.T) {
 	} {
 		s := newSched(t, cfg)
 		tr := &ssTree{runs: make([]atomic.Int32, 1<<8-1)}
-		s.Add(1, ssNode{tr, 0})
-		if err := runCycle(t, s); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.Add(ssNode{tr, 0}))
+		require.NoError(t, runCycle(t, s))
 		tr.check(t)
-		if got := s.Stats().Workers[0].Inlined; got != 0 {
-			t.Errorf("tracer %v timing %v: %d inline runs, want 0", cfg.Tracer != nil, cfg.PacketTiming, got)
-		}
-		s.Close()
+		assert.Equal(t, uint64(0), s.Stats().Workers[0].Inlined, "tracer %v timing %v: inline runs", cfg.Tracer != nil, cfg.PacketTiming)
+		require.NoError(t, s.Close())
 	}
 }
 
 func TestSpawnOrRunNil(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
 	var got any
-	s.Add(1, fn(func(w *Worker) {
+	require.NoError(t, s.Add(fn(func(w *Worker) {
 		defer func() { got = recover() }()
-		w.SpawnOrRun(nil)
-	}))
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if got != "scheduler: SpawnOrRun(nil)" {
-		t.Fatalf("SpawnOrRun(nil) panicked with %v", got)
-	}
+		SpawnOrRun[Packet](w, nil)
+	})))
+	require.NoError(t, runCycle(t, s))
+	require.Equal(t, "scheduler: SpawnOrRun of a nil Packet", got)
 }
 
 // TestSpawnOrRunPanicNotSwallowed: a running packet that recovers panics
 // cannot swallow its inline child's: the cycle still ends with the child's
-// PanicError, the parent goes on, and the worker's inline state is intact
+// CycleError, the parent goes on, and the worker's inline state is intact
 // for the next cycle.
 func TestSpawnOrRunPanicNotSwallowed(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
 	var parentRecovered any
 	var parentWentOn bool
-	s.Add(1, fn(func(w *Worker) {
+	require.NoError(t, s.Add(fn(func(w *Worker) {
 		defer func() { parentRecovered = recover() }()
-		w.SpawnOrRun(ssBoom{})
+		SpawnOrRun(w, ssBoom{})
 		parentWentOn = true
-	}))
+	})))
 	err := runCycle(t, s)
-	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Packet != "SSBoom" {
-		t.Fatalf("Run = %v, want a PanicError naming SSBoom", err)
-	}
-	if parentRecovered != nil || !parentWentOn {
-		t.Fatalf("the parent saw the child's panic (recovered %v, went on %v)", parentRecovered, parentWentOn)
-	}
-	if st := s.Stats(); st.Workers[0].Panics != 1 {
-		t.Errorf("Panics = %d, want 1", st.Workers[0].Panics)
-	}
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "SSBoom", ce.Packet)
+	assert.Nil(t, parentRecovered, "the parent saw the child's panic")
+	assert.True(t, parentWentOn, "the parent went on")
+	assert.Equal(t, uint64(1), s.Stats().Workers[0].Panics)
 	checkInlinesAll(t, s, "next cycle")
 }
 
 // TestSpawnOrRunGoexit: runtime.Goexit in an inline child ends the cycle
-// with a PanicError naming the child; a fresh goroutine takes the worker
+// with a CycleError naming the child; a fresh goroutine takes the worker
 // over and inlines from depth 0 again.
+//
+// Nested inline runs name the innermost, the one that called it; a parent
+// that calls it after an inline child returned is named itself.
 func TestSpawnOrRunGoexit(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, Stages: []string{"run"}})
-	s.Add(1, fn(func(w *Worker) { w.SpawnOrRun(ssExit{}) }))
-	err := runCycle(t, s)
-	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Packet != "SSExit" {
-		t.Fatalf("Run = %v, want a PanicError naming SSExit", err)
+	for _, c := range []struct {
+		root Packet
+		want string
+	}{
+		{fn(func(w *Worker) { SpawnOrRun(w, ssExit{}) }), "SSExit"},
+		{fn(func(w *Worker) {
+			SpawnOrRun(w, named{"outer"})
+			SpawnOrRun(w, fn(func(w *Worker) { SpawnOrRun(w, ssExit{}) }))
+		}), "SSExit"},
+		{Func("parent", func(w *Worker) error { SpawnOrRun(w, named{"child"}); runtime.Goexit(); return nil }), "parent"},
+	} {
+		require.NoError(t, s.Add(c.root))
+		err := runCycle(t, s)
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, c.want, ce.Packet)
+		assert.True(t, ce.Panicked)
+		assert.Equal(t, 0, ce.Worker)
+		checkInlinesAll(t, s, "after Goexit")
 	}
-	checkInlinesAll(t, s, "after Goexit")
 }
 
 type ssExit struct{}
 
-func (ssExit) Run(*Worker)        { runtime.Goexit() }
+func (ssExit) Run(*Worker) error  { runtime.Goexit(); return nil }
 func (ssExit) PacketName() string { return "SSExit" }
 
 // TestSpawnOrRunFlatFanoutSpreads: a packet that SpawnOrRuns many children
@@ -250,14 +270,12 @@ func TestSpawnOrRunFlatFanoutSpreads(t *testing.T) {
 		ran[w.ID()].Add(1)
 		time.Sleep(500 * time.Microsecond)
 	})
-	s.Add(1, fn(func(w *Worker) {
+	require.NoError(t, s.Add(fn(func(w *Worker) {
 		for range children {
-			w.SpawnOrRun(child)
+			SpawnOrRun(w, child)
 		}
-	}))
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
+	})))
+	require.NoError(t, runCycle(t, s))
 	busy, total := 0, 0
 	per := make([]int, workers)
 	for i := range ran {
@@ -268,13 +286,9 @@ func TestSpawnOrRunFlatFanoutSpreads(t *testing.T) {
 			busy++
 		}
 	}
-	if total != children {
-		t.Fatalf("%d children ran, want %d", total, children)
-	}
+	require.Equal(t, children, total, "children run")
 	t.Logf("children per worker: %v", per)
-	if busy < workers/2 {
-		t.Errorf("children ran on %d of %d workers (%v): SpawnOrRun kept them on too few", busy, workers, per)
-	}
+	assert.GreaterOrEqual(t, busy, workers/2, "children ran on %d of %d workers (%v): SpawnOrRun kept them on too few", busy, workers, per)
 }
 
 // checkInlinesAll runs a 511-node SpawnOrRun tree on s (one worker) and
@@ -284,14 +298,10 @@ func checkInlinesAll(t *testing.T, s *Scheduler, when string) {
 	t.Helper()
 	tr := &ssTree{runs: make([]atomic.Int32, 1<<9-1)}
 	before := s.Stats().Workers[0].Inlined
-	s.Add(1, ssNode{tr, 0})
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Add(ssNode{tr, 0}))
+	require.NoError(t, runCycle(t, s), when)
 	tr.check(t)
-	if got := s.Stats().Workers[0].Inlined - before; got != uint64(len(tr.runs)-1) {
-		t.Errorf("%s: %d inline runs, want %d", when, got, len(tr.runs)-1)
-	}
+	assert.Equal(t, uint64(len(tr.runs)-1), s.Stats().Workers[0].Inlined-before, "%s: inline runs", when)
 }
 
 // TestSpawnOrRunHandsOffBatches: when SpawnOrRun finds an idle worker short
@@ -318,10 +328,13 @@ func TestSpawnOrRunHandsOffBatches(t *testing.T) {
 				what, w.local.Len(), w.privTail-w.privHead, got, deque, priv, inlined)
 		}
 	}
-	s.Add(1, fn(func(w *Worker) {
+	require.NoError(t, s.Add(fn(func(w *Worker) {
 		// Through the bucket (a spawned blocker would stay private): the
 		// other worker takes it and stays in it.
-		s.Add(1, blocker{started: started, release: release})
+		if err := s.Add(blocker{started: started, release: release}); err != nil {
+			fail = err.Error()
+			return
+		}
 		select {
 		case <-started:
 		case <-time.After(10 * time.Second):
@@ -332,31 +345,25 @@ func TestSpawnOrRunHandsOffBatches(t *testing.T) {
 		defer close(release)
 		inl := func() uint64 { w.flush(); return s.Stats().Workers[w.ID()].Inlined }
 
-		s.nSearching.Add(1) // one idle worker, and the deque holds nothing
+		s.s.nSearching.Add(1) // one idle worker, and the deque holds nothing
 		base := inl()
 		for range handoff {
-			w.SpawnOrRun(child)
+			SpawnOrRun(w, child)
 		}
 		check(w, "a full streak", handoff-1, 1, 0, base)
-		w.SpawnOrRun(child) // the deque holds plenty for one idle worker
+		SpawnOrRun(w, child) // the deque holds plenty for one idle worker
 		check(w, "after the streak", handoff-1, 1, 1, base)
 
-		s.nSearching.Add(99) // a hundred idle: another streak starts
-		w.SpawnOrRun(child)
-		s.nSearching.Add(-100) // nobody idle: the streak ends at its 2nd child
-		w.SpawnOrRun(child)
-		w.SpawnOrRun(child)
+		s.s.nSearching.Add(99) // a hundred idle: another streak starts
+		SpawnOrRun(w, child)
+		s.s.nSearching.Add(-100) // nobody idle: the streak ends at its 2nd child
+		SpawnOrRun(w, child)
+		SpawnOrRun(w, child)
 		check(w, "a streak cut short", handoff+1, 1, 2, base)
-	}))
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if fail != "" {
-		t.Fatal(fail)
-	}
-	if got := ran.Load(); got != handoff+4 {
-		t.Fatalf("%d children ran, want %d", got, handoff+4)
-	}
+	})))
+	require.NoError(t, runCycle(t, s))
+	require.Empty(t, fail)
+	require.Equal(t, int32(handoff+4), ran.Load(), "children run")
 }
 
 // TestSpawnOrRunOffersBeforeComputing: a parent that hands off a few
@@ -369,9 +376,9 @@ func TestSpawnOrRunOffersBeforeComputing(t *testing.T) {
 	var ran atomic.Int32
 	child := fn(func(*Worker) { ran.Add(1) })
 	var seen int32
-	s.Add(1, fn(func(w *Worker) {
+	require.NoError(t, s.Add(fn(func(w *Worker) {
 		for range 4 {
-			w.SpawnOrRun(child)
+			SpawnOrRun(w, child)
 		}
 		// Compute until three children have run elsewhere (or give up).
 		deadline := time.Now().Add(5 * time.Second)
@@ -379,14 +386,8 @@ func TestSpawnOrRunOffersBeforeComputing(t *testing.T) {
 			runtime.Gosched()
 		}
 		seen = ran.Load()
-	}))
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
-	if ran.Load() != 4 {
-		t.Fatalf("%d children ran, want 4", ran.Load())
-	}
-	if seen < 3 {
-		t.Fatalf("while the parent computed, %d of its 4 children ran on the other worker, want 3", seen)
-	}
+	})))
+	require.NoError(t, runCycle(t, s))
+	require.Equal(t, int32(4), ran.Load(), "children run")
+	require.GreaterOrEqual(t, seen, int32(3), "children run on the other worker while the parent computed")
 }

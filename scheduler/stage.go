@@ -3,6 +3,7 @@ package scheduler
 import (
 	"time"
 
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // beginCycle starts a cycle and opens stage 1. Caller: Run, holding mu,
 // with every worker parked.
-func (s *Scheduler) beginCycle() {
+func (s *sched) beginCycle() {
 	s.cycle++
 	s.cause = nil
 	s.result = nil
@@ -40,7 +41,7 @@ func (s *Scheduler) beginCycle() {
 //
 // It reports whether self was resumed (unparked to search again); then
 // self is already counted as searching.
-func (s *Scheduler) advance(self *Worker) bool {
+func (s *sched) advance(self *Worker) bool {
 	by := -1
 	if self != nil {
 		by = self.id
@@ -72,8 +73,12 @@ func (s *Scheduler) advance(self *Worker) bool {
 			for st := 1; st <= cur; st++ {
 				if t, ok := s.buckets[st].TakeSentinel(); ok {
 					t = s.queued(t.p, StageID(st)) // its enqueue, for a steal's arrow
-					if _, err := s.buckets[st].Add(t); err == nil {
+					one := [1]task{t}
+					if _, err := s.buckets[st].Add(one[:], false); err == nil {
 						k = 1
+						if s.bounded {
+							s.nQueued.Add(1) // its take subtracts it
+						}
 					}
 					break
 				}
@@ -105,18 +110,12 @@ func (s *Scheduler) advance(self *Worker) bool {
 
 // openWakeCount is how many workers a stage opening with k visible packets
 // wakes, by the scheduler's policy.
-func (s *Scheduler) openWakeCount(k int) int {
-	switch s.cfg.Wake {
-	case WakeAll:
-		return s.n
-	case WakeN:
-		return k
-	}
-	return 1 // WakeOne, WakeSearcher: the rest follow as work spreads
+func (s *sched) openWakeCount(k int) int {
+	return policy.OpenWakes(policy.Kind(s.cfg.Wake), k, s.n)
 }
 
 // openStage opens stage st's bucket. Caller holds mu.
-func (s *Scheduler) openStage(st int) {
+func (s *sched) openStage(st int) {
 	now := time.Now()
 	s.buckets[st].Open()
 	s.cur.Store(int32(st)) // store-release: searching workers now scan st
@@ -131,7 +130,7 @@ func (s *Scheduler) openStage(st int) {
 // closeStage records the end of stage st (drained, sentinel done). Its
 // bucket stays open until the cycle ends, so a packet added to a finished
 // stage still runs in this cycle. Caller holds mu.
-func (s *Scheduler) closeStage(st int) {
+func (s *sched) closeStage(st int) {
 	r := &s.stages[st]
 	d := time.Since(r.openedAt)
 	r.lastMakespan = d
@@ -142,7 +141,7 @@ func (s *Scheduler) closeStage(st int) {
 // endCycle ends the cycle: closes the user buckets (packets queued in them
 // wait for the next cycle), records the result and wakes Run. If the
 // scheduler is closing, it releases the workers. Caller holds mu.
-func (s *Scheduler) endCycle() {
+func (s *sched) endCycle() {
 	for st := 1; st <= s.nStages; st++ {
 		s.buckets[st].Close()
 	}
@@ -152,6 +151,9 @@ func (s *Scheduler) endCycle() {
 		b.Reclaim()
 	}
 	s.cur.Store(0)
+	if c := s.cctx.Swap(nil); c != nil {
+		c.cancel(nil) // the cycle is over: context.Canceled for what outlives it
+	}
 	s.cycleActive.Store(false)
 	s.totals.cycles++
 	s.ctl.CycleEnd(s.cycle)
@@ -164,26 +166,30 @@ func (s *Scheduler) endCycle() {
 // finishAbort discards every packet still queued anywhere (the workers have
 // dropped their local ones before parking), builds the cycle's error and
 // ends the cycle. Caller holds mu, every worker parked.
-func (s *Scheduler) finishAbort() {
+func (s *sched) finishAbort() {
 	n := s.dropped
 	for _, b := range s.buckets {
-		n += uint64(b.Drain(nil))
+		d := uint64(b.Drain(nil))
+		n += d
+		s.unqueue(int(d))
 		if _, ok := b.TakeSentinel(); ok {
 			n++
 		}
 	}
 	for _, w := range s.workers {
 		n += w.drainDesignated()
+		// Dropped value packets never consumed their slots, nor unfinished
+		// joins their frames: every worker is parked, nothing is queued.
+		for _, a := range w.arenaList {
+			a.reset()
+		}
 	}
 	s.totals.dropped += n
 	s.totals.aborted++
-	switch c := s.cause.(type) {
-	case *PanicError:
-		c.Dropped = n
-		s.result = c
-	default:
-		s.result = &CycleError{Cycle: s.cycle, Err: c, Dropped: n}
-	}
+	ce := s.cause
+	ce.Cycle = s.cycle
+	ce.Dropped = n
+	s.result = ce
 	s.closeStage(int(s.cur.Load()))
 	s.endCycle()
 }

@@ -27,6 +27,7 @@ type hotStats struct {
 	idleNs        int64
 	dropped       uint64
 	panics        uint64
+	failures      uint64
 	inlined       uint64
 	spinWakes     uint64
 }
@@ -92,6 +93,7 @@ type Stats struct {
 	Aborted       uint64 // cycles ended by a panic, cancellation or Close
 	Dropped       uint64 // packets discarded by aborted cycles and Close
 	ExternalWakes uint64 // wake-ups sent by goroutines that are not workers (Add from outside, Run)
+	Ran           uint64 // packets run, by every worker (the sum of WorkerStats.Packets)
 	Workers       []WorkerStats
 	Packets       []PacketStats // by name, sorted
 	Stages        []StageStats  // index = StageID (0 = Unconstrained)
@@ -111,6 +113,7 @@ type WorkerStats struct {
 	Idle          time.Duration // time parked
 	Dropped       uint64        // packets this worker discarded (aborts)
 	Panics        uint64
+	Failed        uint64        // packets that returned an error
 	Inlined       uint64        // packets SpawnOrRun ran inline (counted in Packets too)
 	SpinWakes     uint64        // wake-ups taken while polling (Config.ParkSpin), not blocked
 	PacketTypes   []PacketStats // this worker's share of Stats.Packets, by name, sorted
@@ -125,14 +128,7 @@ type PacketStats struct {
 	Total time.Duration
 	Min   time.Duration
 	Max   time.Duration
-}
-
-// Mean is Total/Timed, or 0.
-func (p PacketStats) Mean() time.Duration {
-	if p.Timed == 0 {
-		return 0
-	}
-	return p.Total / time.Duration(p.Timed)
+	Mean  time.Duration // Total ÷ Timed, or 0
 }
 
 // StageStats are one stage's timings. A stage's makespan runs from its
@@ -147,7 +143,8 @@ type StageStats struct {
 }
 
 // Stats returns the scheduler's counters. Any goroutine.
-func (s *Scheduler) Stats() Stats {
+func (sh *Scheduler) Stats() Stats {
+	s := sh.sched()
 	var st Stats
 	s.mu.Lock()
 	st.Cycles = s.totals.cycles
@@ -187,6 +184,7 @@ func (s *Scheduler) Stats() Stats {
 		ws.Idle = time.Duration(h.idleNs)
 		ws.Dropped = h.dropped
 		ws.Panics = h.panics
+		ws.Failed = h.failures
 		ws.Inlined = h.inlined
 		ws.SpinWakes = h.spinWakes
 		for _, ts := range w.pub.types {
@@ -200,6 +198,7 @@ func (s *Scheduler) Stats() Stats {
 				mine.Total = time.Duration(ts.total)
 				mine.Min = time.Duration(ts.min)
 				mine.Max = time.Duration(ts.max)
+				mine.Mean = mine.Total / time.Duration(ts.timed)
 			}
 			ws.PacketTypes = append(ws.PacketTypes, mine)
 			p := byName[ts.name]
@@ -221,8 +220,13 @@ func (s *Scheduler) Stats() Stats {
 	for _, p := range byName {
 		if p.Timed == 0 {
 			p.Min = 0
+		} else {
+			p.Mean = p.Total / time.Duration(p.Timed)
 		}
 		st.Packets = append(st.Packets, *p)
+	}
+	for _, ws := range st.Workers {
+		st.Ran += ws.Packets
 	}
 	sortPackets(st.Packets)
 	return st
@@ -230,13 +234,4 @@ func (s *Scheduler) Stats() Stats {
 
 func sortPackets(ps []PacketStats) {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
-}
-
-// PacketsRun is the total number of packets run.
-func (st Stats) PacketsRun() uint64 {
-	var n uint64
-	for _, w := range st.Workers {
-		n += w.Packets
-	}
-	return n
 }

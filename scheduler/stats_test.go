@@ -1,20 +1,24 @@
 package scheduler
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/trace"
 )
 
 type sleeper struct{ d time.Duration }
 
-func (p sleeper) Run(*Worker) { time.Sleep(p.d) }
+func (p sleeper) Run(*Worker) error { time.Sleep(p.d); return nil }
 
 type named struct{ name string }
 
-func (named) Run(*Worker)          {}
+func (named) Run(*Worker) error    { return nil }
 func (p named) PacketName() string { return p.name }
 
 // TestStats: counts add up per packet type; with PacketTiming the minimum
@@ -22,40 +26,37 @@ func (p named) PacketName() string { return p.name }
 func TestStats(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b"}, PacketTiming: true})
 	for range 20 {
-		s.Add(1, sleeper{200 * time.Microsecond})
+		require.NoError(t, s.Add(sleeper{200 * time.Microsecond}))
 	}
 	for range 7 {
-		s.Add(2, named{"seven"})
+		require.NoError(t, s.Add(named{"seven"}, StageID(2)))
 	}
 	for range 3 {
-		s.Add(2, named{"three"})
+		require.NoError(t, s.Add(named{"three"}, StageID(2)))
 	}
-	if err := runCycle(t, s); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runCycle(t, s))
 	st := s.Stats()
 	got := map[string]PacketStats{}
 	for _, p := range st.Packets {
 		got[p.Name] = p
 	}
 	sl := got["scheduler.sleeper"]
-	if sl.Count != 20 || sl.Timed != 20 || sl.Min < 200*time.Microsecond || sl.Min > sl.Mean() || sl.Mean() > sl.Max {
-		t.Fatalf("sleeper stats %+v (mean %v)", sl, sl.Mean())
-	}
-	if got["seven"].Count != 7 || got["three"].Count != 3 {
-		t.Fatalf("named stats %+v", st.Packets)
-	}
-	if st.PacketsRun() != 30 || st.Cycles != 1 {
-		t.Fatalf("packets %d cycles %d", st.PacketsRun(), st.Cycles)
-	}
+	assert.Equal(t, uint64(20), sl.Count)
+	assert.Equal(t, uint64(20), sl.Timed)
+	assert.GreaterOrEqual(t, sl.Min, 200*time.Microsecond)
+	assert.LessOrEqual(t, sl.Min, sl.Mean)
+	assert.LessOrEqual(t, sl.Mean, sl.Max)
+	assert.Equal(t, sl.Total/20, sl.Mean)
+	assert.Equal(t, uint64(7), got["seven"].Count)
+	assert.Equal(t, uint64(3), got["three"].Count)
+	assert.Equal(t, uint64(30), st.Ran)
+	assert.Equal(t, uint64(1), st.Cycles)
 	for i, sg := range st.Stages[1:] {
-		if sg.Opens != 1 || sg.LastMakespan <= 0 || sg.TotalMakespan != sg.LastMakespan {
-			t.Fatalf("stage %d stats %+v", i+1, sg)
-		}
+		assert.Equal(t, uint64(1), sg.Opens, "stage %d", i+1)
+		assert.Positive(t, sg.LastMakespan, "stage %d", i+1)
+		assert.Equal(t, sg.LastMakespan, sg.TotalMakespan, "stage %d", i+1)
 	}
-	if st.Stages[2].LastOpenAt < st.Stages[1].LastMakespan {
-		t.Fatalf("stage 2 opened at %v, before stage 1 ended (%v)", st.Stages[2].LastOpenAt, st.Stages[1].LastMakespan)
-	}
+	assert.GreaterOrEqual(t, st.Stages[2].LastOpenAt, st.Stages[1].LastMakespan, "stage 2 opened after stage 1 ended")
 	// Per worker: the shares add up to the merged figures, and each
 	// worker's minimum is at least the merged one.
 	for _, p := range st.Packets {
@@ -67,36 +68,33 @@ func TestStats(t *testing.T) {
 				}
 				count += q.Count
 				timed += q.Timed
-				if q.Timed > 0 && (q.Min < p.Min || q.Max > p.Max || q.Min > q.Max) {
-					t.Fatalf("worker %d %s: min %v max %v, merged min %v max %v", i, p.Name, q.Min, q.Max, p.Min, p.Max)
+				if q.Timed > 0 && (q.Min < p.Min || q.Max > p.Max || q.Min > q.Max || q.Mean != q.Total/time.Duration(q.Timed)) {
+					t.Fatalf("worker %d %s: %+v, merged %+v", i, p.Name, q, p)
 				}
 			}
 		}
-		if count != p.Count || timed != p.Timed {
-			t.Fatalf("%s: workers' shares count %d timed %d, merged %d %d", p.Name, count, timed, p.Count, p.Timed)
-		}
+		require.Equal(t, p.Count, count, "%s: the workers' shares", p.Name)
+		require.Equal(t, p.Timed, timed, "%s: the workers' shares", p.Name)
 	}
 	for i, w := range st.Workers {
 		var n uint64
 		for _, q := range w.PacketTypes {
 			n += q.Count
 		}
-		if n != w.Packets || w.Parks == 0 {
-			t.Fatalf("worker %d: %d packets, its types add up to %d; %d parks", i, w.Packets, n, w.Parks)
-		}
+		require.Equal(t, w.Packets, n, "worker %d: its types add up", i)
+		require.NotZero(t, w.Parks, "worker %d parks", i)
 	}
 	// Without timing: counts only, zero times.
 	s2 := newSched(t, Config{Workers: 1, Stages: []string{"a"}})
-	s2.Add(1, sleeper{})
-	runCycle(t, s2)
-	if p := s2.Stats().Packets[0]; p.Count != 1 || p.Timed != 0 || p.Min != 0 || p.Max != 0 {
-		t.Fatalf("untimed stats %+v", p)
-	}
+	require.NoError(t, s2.Add(sleeper{}))
+	require.NoError(t, runCycle(t, s2))
+	p := s2.Stats().Packets[0]
+	assert.Equal(t, PacketStats{Name: "scheduler.sleeper", Count: 1}, p, "untimed stats")
 }
 
 // TestTraceHooks: with a Recorder, every packet has a begin and an end,
 // every stage opens and closes once per cycle, stolen packets carry flows
-// (packets added by Add, AddSlice and Spawn).
+// (packets added by Add, AddAll with Lend, and Spawn).
 func TestTraceHooks(t *testing.T) {
 	rec := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20})
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a", "b", "c"}, Tracer: rec})
@@ -107,17 +105,15 @@ func TestTraceHooks(t *testing.T) {
 		lent[i] = counter{&n}
 	}
 	for range cycles {
-		s.Add(1, forkNode{8, &n})
-		s.Add(3, counter{&n})
-		s.AddSlice(3, lent)
-		s.Add(2, fn(func(w *Worker) { // surplus for the other worker to steal
+		require.NoError(t, s.Add(forkNode{8, &n}))
+		require.NoError(t, s.Add(counter{&n}, StageID(3)))
+		require.NoError(t, s.AddAll(lent, StageID(3), Lend))
+		require.NoError(t, s.Add(fn(func(w *Worker) { // surplus for the other worker to steal
 			for range 64 {
-				w.Spawn(sleeper{20 * time.Microsecond})
+				Spawn(w, sleeper{20 * time.Microsecond})
 			}
-		}))
-		if err := runCycle(t, s); err != nil {
-			t.Fatal(err)
-		}
+		}), StageID(2)))
+		require.NoError(t, runCycle(t, s))
 	}
 	snap := rec.Snapshot()
 	count := map[trace.Kind]int{}
@@ -131,32 +127,22 @@ func TestTraceHooks(t *testing.T) {
 			if e.Flow() != 0 {
 				flowsEnded[e.Flow()] = true
 			}
-			if name := snap.Name(e.Name()); name == "" {
-				t.Fatalf("packet name %q", name)
-			}
+			require.NotEmpty(t, snap.Name(e.Name()), "packet name")
 		}
 	}
 	packets := cycles * (1<<9 - 1 + 1 + 50 + 65)
-	if count[trace.KindPacketBegin] != packets || count[trace.KindPacketEnd] != packets {
-		t.Fatalf("packet begin/end = %d/%d, want %d", count[trace.KindPacketBegin], count[trace.KindPacketEnd], packets)
-	}
-	if count[trace.KindStageOpen] != 3*cycles || count[trace.KindStageClose] != 3*cycles ||
-		count[trace.KindCycleBegin] != cycles || count[trace.KindCycleEnd] != cycles {
-		t.Fatalf("stage/cycle events %v", count)
-	}
-	if count[trace.KindPark] != count[trace.KindUnpark]+2 { // both parked at the end
-		t.Fatalf("park %d unpark %d", count[trace.KindPark], count[trace.KindUnpark])
-	}
-	if count[trace.KindWakeSent] != count[trace.KindWakeReceived] {
-		t.Fatalf("wake sent %d received %d", count[trace.KindWakeSent], count[trace.KindWakeReceived])
-	}
-	if len(flowsStarted) == 0 || len(flowsEnded) == 0 {
-		t.Fatalf("no steal flows: %d started, %d ended", len(flowsStarted), len(flowsEnded))
-	}
+	require.Equal(t, packets, count[trace.KindPacketBegin], "packet begins")
+	require.Equal(t, packets, count[trace.KindPacketEnd], "packet ends")
+	require.Equal(t, 3*cycles, count[trace.KindStageOpen], "stage/cycle events %v", count)
+	require.Equal(t, 3*cycles, count[trace.KindStageClose], "stage/cycle events %v", count)
+	require.Equal(t, cycles, count[trace.KindCycleBegin], "stage/cycle events %v", count)
+	require.Equal(t, cycles, count[trace.KindCycleEnd], "stage/cycle events %v", count)
+	require.Equal(t, count[trace.KindUnpark]+2, count[trace.KindPark], "parks: both parked at the end")
+	require.Equal(t, count[trace.KindWakeSent], count[trace.KindWakeReceived], "wake-ups sent and received")
+	require.NotEmpty(t, flowsStarted, "steal flows started")
+	require.NotEmpty(t, flowsEnded, "steal flows ended")
 	for f := range flowsEnded {
-		if !flowsStarted[f] {
-			t.Fatalf("flow %x ends without a steal", f)
-		}
+		require.True(t, flowsStarted[f], "flow %x ends without a steal", f)
 	}
 	// Every steal is stamped: its origin follows it, born no later, on a
 	// worker (the stolen packet was spawned there) or the control buffer
@@ -168,21 +154,15 @@ func TestTraceHooks(t *testing.T) {
 			if e.Kind() != trace.KindSteal {
 				continue
 			}
-			if j+1 == len(ev) || ev[j+1].Kind() != trace.KindStealOrigin {
-				t.Fatalf("steal %v without its origin", e)
-			}
+			require.True(t, j+1 < len(ev) && ev[j+1].Kind() == trace.KindStealOrigin, "steal %v without its origin", e)
 			o := ev[j+1]
-			if o.Born() > e.Time || o.From() < -1 || o.From() >= 2 {
-				t.Fatalf("steal %v: origin %v", e, o)
-			}
+			require.True(t, o.Born() <= e.Time && o.From() >= -1 && o.From() < 2, "steal %v: origin %v", e, o)
 			if o.From() >= 0 {
 				fromWorker++
 			}
 		}
 	}
-	if fromWorker == 0 {
-		t.Fatal("no stolen packet was born on a worker (the spawners' 64 sleepers)")
-	}
+	require.NotZero(t, fromWorker, "no stolen packet was born on a worker (the spawners' 64 sleepers)")
 	t.Logf("events %v, %d steals with flows, %d of them of packets spawned on a worker", count, len(flowsStarted), fromWorker)
 }
 
@@ -195,67 +175,74 @@ func TestWorkerStats(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, Wake: WakeOne})
 	end := holdCycle(t, s) // worker 0 blocked, worker 1 parked
 	before := s.Stats()
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond) // the idle time to be measured
 	var n atomic.Int64
-	if err := s.Add(Unconstrained, counter{&n}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Add(counter{&n}, Unconstrained))
+	waitFor(t, 10*time.Second, func() bool { return n.Load() == 1 }, "the packet to run")
 	waitParked(t, s, 1)
-	for n.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
 	end()
 	after := s.Stats()
 	b, a := before.Workers[1], after.Workers[1]
-	if idle := a.Idle - b.Idle; idle < 30*time.Millisecond {
-		t.Fatalf("worker 1 idle %v over a 30ms park", idle)
-	}
-	if a.WakesReceived-b.WakesReceived < 1 || a.Parks-b.Parks < 1 || after.ExternalWakes-before.ExternalWakes < 1 {
-		t.Fatalf("worker 1 before %+v after %+v; external wakes %d -> %d", b, a, before.ExternalWakes, after.ExternalWakes)
-	}
-	if a.Packets-b.Packets != 1 || after.Workers[0].Packets != 1 {
-		t.Fatalf("packets: worker 0 %d, worker 1 %d more", after.Workers[0].Packets, a.Packets-b.Packets)
-	}
+	assert.GreaterOrEqual(t, a.Idle-b.Idle, 30*time.Millisecond, "worker 1 idle over a 30ms park")
+	assert.GreaterOrEqual(t, a.WakesReceived-b.WakesReceived, uint64(1), "wake-ups received")
+	assert.GreaterOrEqual(t, a.Parks-b.Parks, uint64(1), "parks")
+	assert.GreaterOrEqual(t, after.ExternalWakes-before.ExternalWakes, uint64(1), "external wake-ups")
+	assert.Equal(t, uint64(1), a.Packets-b.Packets, "worker 1 packets")
+	assert.Equal(t, uint64(1), after.Workers[0].Packets, "worker 0 packets")
 }
 
 type countA struct{}
 
-func (countA) Run(*Worker) {}
+func (countA) Run(*Worker) error { return nil }
 
 type countB struct{}
 
-func (countB) Run(*Worker) {}
+func (countB) Run(*Worker) error { return nil }
 
-// mixedRoot spawns, by Spawn and by SpawnOrRun in turn, n children in
-// runs of types: countA, countB and named packets of two names.
-type mixedRoot struct{ n int }
-
-func (r mixedRoot) Run(w *Worker) {
-	for i := range r.n {
-		var p Packet
-		switch k := i % 23; {
-		case k < 9:
-			p = countA{}
-		case k < 15:
-			p = countB{}
-		case k < 20:
-			p = named{"x"}
-		default:
-			p = named{"y"}
-		}
-		if i%2 == 0 {
-			w.Spawn(p)
-		} else {
-			w.SpawnOrRun(p)
-		}
+// spawnAs spawns p by Spawn or SpawnOrRun (inline), as a P or as a Packet
+// (iface): the four ways a packet's stats are counted.
+func spawnAs[P Packet](w *Worker, p P, inline, iface bool) {
+	switch {
+	case iface && inline:
+		SpawnOrRun[Packet](w, p)
+	case iface:
+		Spawn[Packet](w, p)
+	case inline:
+		SpawnOrRun(w, p)
+	default:
+		Spawn(w, p)
 	}
 }
 
+// mixedRoot spawns n children in runs of types: countA, countB and named
+// packets of two names, by Spawn and SpawnOrRun in turn, every third as a
+// Packet (an interface value) and the others by their own type.
+type mixedRoot struct{ n int }
+
+func (r mixedRoot) Run(w *Worker) error {
+	for i := range r.n {
+		inline, iface := i%2 == 1, i%3 == 0
+		switch k := i % 23; {
+		case k < 9:
+			spawnAs(w, countA{}, inline, iface)
+		case k < 15:
+			spawnAs(w, countB{}, inline, iface)
+		case k < 20:
+			spawnAs(w, named{"x"}, inline, iface)
+		default:
+			spawnAs(w, named{"y"}, inline, iface)
+		}
+	}
+	return nil
+}
+
 // TestStatsCountRuns: without instrumentation a worker counts a run of
-// packets of one type with one increment (countPacket) and folds it into
-// the type's count when the type changes or it publishes; the counts by
-// type must still be exact, across runs of alternating types, Namer
-// packets, inline children and more packets than a flush interval.
+// packets of one type with one increment (countPacket, countValue) and
+// folds it into the type's count when the type changes or it publishes;
+// the counts by type must still be exact, across runs of alternating
+// types, Namer packets, value and interface packets, inline children and
+// more packets than a flush interval; and the same with PacketTiming,
+// which counts each packet as it times it.
 func TestStatsCountRuns(t *testing.T) {
 	const n = 3*flushEvery + 17
 	want := map[string]uint64{"scheduler.mixedRoot": 1}
@@ -271,27 +258,83 @@ func TestStatsCountRuns(t *testing.T) {
 			want["y"]++
 		}
 	}
-	for _, workers := range []int{1, 2} {
-		s := newSched(t, Config{Workers: workers, Stages: []string{"a"}})
-		for range 2 {
-			if err := s.Add(1, mixedRoot{n}); err != nil {
-				t.Fatal(err)
+	for _, timing := range []bool{false, true} {
+		for _, workers := range []int{1, 2} {
+			s := newSched(t, Config{Workers: workers, Stages: []string{"a"}, PacketTiming: timing})
+			for range 2 {
+				require.NoError(t, s.Add(mixedRoot{n}))
+				require.NoError(t, runCycle(t, s))
 			}
-			if err := runCycle(t, s); err != nil {
-				t.Fatal(err)
+			got := map[string]uint64{}
+			for _, p := range s.Stats().Packets {
+				got[p.Name] = p.Count
 			}
+			for name, c := range want {
+				assert.Equal(t, 2*c, got[name], "timing %v, workers %d: %s (all: %v)", timing, workers, name, got)
+			}
+			assert.Len(t, got, len(want), "timing %v, workers %d: names %v, want %v", timing, workers, got, want)
 		}
+	}
+}
+
+type valueP struct{}
+
+func (valueP) Run(*Worker) error { return nil }
+
+type ptrP struct{}
+
+func (*ptrP) Run(*Worker) error { return nil }
+
+// namesRoot queues a valueP, a *ptrP, a Func packet and a join
+// continuation every way a packet can be queued.
+type namesRoot struct{ f Packet }
+
+func (r namesRoot) Run(w *Worker) error {
+	Spawn(w, valueP{})
+	SpawnOrRun(w, valueP{})
+	Spawn[Packet](w, valueP{})
+	Spawn(w, &ptrP{})
+	SpawnOrRun[Packet](w, &ptrP{})
+	Spawn(w, r.f)
+	SpawnOrRun(w, r.f)
+	if err := w.Scheduler().Add(valueP{}); err != nil {
+		return err
+	}
+	Join(w, countA{}) // runs once the rest of this packet's spawns have
+	Spawn(w, &ptrP{})
+	return nil
+}
+
+// TestStatsNames: a packet is counted under one name however it was
+// queued (Add, AddAll, a lent slice, Spawn of a value, of a pointer or of
+// a Packet, SpawnOrRun inline or not, a join's continuation) and whether
+// or not the scheduler is instrumented: its Go type ("scheduler.valueP",
+// "*scheduler.ptrP"), its Func name, its Namer name.
+func TestStatsNames(t *testing.T) {
+	f := Func("my func", func(*Worker) error { return nil })
+	for _, cfg := range []Config{{}, {PacketTiming: true}, {Workers: 1}} {
+		if cfg.Workers == 0 {
+			cfg.Workers = 2
+		}
+		name := fmt.Sprintf("workers=%d/timing=%v", cfg.Workers, cfg.PacketTiming)
+		s := newSched(t, cfg)
+		require.NoError(t, s.Add(valueP{}))
+		require.NoError(t, s.Add(&ptrP{}))
+		require.NoError(t, s.AddAll([]Packet{valueP{}, &ptrP{}, f, named{"x"}}))
+		require.NoError(t, s.AddAll([]Packet{valueP{}, &ptrP{}, f}, Lend))
+		require.NoError(t, s.Add(namesRoot{f}))
+		require.NoError(t, runCycle(t, s))
 		got := map[string]uint64{}
 		for _, p := range s.Stats().Packets {
 			got[p.Name] = p.Count
 		}
-		for name, c := range want {
-			if got[name] != 2*c {
-				t.Errorf("workers %d: %s counted %d, want %d (all: %v)", workers, name, got[name], 2*c, got)
-			}
-		}
-		if len(got) != len(want) {
-			t.Errorf("workers %d: names %v, want %v", workers, got, want)
-		}
+		assert.Equal(t, map[string]uint64{
+			"scheduler.valueP":    3 + 4,
+			"*scheduler.ptrP":     3 + 3,
+			"my func":             2 + 2,
+			"x":                   1,
+			"scheduler.namesRoot": 1,
+			"scheduler.countA":    1,
+		}, got, name)
 	}
 }

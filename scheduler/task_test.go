@@ -2,35 +2,34 @@ package scheduler
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTaskPacking: a task keeps its stage, its stamp's low bits and its
 // origin in one word, each field independent of the others, up to the
-// limits that Config enforces.
+// limits that Config enforces; the value-packet bit survives a stamp.
 func TestTaskPacking(t *testing.T) {
-	if size := unsafe.Sizeof(task{}); size != 24 {
-		t.Fatalf("a task is %d bytes, want 24 (a Packet and one word)", size)
-	}
+	require.Equal(t, uintptr(24), unsafe.Sizeof(task{}), "a task is a Packet and one word")
 	p := Packet(counter{nil})
-	for _, st := range []StageID{Unconstrained, 1, 7, maxStages} {
-		for _, from := range []int32{fromNone, fromControl, fromWorker0, fromWorker0 + maxWorkers - 1} {
-			for _, born := range []int64{0, 1, 1<<40 - 1, 1<<40 + 12345, -1} {
-				tk := mkTask(p, st)
-				if tk.stage() != st || tk.origin() != fromNone-fromWorker0 {
-					t.Fatalf("mkTask(%d): stage %d origin %d", st, tk.stage(), tk.origin())
-				}
-				tk.stamp(born, from)
-				if tk.stage() != st {
-					t.Errorf("stage %d became %d after stamp(%d, %d)", st, tk.stage(), born, from)
-				}
-				if got, want := tk.origin(), int(from)-fromWorker0; got != want {
-					t.Errorf("origin %d, want %d (stage %d, born %d)", got, want, st, born)
-				}
-				if got, want := tk.born(), born&(1<<(64-bornShift)-1); got != want {
-					t.Errorf("born %#x, want the low bits %#x", got, want)
+	for _, slot := range []bool{false, true} {
+		for _, st := range []StageID{Unconstrained, 1, 7, maxStages} {
+			for _, from := range []int32{fromNone, fromControl, fromWorker0, fromWorker0 + maxWorkers - 1} {
+				for _, born := range []int64{0, 1, 1<<40 - 1, 1<<40 + 12345, -1} {
+					tk := mkTask(p, st)
+					if slot {
+						tk.meta |= slotBit
+					}
+					require.Equal(t, st, tk.stage(), "mkTask(%d)", st)
+					require.Equal(t, fromNone-fromWorker0, tk.origin(), "mkTask(%d) origin", st)
+					tk.stamp(born, from)
+					assert.Equal(t, st, tk.stage(), "stage after stamp(%d, %d)", born, from)
+					assert.Equal(t, slot, tk.meta&slotBit != 0, "slot bit after stamp(%d, %d)", born, from)
+					assert.Equal(t, int(from)-fromWorker0, tk.origin(), "origin (stage %d, born %d)", st, born)
+					assert.Equal(t, born&(1<<(64-bornShift)-1), tk.born(), "born: the low bits")
 				}
 			}
 		}
@@ -43,10 +42,14 @@ func TestConfigLimits(t *testing.T) {
 	for i := range stages {
 		stages[i] = fmt.Sprintf("s%d", i)
 	}
-	if _, err := New(Config{Workers: 1, Stages: stages}); err == nil || !strings.Contains(err.Error(), "at most") {
-		t.Errorf("New with %d stages: %v, want an 'at most' error", len(stages), err)
-	}
-	if _, err := New(Config{Workers: maxWorkers + 1, Stages: []string{"a"}}); err == nil || !strings.Contains(err.Error(), "at most") {
-		t.Errorf("New with %d workers: %v, want an 'at most' error", maxWorkers+1, err)
-	}
+	_, err := New(Config{Workers: 1, Stages: stages})
+	require.ErrorIs(t, err, ErrInvalid, "%d stages", len(stages))
+	assert.Contains(t, err.Error(), "at most")
+	_, err = New(Config{Workers: maxWorkers + 1})
+	require.ErrorIs(t, err, ErrInvalid, "%d workers", maxWorkers+1)
+	assert.Contains(t, err.Error(), "at most")
+	// At the limits themselves: valid (not started: maxWorkers goroutines).
+	cfg, err := Config{Workers: maxWorkers, Stages: stages[:maxStages]}.validate()
+	require.NoError(t, err)
+	assert.Equal(t, maxWorkers, cfg.Workers)
 }

@@ -42,11 +42,11 @@ var traceSpinSink uint64
 // microPacket runs for about 1 µs.
 type microPacket struct{ iters int }
 
-func (p microPacket) Run(*Worker) { traceSpinSink += traceSpin(p.iters) }
+func (p microPacket) Run(*Worker) error { traceSpinSink += traceSpin(p.iters); return nil }
 
 // traceBenchCycle runs one cycle of ps.
 func traceBenchCycle(b *testing.B, s *Scheduler, ps []Packet) {
-	if err := s.BulkAdd(1, ps); err != nil {
+	if err := s.AddAll(ps); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.Run(context.Background()); err != nil {

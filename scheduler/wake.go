@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -45,7 +47,7 @@ import (
 //	    thread wake-up when the token comes early (see ParkSpin). Parked
 //	    workers use no CPU once the poll has ended.
 //
-// Waker X (Add, BulkAdd, AddDesignated, Spawn with surplus, a thief that
+// Waker X (Add, AddAll, AddDesignated, a spawn with surplus, a thief that
 // gained or left surplus, a searcher that found work, advance):
 //
 //	W1. X publishes the work first: a bucket push, a deque push (atomic
@@ -123,7 +125,7 @@ import (
 //     from late ones; it is the WakeAll policy, not the default.
 
 // pushIdle registers w as parked (P2). Caller holds mu.
-func (s *Scheduler) pushIdle(w *Worker) {
+func (s *sched) pushIdle(w *Worker) {
 	w.parked = true
 	w.idleIdx = len(s.idle)
 	s.idle = append(s.idle, w)
@@ -132,7 +134,7 @@ func (s *Scheduler) pushIdle(w *Worker) {
 }
 
 // removeIdle unregisters w. Caller holds mu; w.parked is true.
-func (s *Scheduler) removeIdle(w *Worker) {
+func (s *sched) removeIdle(w *Worker) {
 	last := len(s.idle) - 1
 	moved := s.idle[last]
 	s.idle[w.idleIdx] = moved
@@ -147,7 +149,7 @@ func (s *Scheduler) removeIdle(w *Worker) {
 
 // resume unregisters w, the caller's own worker, to search again (P5, or
 // advance resuming the last parked worker). Caller holds mu.
-func (s *Scheduler) resume(w *Worker) {
+func (s *sched) resume(w *Worker) {
 	s.removeIdle(w)
 	s.nSearching.Add(1)
 	w.tb.Counter(trace.CounterParked, 0, int64(s.parked))
@@ -156,7 +158,7 @@ func (s *Scheduler) resume(w *Worker) {
 // bufFor is the trace buffer of the goroutine that wakes: worker by's, or
 // the control buffer (written under mu) for a goroutine that is not a
 // worker (-1).
-func (s *Scheduler) bufFor(by int) *trace.WorkerBuf {
+func (s *sched) bufFor(by int) *tracebuf.Buf {
 	if by >= 0 {
 		return s.workers[by].tb
 	}
@@ -165,7 +167,7 @@ func (s *Scheduler) bufFor(by int) *trace.WorkerBuf {
 
 // wakeWorker wakes the parked worker w (W3). by is the waker's worker ID or
 // -1. Caller holds mu, the cycle is active and w.parked is true.
-func (s *Scheduler) wakeWorker(w *Worker, by int) {
+func (s *sched) wakeWorker(w *Worker, by int) {
 	s.removeIdle(w)
 	s.nSearching.Add(1) // w searches when it runs; producers now see a searcher
 	w.mon.wakesReceived++
@@ -182,7 +184,7 @@ func (s *Scheduler) wakeWorker(w *Worker, by int) {
 
 // wakeIdle wakes up to n parked workers, most recently parked first, and
 // returns how many it woke. Caller holds mu, the cycle is active.
-func (s *Scheduler) wakeIdle(n, by int) int {
+func (s *sched) wakeIdle(n, by int) int {
 	woke := 0
 	for ; woke < n && len(s.idle) > 0; woke++ {
 		s.wakeWorker(s.idle[len(s.idle)-1], by)
@@ -190,10 +192,12 @@ func (s *Scheduler) wakeIdle(n, by int) int {
 	return woke
 }
 
-// wakeForAdd is W2 and W3 after k packets became visible, by policy. by is
-// the waker's worker ID, or -1 when not known (Scheduler.Add).
-func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
-	if policy == WakeSearcher && s.nSearching.Load() != 0 {
+// wakeForAdd is W2 and W3 after k packets became visible, by policy
+// (policy.AddWakes). by is the waker's worker ID, or -1 when not known (an
+// add).
+func (s *sched) wakeForAdd(k int, p Policy, by int) {
+	wake := policy.Kind(p)
+	if wake == policy.WakeSearcher && s.nSearching.Load() != 0 {
 		return // that searcher re-checks before it parks (P1, P4)
 	}
 	if s.nParked.Load() == 0 {
@@ -201,18 +205,7 @@ func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
 	}
 	s.mu.Lock()
 	if s.cycleActive.Load() {
-		switch policy {
-		case WakeAll:
-			s.wakeIdle(s.n, by)
-		case WakeN:
-			s.wakeIdle(k, by)
-		case WakeSearcher:
-			if s.nSearching.Load() == 0 {
-				s.wakeIdle(1, by)
-			}
-		default:
-			s.wakeIdle(1, by)
-		}
+		s.wakeIdle(policy.AddWakes(wake, k, s.parked, int(s.nSearching.Load())), by)
 	}
 	s.mu.Unlock()
 }
@@ -220,7 +213,7 @@ func (s *Scheduler) wakeForAdd(k int, policy WakePolicy, by int) {
 // wakeOneIdle wakes one parked worker if the cycle is active and nobody is
 // searching: the surplus rule of Spawn, batch takes and steals, and the
 // searcher chain. Caller: worker by, not holding mu.
-func (s *Scheduler) wakeOneIdle(by int) {
+func (s *sched) wakeOneIdle(by int) {
 	s.mu.Lock()
 	if s.cycleActive.Load() && s.nSearching.Load() == 0 {
 		s.wakeIdle(1, by)
@@ -230,7 +223,7 @@ func (s *Scheduler) wakeOneIdle(by int) {
 
 // releaseAll wakes every parked worker to exit (Close). Caller holds mu; no
 // cycle is active.
-func (s *Scheduler) releaseAll() {
+func (s *sched) releaseAll() {
 	for len(s.idle) > 0 {
 		w := s.idle[len(s.idle)-1]
 		s.removeIdle(w)
@@ -292,6 +285,7 @@ func (w *Worker) park() {
 // blocks, counts the wait as idle time and records the wake-up. Owner; w
 // is registered as parked (in park, or since New).
 func (w *Worker) waitToken() {
+	w.waits.Add(1)
 	start := time.Now()
 	polled := w.pollToken(start)
 	if !polled {
@@ -317,7 +311,7 @@ func (w *Worker) workVisible() bool {
 	}
 	cur := int(s.cur.Load())
 	for st := 0; st <= cur; st++ {
-		if !s.buckets[st].IsEmpty() {
+		if b := s.buckets[st]; !b.NormalEmpty() || !b.PriorityEmpty() {
 			return true
 		}
 	}

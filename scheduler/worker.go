@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"reflect"
 	"runtime/debug"
 	"runtime/pprof"
@@ -10,7 +11,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/wsched/wsched/deque"
+	"github.com/wsched/wsched/internal/deque"
+	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -28,7 +31,7 @@ type Worker struct {
 	// children inline while the other worker searched: medians 24.1–24.8
 	// → 20.3–22.5 ns per child over two runs; the spawn and fan-out
 	// benchmarks moved within their noise.)
-	s     *Scheduler
+	s     *sched
 	id    int
 	local *deque.Deque[task]
 	_     [64 - 24]byte
@@ -41,8 +44,8 @@ type Worker struct {
 	// nobody else has been offered, a ring of [privHead, privTail), run
 	// newest first without touching the deque's atomics. Invisible to
 	// thieves; Spawn and every packet boundary hand all but the newest to
-	// the deque while workers are idle (offerAll). Unused (nil) when
-	// LocalFIFO or NoLIFOSlot.
+	// the deque while workers are idle (offerAll). Unused (nil) under
+	// LocalLIFO and LocalFIFO.
 	priv               *[privCap]task
 	privHead, privTail uint32
 	instrument         bool // copy of s.instrument
@@ -50,13 +53,18 @@ type Worker struct {
 	// now (0 between packets; SpawnOrRun restores it on a panic, burst
 	// resets it when a Goexit unwinds inline runs).
 	inlineDepth int
+	// goexitName names the inline child (SpawnOrRun) that called
+	// runtime.Goexit, for burst to report: set by the innermost inline
+	// run's deferred function as the Goexit unwinds it.
+	goexitName string
 	// streak is how many more children SpawnOrRun spawns without asking
 	// whether a worker is idle (a hand-off in progress; see handoff).
 	streak     int
-	cur        task // the running packet (Stage, panics)
+	cur        task // the running packet (its stage, errors); zero between bursts
+	js         joinState
 	searching  bool // counted in s.nSearching
 	rng        uint64
-	tb         *trace.WorkerBuf
+	tb         *tracebuf.Buf
 	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
 	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
 	from       int32         // the origin (fromWorker0+id) stamped on packets this worker spawns (tracing)
@@ -92,7 +100,13 @@ type Worker struct {
 	// others.)
 	held           []task
 	heldLo, heldHi int
-	_              [64]byte
+	// arenas is a direct-mapped cache of the value packets' arenas
+	// (value.go), in front of arenaMap; arenaList holds them all, for
+	// the reset after an aborted cycle.
+	arenas    [arenaWays]arenaEntry
+	arenaMap  map[unsafe.Pointer]unsafe.Pointer
+	arenaList []resetter
+	_         [64]byte
 
 	// Shared with other goroutines.
 	designated chan Packet // MPSC, bounded (designatedCap); any goroutine sends
@@ -102,6 +116,12 @@ type Worker struct {
 	// advance) use len(designated).
 	nDesignated atomic.Int32
 	wake        chan struct{} // capacity 1: the park token (wake.go)
+	// waits counts w's entries into P6 (waitToken), past the re-check of
+	// P4 and P5: tests that must wake w while it polls or blocks
+	// (TestParkSpinWake) wait for it to move. One uncontended atomic add
+	// per park, beside the monitor lock and the flush a park takes anyway;
+	// nothing in the scheduler reads it.
+	waits atomic.Uint32
 	// gid is the ID of the goroutine running w (goid), stored when it
 	// starts; Close loads it to refuse to run on a worker.
 	gid atomic.Uint64
@@ -113,13 +133,13 @@ type Worker struct {
 	mon     monStats
 }
 
-func newWorker(s *Scheduler, id int) *Worker {
+func newWorker(s *sched, id int) *Worker {
 	w := &Worker{
 		s:          s,
 		id:         id,
 		instrument: s.instrument,
 		rng:        uint64(id)*0x9E3779B97F4A7C15 + 1,
-		tb:         s.cfg.Tracer.Worker(id),
+		tb:         (*tracebuf.Recorder)(s.cfg.Tracer).Worker(id),
 		from:       fromWorker0 + int32(id),
 		labelStage: -1,
 		lastIdx:    -1,
@@ -128,8 +148,8 @@ func newWorker(s *Scheduler, id int) *Worker {
 		idleIdx:    -1,
 	}
 	w.held = make([]task, maxHeld)
-	switch {
-	case !s.cfg.LocalFIFO && !s.cfg.NoLIFOSlot:
+	switch s.cfg.Local {
+	case LocalPrivate:
 		// LIFO through the private stack; the deque holds what the
 		// worker offers to thieves, who take from its old end, and what
 		// it steals. FIFO, so that a thief claims half of it with one
@@ -137,50 +157,58 @@ func newWorker(s *Scheduler, id int) *Worker {
 		// a thief must claim item by item.
 		w.priv = new([privCap]task)
 		w.local = deque.NewFIFO[task]()
-	case s.cfg.LocalFIFO:
+	case LocalFIFO:
 		w.local = deque.NewFIFO[task]()
-	default:
+	default: // LocalLIFO
 		w.local = deque.New[task]()
 	}
 	return w
 }
 
-// ID returns the worker's index in [0, Workers()).
+// ID returns the worker's index in [0, Workers()): the index of per-worker
+// state a packet may keep (pad it to a cache line, 64 bytes, so that two
+// workers' entries do not share one).
 func (w *Worker) ID() int { return w.id }
 
-// Scheduler returns the worker's scheduler.
-func (w *Worker) Scheduler() *Scheduler { return w.s }
+// Scheduler returns the worker's scheduler, through which a packet adds
+// to other stages.
+func (w *Worker) Scheduler() *Scheduler { return w.s.handle.Value() }
 
-// Stage returns the stage of the running packet (Unconstrained for
-// designated packets).
-func (w *Worker) Stage() StageID { return w.cur.stage() }
-
-// Spawn queues p on this worker, in the running packet's stage. Only the
-// packet running on w may call it. It costs a few nanoseconds and wakes
-// nobody while every other worker is busy: p goes onto the worker's
-// private stack, where only this worker sees it (plain stores, no
-// atomics), and the worker runs it, newest first, after the running
-// packet. While some worker is parked or searching and the deque holds
-// fewer packets than there are such workers, Spawn hands every private
-// packet but the newest (and any bucket batch the worker holds) to the
-// deque, where thieves take the oldest, and wakes one parked worker if
-// nobody searches (the surplus rule), so spare
-// work never waits for a busy worker; the newest stays private, as in the
-// LIFO slot of Tokio and the Go runtime. A worker that becomes idle while
-// this packet computes without spawning waits until the packet returns
-// (or spawns again) for what it spawned: spawn before a long computation
-// only what the worker itself should run next, or set Config.NoLIFOSlot,
-// which sends every Spawn to the deque. The stack holds 256 packets; the
-// older half of a full one goes to the deque. Spawn(nil) panics.
-func (w *Worker) Spawn(p Packet) {
-	if p == nil || w.cur.p == nil {
-		w.badSpawn(p, "Spawn")
+// Context returns the running cycle's context: it carries Run's context's
+// values and is cancelled, with the cycle's cause (context.Cause), as soon
+// as the cycle ends early: a packet failed or panicked, Run's context was
+// cancelled (its cause, which for a deadline wraps
+// context.DeadlineExceeded; Err is context.Canceled either way), or the
+// scheduler closed. It is cancelled by the abort itself, after which no
+// worker starts another packet of the cycle. A packet that runs long, or
+// waits, should watch it. It is done once the cycle has ended. Only the
+// packet running on w may call it.
+func (w *Worker) Context() context.Context {
+	if w.cur.p == nil {
+		w.badSpawn(false, "Context")
 	}
-	t := mkTask(p, w.cur.stage())
+	return w.s.cycleContext()
+}
+
+// ShouldSplit reports whether splitting work off now would feed an idle
+// worker: some worker is parked or searching and w's deque holds fewer
+// packets than there are such workers (the rule by which SpawnOrRun hands
+// children off). A packet that works through a queue of its own, such as
+// a marker's mark stack, checks it every few items and, when it is true,
+// spawns part of its queue (the oldest part, for locality) and goes on
+// with the rest: work moves only when someone can take it. Two atomic
+// loads and the deque's length. Only the packet running on w may call it.
+func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
+
+// push queues t, a spawned packet, on w: onto its private stack (offering
+// all but the newest to the deque while workers are idle), or onto its
+// deque under LocalLIFO and LocalFIFO (applying the surplus rule). Owner;
+// the packet running on w spawns.
+func (w *Worker) push(t task) {
 	if w.tb != nil {
 		// The running packet's newest event (its begin, or later): no
-		// clock reading per spawn (≈ 10 ns here). Its steal arrow starts
-		// inside the spawning packet's slice.
+		// clock reading per spawn (about 10 ns here). Its steal arrow
+		// starts inside the spawning packet's slice.
 		t.stamp(w.tb.Last(), w.from)
 	}
 	if w.priv != nil {
@@ -202,18 +230,18 @@ func (w *Worker) Spawn(p Packet) {
 	w.surplus()
 }
 
-// badSpawn panics for a Spawn or SpawnOrRun (op) of p on w that cannot be
-// honoured: p is nil, or no packet is running on w, so the *Worker was
-// kept past its packet's Run (between cycles, after Close, or passed to
-// another scheduler's packet). Queued there, the packet would run in the
-// next cycle before its stage opened, or never, without being counted.
-// (A *Worker used by another goroutine while its own packet runs is a
-// data race, which the race detector reports.)
+// badSpawn panics for a Spawn, SpawnOrRun, Join or Context (op) on w that
+// cannot be honoured: the value is a nil Packet, or no packet is running
+// on w, so the *Worker was kept past its packet's Run (between cycles,
+// after Close, or passed to another scheduler's packet). Queued there, the
+// packet would run in the next cycle before its stage opened, or never,
+// without being counted. (A *Worker used by another goroutine while its
+// own packet runs is a data race, which the race detector reports.)
 //
 //go:noinline
-func (w *Worker) badSpawn(p Packet, op string) {
-	if p == nil {
-		panic("scheduler: " + op + "(nil)")
+func (w *Worker) badSpawn(nilValue bool, op string) {
+	if nilValue {
+		panic("scheduler: " + op + " of a nil Packet")
 	}
 	panic("scheduler: " + op + " on worker " + strconv.Itoa(w.id) +
 		" outside its packet: a *Worker is valid only inside the Run call that received it")
@@ -229,7 +257,7 @@ const privCap = 256
 // the newest to the deque, then the held batch if the deque still holds
 // too few (a chain of single spawns, each run next, would otherwise keep
 // the batch behind it from idle workers for the whole chain), and applies
-// the surplus rule if anything moved. Owner. (Its callers in Spawn and
+// the surplus rule if anything moved. Owner. (Its callers in push and
 // burst test for something to offer and for idle workers first, so that
 // while every worker is busy a spawn or packet boundary costs two loads
 // and no call.)
@@ -255,8 +283,7 @@ func (w *Worker) offerAll() {
 // deque holds fewer packets than there are such workers: the rule by
 // which SpawnOrRun spawns and w offers what it keeps private. Owner.
 func (w *Worker) wantsWork() bool {
-	idle := w.s.nIdle()
-	return idle != 0 && w.local.Len() < idle
+	return policy.WantsWork(w.s.nIdle(), w.local.Len())
 }
 
 // spillPriv moves the older half of a full private stack to the deque
@@ -290,129 +317,36 @@ func (w *Worker) popPriv() task {
 	return t
 }
 
-// SpawnOrRun runs p at once, on this worker and inside the running packet,
-// unless workers are idle (parked or searching) and this worker's deque
-// holds fewer packets than there are idle workers: then it spawns p and
-// up to handoff-1 more children (16 in all) without asking again, onto
-// the private stack, moving all but the newest to the deque as the streak
-// goes (see handoff), where the surplus rule wakes a parked worker for
-// them and a thief steals half of them in one go. So while every
-// worker is busy, or the idle ones already have this worker's queued
-// surplus to take, children run inline instead of waiting in the queue:
-// errgroup's TryGo with a fallback to running inline, for fine-grained
-// recursive work whose children cost less than a trip through the deque
-// (BenchmarkSpawnOrRunTree). It trades away the chance that a worker frees
-// up and steals p while this packet still runs; spawn children that take
-// long with Spawn. (BenchmarkSpawnOrRunWideCost, 2 workers on the 2-vCPU
-// EPYC, a flat loop of children against the same loop calling them on one
-// goroutine: 0.1, 0.5, 4 and 31 µs children 1.05–1.23×, 1.67–1.84×,
-// 1.86–1.92× and 1.95–2.39× faster; before the streak, when each hand-off
-// was one child and the spawner asked on every call, 0.5–1.05×,
-// 1.17–1.47×, 1.41–1.61× and 1.50–1.57×. Trivial children still run
-// about ten times slower than that loop on 2 workers: a thief's trips
-// cost more than they carry.)
-//
-// p runs in the running packet's stage and is counted as a packet of its
-// own (Stats.Packets, WorkerStats.Packets and .Inlined). If p panics, the
-// panic does not reach the running packet: the cycle ends with a
-// PanicError that names p, as if p had been spawned, and SpawnOrRun
-// returns (the running packet goes on; what it spawns next is dropped
-// with the aborting cycle). runtime.Goexit in p ends the running packet
-// too. As with any inline execution, p must not wait for something the
-// running packet holds (a lock, a channel it has yet to send on), and
-// designated work for this worker waits until the whole inline run is
-// done.
-//
-// It always spawns when the cycle is aborting, when inline runs are
-// nested maxInline deep (so recursion is bounded), and when the scheduler
-// records per-packet timing, tracing, runtime/trace regions or pprof
-// labels, so that every packet keeps its own slice, region and time. Only
-// the packet running on w may call it. SpawnOrRun(nil) panics.
-func (w *Worker) SpawnOrRun(p Packet) {
-	if p == nil || w.cur.p == nil {
-		w.badSpawn(p, "SpawnOrRun")
-	}
-	s := w.s
-	if w.instrument || w.inlineDepth >= maxInline || s.abort.Load() {
-		w.Spawn(p)
-		return
-	}
-	if w.streak > 0 || w.wantsWork() {
-		w.handOff(p)
-		return
-	}
-	// Inline. A panic in p (or in its PacketName) is recovered below and
-	// reported as p's, so that the running packet cannot swallow it, and
-	// the worker's state (w.cur, inlineDepth) is restored whatever
-	// happens. (The deferred call is registered only on this path.)
-	//
-	// The child runs in the parent's stage: only the packet changes in
-	// w.cur (the rest of the task is the stage and trace stamps, unused
-	// without tracing).
-	parent := w.cur.p
-	w.cur.p = p
-	w.inlineDepth++
-	restored := false
-	defer func() {
-		if !restored { // runtime.Goexit: burst reports it, naming p (w.cur.p)
-			w.inlineDepth--
-		}
-	}()
-	v, stack, panicked := w.runInline(p)
-	restored = true
-	w.inlineDepth--
-	if panicked {
-		w.packetPanicked(v, stack) // names w.cur.p: p
-	} else {
-		w.hot.inlined++
-		w.tick()
-	}
-	w.cur.p = parent
-}
-
-// runInline runs p inline for SpawnOrRun and reports a recovered panic's
-// value and stack (as runBurst: a flag set on return tells a panic, even
-// panic(nil) under GODEBUG panicnil=1, from a normal return; under
-// runtime.Goexit it does not return).
-func (w *Worker) runInline(p Packet) (v any, stack []byte, panicked bool) {
-	done := false
-	defer func() {
-		if !done {
-			v, stack, panicked = recover(), debug.Stack(), true
-		}
-	}()
-	p.Run(w)
-	w.countPacket(p) // may call PacketName, which may panic too
-	done = true
-	return nil, nil, false
-}
-
 // handoff is how many children in a row SpawnOrRun spawns once it sees an
 // idle worker short of queued work: the first and the next handoff-1,
 // pushed onto the private stack and moved to the deque (all but the
 // newest) after the 2nd, 4th, 8th and 16th, the streak ending there if no
 // worker is idle any more: the first child goes out at once, a parent
 // that spawns a few and then computes has all but one out, and a thief
-// that comes back finds several and steals half of them in one go. One child at a time, the
-// spawner asked on every child (two shared counters and its deque's top,
-// lines the searching thief keeps writing) and the thief came back for
-// every child.
+// that comes back finds several and steals half of them in one go. One
+// child at a time, the spawner asked on every child (two shared counters
+// and its deque's top, lines the searching thief keeps writing) and the
+// thief came back for every child.
 const handoff = 16
 
-// handOff spawns p as part of a hand-off streak (SpawnOrRun). Owner.
-func (w *Worker) handOff(p Packet) {
+// handOff queues t, a SpawnOrRun child, as part of a hand-off streak.
+// Owner.
+func (w *Worker) handOff(t task) {
 	if w.streak == 0 {
 		w.streak = handoff
 	}
 	w.streak--
-	if w.priv == nil { // NoLIFOSlot or LocalFIFO: straight to the deque
-		w.Spawn(p)
+	if w.priv == nil { // LocalLIFO or LocalFIFO: straight to the deque
+		w.push(t)
 		return
+	}
+	if w.tb != nil {
+		t.stamp(w.tb.Last(), w.from)
 	}
 	if w.privTail-w.privHead == privCap {
 		w.spillPriv()
 	}
-	w.priv[w.privTail%privCap] = mkTask(p, w.cur.stage())
+	w.priv[w.privTail%privCap] = t
 	w.privTail++
 	if k := handoff - w.streak; k >= 2 && k&(k-1) == 0 { // 2, 4, 8, 16
 		w.movePriv(w.privTail - 1)
@@ -424,21 +358,16 @@ func (w *Worker) handOff(p Packet) {
 	}
 }
 
-// maxInline bounds the nesting of SpawnOrRun's inline runs: deeper, it
-// spawns. 64 levels of a binary fork-join tree is far more than a worker
-// can keep busy; the bound is there for stack depth, not for speed.
-const maxInline = 64
-
 // nIdle returns how many workers are parked or searching (two loads).
 // Any goroutine.
-func (s *Scheduler) nIdle() int { return int(s.nParked.Load()) + int(s.nSearching.Load()) }
+func (s *sched) nIdle() int { return int(s.nParked.Load()) + int(s.nSearching.Load()) }
 
 // surplus applies the surplus rule after w's deque gained packets, or w
 // stole from a deque that still holds some: wake one parked worker if
 // nobody is searching (W2, then W3 in wakeOneIdle). Owner.
 func (w *Worker) surplus() {
 	s := w.s
-	if s.nParked.Load() != 0 && s.nSearching.Load() == 0 {
+	if policy.Surplus(int(s.nParked.Load()), int(s.nSearching.Load())) {
 		s.wakeOneIdle(w.id)
 	}
 }
@@ -466,16 +395,16 @@ func (w *Worker) main(sleepFirst bool) {
 
 // burst runs t and then, without searching, the packets w has at hand:
 // designated, private stack, held batch, deque. It returns when they run
-// out or the cycle is aborting. One deferred recover covers the whole
-// burst (runBurst), so panics cost nothing per packet.
+// out, a packet fails, or the cycle is ending. One deferred recover covers
+// the whole burst (runBurst), so panics cost nothing per packet.
 //
 // A packet leaves in one of three ways, told apart without trusting
 // recover's value (nil both for runtime.Goexit and, under GODEBUG
-// panicnil=1, for panic(nil)): runBurst returns normally (ok), or its
-// deferred function recovers a panic and runBurst returns its value, or
-// the goroutine is exiting (Goexit), so runBurst never returns and only
-// burst's deferred function runs: it reports the Goexit and starts a new
-// goroutine for w while this one exits.
+// panicnil=1, for panic(nil)): runBurst returns normally (ok, or with the
+// packet's error), or its deferred function recovers a panic and runBurst
+// returns its value, or the goroutine is exiting (Goexit), so runBurst
+// never returns and only burst's deferred function runs: it reports the
+// Goexit and starts a new goroutine for w while this one exits.
 func (w *Worker) burst(t task) {
 	returned := false
 	defer func() {
@@ -484,25 +413,37 @@ func (w *Worker) burst(t task) {
 		}
 		// Goexit: this goroutine is ending. Report it like a panic and hand
 		// the worker to a fresh goroutine, so the scheduler keeps n workers.
-		// (An inline run's Goexit unwound its parents too.)
+		// (An inline run's Goexit unwound its parents too; it is the
+		// inline child that is named.)
 		w.inlineDepth = 0
-		w.packetPanicked("runtime.Goexit called by the packet", debug.Stack())
+		name := w.goexitName
+		if name == "" {
+			name = safeName(w.cur.p)
+		}
+		w.goexitName = ""
+		w.packetPanicked(name, goexitValue, debug.Stack())
+		w.js = joinState{}
 		w.cur = task{}
 		w.s.wg.Add(1)
 		go w.main(false)
 	}()
-	v, stack, panicked := w.runBurst(t)
+	err, v, stack, panicked := w.runBurst(t)
 	returned = true
-	if panicked {
-		w.packetPanicked(v, stack)
+	switch {
+	case panicked:
+		w.packetPanicked(safeName(w.cur.p), v, stack)
+	case err != nil:
+		w.packetFailed(safeName(w.cur.p), err)
 	}
-	w.cur = task{} // no packet runs: Spawn on w now panics (checkRunning)
+	w.js = joinState{}
+	w.cur = task{} // no packet runs: Spawn on w now panics (badSpawn)
 }
 
-// runBurst is burst's loop. It reports a recovered panic's value (nil for
-// panic(nil) under GODEBUG panicnil=1) and stack; under runtime.Goexit it
-// does not return.
-func (w *Worker) runBurst(t task) (v any, stack []byte, panicked bool) {
+// runBurst is burst's loop. It returns the error of a packet that failed
+// (w.cur still holds it), or a recovered panic's value (nil for panic(nil)
+// under GODEBUG panicnil=1) and stack; under runtime.Goexit it does not
+// return.
+func (w *Worker) runBurst(t task) (err error, v any, stack []byte, panicked bool) {
 	ok := false
 	s := w.s
 	defer func() {
@@ -515,13 +456,21 @@ func (w *Worker) runBurst(t task) (v any, stack []byte, panicked bool) {
 	for {
 		// exec, with its common case written out: one call fewer a packet.
 		if w.instrument {
-			w.exec(t)
+			err = w.execInstrumented(t)
 		} else {
 			w.cur = t
-			t.p.Run(w)
-			w.countPacket(t.p)
-			w.tick()
+			if t.meta&slotBit == 0 { // a value packet counts itself
+				w.countPacket(t.p)
+			}
+			err = t.p.Run(w)
 		}
+		if err != nil {
+			break
+		}
+		if w.js.join != nil || w.js.opened != nil {
+			w.endJoin()
+		}
+		w.tick()
 		if s.abort.Load() {
 			break
 		}
@@ -533,7 +482,7 @@ func (w *Worker) runBurst(t task) (v any, stack []byte, panicked bool) {
 		}
 		if n := w.privTail - w.privHead; n != 0 {
 			if (n > 1 || w.heldLo != w.heldHi) && s.nIdle() != 0 {
-				w.offerAll() // as in Spawn
+				w.offerAll() // as in push
 			}
 			t = w.popPriv()
 			continue
@@ -557,7 +506,7 @@ func (w *Worker) runBurst(t task) (v any, stack []byte, panicked bool) {
 		}
 	}
 	ok = true
-	return nil, nil, false
+	return err, nil, nil, false
 }
 
 // nextHeld takes the oldest held packet, unless workers are idle (parked
@@ -577,22 +526,9 @@ func (w *Worker) nextHeld() (task, bool) {
 	return t, true
 }
 
-// A worker holds a bucket take privately only when it is a full batch
-// (at least min(Config.BucketBatch, maxHeld) packets, not cut by the fair
-// share: the bucket still had a batch for every worker, so a worker that goes idle
-// finds work there) and holds at least minHeld packets beyond the one run
-// at once. Other takes go to its deque at once: near the end of a stage a
-// packet held behind a long one would keep an idle worker waiting for the
-// whole long packet. (examples/prepare's configuration (d), the heavy packet split
-// into seven 4096-slot chunks queued last, on the idle 16-vCPU Xeon with 2
-// workers: with every take of 8 or more held, its Prepare stage ran
-// 1.09–1.14× its bound in four rounds, against 1.035–1.055 before.)
-const minHeld = 8
-
 // maxHeld is the size of a worker's held array (24 bytes a packet): no
-// bucket take moves more than one bucket block, deque.MaxTake, whatever
-// BucketBatch asks, and no steal more than MaxSteal, the same number.
-const maxHeld = MaxSteal
+// bucket take or steal moves more than policy.MaxTake, one bucket block.
+const maxHeld = policy.MaxTake
 
 // offerHeld moves what w holds into its deque if workers are idle and
 // the deque holds fewer packets than there are idle workers, then applies
@@ -624,23 +560,17 @@ func (w *Worker) traceLocalLen() {
 	}
 }
 
-// exec runs one packet and counts it.
-func (w *Worker) exec(t task) {
+// execInstrumented runs t with timing, tracing, runtime/trace regions or
+// pprof labels, and counts it.
+func (w *Worker) execInstrumented(t task) error {
 	w.cur = t
-	if w.instrument {
-		w.execInstrumented(t)
-		return
-	}
-	t.p.Run(w)
-	w.countPacket(t.p)
-	w.tick()
-}
-
-// execInstrumented is exec with timing, tracing, runtime/trace regions or
-// pprof labels.
-func (w *Worker) execInstrumented(t task) {
 	s := w.s
-	idx := w.statIndex(t.p)
+	var idx int
+	if t.meta&slotBit != 0 {
+		idx = t.p.(valuePacket).statIndex(w) // before it runs: the slot holds its value
+	} else {
+		idx = w.statIndex(t.p)
+	}
 	if s.cfg.PprofLabels && t.stage() != w.labelStage {
 		pprof.SetGoroutineLabels(s.stageLabel[t.stage()])
 		w.labelStage = t.stage()
@@ -660,24 +590,24 @@ func (w *Worker) execInstrumented(t task) {
 		}
 		start = w.clock
 	}
+	w.types[idx].count++
+	var err error
 	if s.cfg.RuntimeTrace {
-		r := rtrace.StartRegion(s.cycleCtx, w.types[idx].name)
-		t.p.Run(w)
+		r := rtrace.StartRegion(s.traceCtx, w.types[idx].name)
+		err = t.p.Run(w)
 		r.End()
 	} else {
-		t.p.Run(w)
+		err = t.p.Run(w)
 	}
-	ts := &w.types[idx]
 	if s.cfg.PacketTiming {
 		w.clock = time.Since(s.epoch)
-		ts.observe(w.clock - start)
+		w.types[idx].observe(w.clock - start)
 	}
-	ts.count++
 	if w.tb != nil {
 		w.tb.PacketEnd()
 		w.inPacket = false
 	}
-	w.tick()
+	return err
 }
 
 // tick counts one packet run towards the next publication of w's
@@ -745,56 +675,72 @@ func typeWord(p Packet) unsafe.Pointer {
 
 func (w *Worker) statIndexSlow(p Packet) int {
 	ti := w.s.reg.typeOf(reflect.TypeOf(p), p)
-	idx := ti.idx
 	if ti.namer {
 		w.lastNamer = typeWord(p)
-		name := p.(Namer).PacketName()
-		if w.hasName && name == w.lastName {
-			idx = w.lastNIdx
-		} else {
-			idx = w.s.reg.index(name)
-			w.lastName, w.lastNIdx, w.hasName = name, idx, true
-		}
-	} else {
-		w.foldRun() // the pending run belongs to the old lastIdx
-		w.lastType, w.lastIdx = typeWord(p), idx
+		return w.nameIndex(p.(Namer).PacketName())
 	}
+	w.foldRun() // the pending run belongs to the old lastIdx
+	w.lastType, w.lastIdx = typeWord(p), ti.idx
+	w.growTypes(ti.idx)
+	return ti.idx
+}
+
+// nameIndex returns the stats index of a packet named name, with a
+// one-entry cache of the last name. Owner.
+func (w *Worker) nameIndex(name string) int {
+	if w.hasName && name == w.lastName {
+		return w.lastNIdx
+	}
+	idx := w.s.reg.index(name)
+	w.lastName, w.lastNIdx, w.hasName = name, idx, true
+	w.growTypes(idx)
+	return idx
+}
+
+// growTypes makes w.types cover stats index idx. Owner.
+func (w *Worker) growTypes(idx int) {
 	for len(w.types) <= idx {
 		e := w.s.reg.entry(len(w.types))
 		w.types = append(w.types, typeStat{name: e.name, nameID: e.id})
 	}
-	return idx
 }
 
-// packetPanicked records the panic of the running packet and aborts the
-// cycle. Owner, in burst's deferred function.
-func (w *Worker) packetPanicked(v any, stack []byte) {
+// packetPanicked records the panic (or Goexit) of the packet named name,
+// which w ran, and ends the cycle. Owner.
+func (w *Worker) packetPanicked(name string, v any, stack []byte) {
+	w.hot.panics++
+	w.packetEnded(&CycleError{Packet: name, Err: panicError{v}, Panicked: true, Value: v, Stack: stack})
+}
+
+// packetFailed records the error of the packet named name, which w ran,
+// and ends the cycle. Owner.
+func (w *Worker) packetFailed(name string, err error) {
+	w.hot.failures++
+	w.packetEnded(&CycleError{Packet: name, Err: err})
+}
+
+func (w *Worker) packetEnded(ce *CycleError) {
 	s := w.s
 	if w.inPacket {
 		w.tb.PacketEnd()
 		w.inPacket = false
 	}
-	pe := &PanicError{
-		Packet: safeName(&s.reg, w.cur.p),
-		Stage:  w.cur.stage(),
-		Worker: w.id,
-		Value:  v,
-		Stack:  stack,
-	}
-	w.hot.panics++
+	ce.Stage = w.cur.stage()
+	ce.StageName = s.stageNames[ce.Stage]
+	ce.Worker = w.id
 	s.mu.Lock()
-	s.abortCycle(pe)
+	s.abortCycle(ce)
 	s.mu.Unlock()
 }
 
-// safeName is reg.nameOf, surviving a PacketName that panics too.
-func safeName(reg *registry, p Packet) (name string) {
+// safeName is nameOf, surviving a PacketName that panics too.
+func safeName(p Packet) (name string) {
 	defer func() {
 		if recover() != nil {
 			name = reflect.TypeOf(p).String()
 		}
 	}()
-	return reg.nameOf(p)
+	return nameOf(p)
 }
 
 // takeDesignated receives one designated packet without blocking. Owner.

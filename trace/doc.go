@@ -6,53 +6,50 @@
 //
 // # Model
 //
-// A [Recorder] owns one [WorkerBuf] per worker plus a control buffer for the
+// A [Recorder] holds one buffer per worker plus a control buffer for the
 // goroutine that runs cycles. Each buffer is a fixed-capacity array of
-// 24-byte [Event] records written by exactly one goroutine, so a hook is:
-// read the clock, store one record, bump an index. There is no lock and no
-// shared atomic on that path, and no allocation. Names (packet types,
-// stages) are interned once, off the hot path, with [Recorder.Intern].
+// 24-byte [Event] records written by one goroutine at a time, so recording
+// an event is: read the clock, store one record, bump an index. There is no
+// lock and no shared atomic on that path, and no allocation. Names (packet
+// types, stages) are interned once, off the hot path; [Snapshot.Name] reads
+// them back.
 //
 // Timestamps are monotonic nanoseconds since the recorder started. On amd64
-// the hooks read the CPU time-stamp counter and the recorder converts ticks
-// to nanoseconds when a [Snapshot] is taken (see clock.go for why and how).
+// the scheduler's hooks read the CPU time-stamp counter and the recorder
+// converts ticks to nanoseconds when a [Snapshot] is taken.
+//
+// Only the scheduler writes into a recorder. The hooks it calls, and the
+// rules that keep the unsynchronised buffers safe, are internal to this
+// module (package internal/tracebuf); this package is what a user needs:
+// make a recorder, give it to the scheduler, read what it recorded.
 //
 // # Roles
 //
-//   - The owner (the scheduler) calls [NewRecorder], hands Worker(i) to
-//     worker i's goroutine and Control() to the code that runs cycles.
-//   - Each buffer is written by one goroutine at a time: worker i's buffer
-//     by worker i; the control buffer by whichever goroutine holds the
-//     lock that serialises its calls (the scheduler's mutex).
-//   - Anyone may call Intern, Now and Dropped at any time, and Stamp on
-//     any buffer (it only reads that buffer's clock).
-//   - An exporter calls Snapshot once no hook is running, then iterates the
-//     buffers or [Snapshot.All] (all events merged in time order).
+//   - The user calls [NewRecorder] with the scheduler's number of workers
+//     and passes the recorder as scheduler.Config.Tracer. A recorder records
+//     one scheduler for its whole life: a second one refuses it. A nil
+//     *Recorder is tracing off.
+//   - The scheduler records: worker i into buffer i; cycle and stage events,
+//     and wake-ups sent from outside the workers, into the control buffer.
+//   - Anyone may call [Recorder.Workers] and [Recorder.Dropped] at any time.
+//   - [Recorder.Snapshot] must not run while the scheduler records: take it
+//     after Run returned (the workers record nothing between cycles) or
+//     after Close. Then iterate [Snapshot.Buffers] or [Snapshot.All] (all
+//     events merged in time order), or hand the snapshot to an exporter.
 //
 // # Steal arrows
 //
 // Exporters draw each steal as a flow arrow from where the stolen packet
-// was queued to its slice on the thief. The recorder keeps no event per
-// queued packet for that: the owner stamps each packet it queues and
-// keeps the stamp with the packet. A worker spawning from inside a packet
-// uses [WorkerBuf.Last] on its own buffer (the time of its newest event,
-// within the spawning packet's slice: no clock reading); a packet queued
-// from outside the workers gets [WorkerBuf.Stamp] on the control buffer (a
-// clock reading, nothing recorded). A stamp may be cut to its low
-// [StampBits] bits. A thief then
-// calls [WorkerBuf.StealStamped] with the stolen packet's stamp and the
-// index of the buffer that stamped it, which records the steal and a
-// [KindStealOrigin] event with both; the stolen packet's PacketBegin
-// carries the same flow id. The arrow then starts at an instant "queued"
-// at the stamp's time on that worker's track (the control track for -1).
-// A plain [WorkerBuf.Steal], or a stamped one whose origin was lost to a
-// full buffer or lies before an Overwrite recorder's oldest event, draws
-// the arrow from the victim's track at the steal instead.
-//
-// Tracing off is a nil *Recorder: Worker and Control return nil buffers and
-// every hook on a nil *WorkerBuf returns after one predictable branch. Every
-// hook is small enough to inline (go build -gcflags=-m ./trace/), so off
-// that branch is all a call site pays.
+// was queued to its slice on the thief. A steal is a [KindSteal] event on
+// the thief's buffer with a flow id, which the stolen packet's
+// [KindPacketBegin] carries too; the scheduler stamps each packet it queues
+// while tracing, so the steal is followed by a [KindStealOrigin] event that
+// says when the packet was queued and on which buffer (the spawning
+// worker's, or -1, the control buffer, for a packet added from outside the
+// workers). The arrow starts at an instant "queued" at that time on that
+// buffer's track. A steal without an origin (one lost to a full buffer, or
+// one older than an Overwrite recorder's oldest event) draws the arrow from
+// the victim's track at the steal instead.
 //
 // # Bounded memory
 //
@@ -62,19 +59,23 @@
 // that no page fault lands inside a traced run, where it would show as a
 // worker's idle time; Options.LazyPages leaves them untouched, paying
 // resident memory only for what is recorded (for memory fresh from the
-// OS; heap memory the runtime reuses is zeroed, hence resident, anyway). When a buffer is full the
-// default policy stops recording on it (the start of the run is kept);
-// Options.Overwrite keeps the newest events instead. Either way each buffer
-// counts what it lost ([Buffer.Dropped], [Recorder.Dropped]) and exporters
-// mark it: previous_packet_dropped on the affected Perfetto sequence and a
-// summary event.
+// OS; heap memory the runtime reuses is zeroed, hence resident, anyway).
+// When a buffer is full the default policy stops recording on it (the
+// start of the run is kept); Options.Overwrite keeps the newest events
+// instead. Either way each buffer counts what it lost ([Buffer].Dropped,
+// [Recorder.Dropped]) and exporters mark it: previous_packet_dropped on the
+// affected Perfetto sequence and a summary event.
 //
 // # Costs
 //
+// Tracing off is a nil *Recorder: each hook in the scheduler then returns
+// after one predictable branch on a nil buffer.
+//
 // Measured on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM,
 // Go 1.26.8, GOMAXPROCS=2, on a machine shared with other jobs. Per event,
+// with the hook benchmark of the internal recorder package,
 //
-//	go test -run XXX -bench TraceEvent -count=5 ./trace/
+//	go test -run XXX -bench TraceEvent -count=5 ./internal/tracebuf/
 //
 // (first column: load average below 1; second: load average 5-7):
 //
@@ -93,7 +94,7 @@
 //
 //	go test -run XXX -bench TraceOverhead -benchtime 200x -count 5 ./scheduler/
 //
-// Third session, load average about 1.5, five alternating runs of the
-// Interleaved variant each: 7.1-7.6% with lazily faulted buffers, 3.7-4.4%
-// with the pages touched by NewRecorder (the default since).
+// At load average about 1.5, five alternating runs of the Interleaved
+// variant each: 7.1-7.6% with lazily faulted buffers, 3.7-4.4% with the
+// pages touched by NewRecorder (the default).
 package trace

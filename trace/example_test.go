@@ -15,12 +15,13 @@ import (
 // work is a packet that spins for a while.
 type work struct{ n int }
 
-func (p work) Run(w *scheduler.Worker) {
+func (p work) Run(w *scheduler.Worker) error {
 	x := uint64(p.n)
 	for range 10_000 {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
 	_ = x
+	return nil
 }
 
 // PacketName names the packet in the trace.
@@ -41,9 +42,14 @@ func Example() {
 		panic(err)
 	}
 	defer s.Close()
+	const load, compute scheduler.StageID = 1, 2 // Stages[i] is StageID i+1
 	for i := range 10 {
-		s.Add(1, work{i})
-		s.Add(2, work{i})
+		if err := s.Add(work{i}, load); err != nil {
+			panic(err)
+		}
+		if err := s.Add(work{i}, compute); err != nil {
+			panic(err)
+		}
 	}
 	if err := s.Run(context.Background()); err != nil {
 		panic(err)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/wsched/wsched/benchmarks/batchbase"
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/examples/batch"
 	"github.com/wsched/wsched/examples/gcmark"
@@ -15,7 +16,7 @@ import (
 // The three example workloads (examples/): staged jobs that only a staged
 // scheduler expresses directly. No peer has stages, designated work or
 // sentinels, so gcmark and prepare run on wsched alone; batch also runs as
-// the errgroup program most Go code would be (examples/batch.Errgroup).
+// the errgroup program most Go code would be (batchbase.Errgroup).
 
 // Sizes of the example workloads in the harness, chosen so that one
 // operation takes tens of milliseconds here.
@@ -67,7 +68,7 @@ func batchReference() (string, batch.Totals, error) {
 // wakeOnly accepts policies that set nothing but the wake policy (the
 // prepare example fixes MMTk's other worker settings).
 func wakeOnly(p system.Policy) bool {
-	return p.Steal == "" && p.Batch == 0 && p.Spins < 0 && p.LocalFIFO == nil && p.Take == ""
+	return p.Steal == 0 && p.StealLimit == 0 && p.Batch == 0 && p.Spins < 0 && p.Local == 0 && p.Take == 0
 }
 
 // registerExamples adds the example workloads (after the task trees).
@@ -95,7 +96,7 @@ func registerExamples() {
 	RegisterWorkload(&Workload{
 		Name: "prepare", Bench: "Prepare",
 		Doc: "examples/prepare: the luindex Prepare stage (per-mutator packets, designated packets, one 26,845-slot packet) then Closure; " +
-			"one BulkAdd, heavy packet in bulk, MMTk worker settings (FIFO, batch 32, steal one); only the wake policy varies",
+			"one AddAll, heavy packet in bulk, MMTk worker settings (FIFO, batch 32, steal one); only the wake policy varies",
 		Peers:          func() []string { return nil },
 		SupportsPolicy: wakeOnly,
 		New: func(t Target, workers int, extra float64) (Runner, error) {
@@ -135,7 +136,7 @@ func registerExamples() {
 				}
 				return &batchRunner{op: j.Run, close: j.Close, want: want}, nil
 			case "errgroup":
-				op := func(ctx context.Context) (batch.Result, error) { return batch.Errgroup(ctx, root, workers) }
+				op := func(ctx context.Context) (batch.Result, error) { return batchbase.Errgroup(ctx, root, workers) }
 				return &batchRunner{op: op, close: func() error { return nil }, want: want}, nil
 			}
 			return nil, fmt.Errorf("batch does not run on %s", t.System)

@@ -37,7 +37,7 @@ import (
 // submission (or its end) and re-arms itself. The generator is the calling
 // goroutine: packet i is due at start + i/rate; the generator sleeps until
 // the next packet is due, then submits every packet already due in one
-// BulkAdd (Add for one), stamping each with the submit time. Latency is
+// AddAll (Add for one), stamping each with the submit time. Latency is
 // the packet's start minus that stamp. Timer wake-ups on this machine are
 // tens of microseconds late, so at high rates packets arrive in small
 // bursts; the schedule never slows down for the scheduler (open loop), so
@@ -83,29 +83,28 @@ type satPacket struct {
 	epoch  *time.Time
 }
 
-func (p *satPacket) Run(w *scheduler.Worker) {
+func (p *satPacket) Run(w *scheduler.Worker) error {
 	p.start = int64(time.Since(*p.epoch))
 	workload.Spin(p.units)
 	p.end = int64(time.Since(*p.epoch))
+	return nil
 }
 
 // keeper is the keep-alive sentinel.
 type keeper struct {
-	s     *scheduler.Scheduler
-	st    scheduler.StageID
-	kick  chan struct{} // a submission happened (buffered 1)
-	done  chan struct{} // the generator finished
-	armed error
+	s    *scheduler.Scheduler
+	st   scheduler.StageID
+	kick chan struct{} // a submission happened (buffered 1)
+	done chan struct{} // the generator finished
 }
 
-func (k *keeper) Run(w *scheduler.Worker) {
+func (k *keeper) Run(w *scheduler.Worker) error {
 	select {
 	case <-k.kick:
-		if err := k.s.SetSentinel(k.st, k); err != nil {
-			k.armed = err
-		}
+		return k.s.SetSentinel(k.st, k) // an error ends the cycle: Run returns it
 	case <-k.done:
 	}
+	return nil
 }
 
 // Saturate runs the curves.
@@ -119,7 +118,7 @@ func Saturate(o SatOptions) ([]SatPoint, error) {
 		return nil, err
 	}
 	defer s.Close()
-	st, _ := s.Stage("serve")
+	const st scheduler.StageID = 1 // Stages[0], "serve"
 	var out []SatPoint
 	for _, cost := range o.Costs {
 		capacity := float64(o.Workers) / cost.Seconds()
@@ -172,9 +171,9 @@ func satStep(s *scheduler.Scheduler, st scheduler.StageID, cost time.Duration, r
 		}
 		var err error
 		if due-sent == 1 {
-			err = s.Add(st, ps[sent])
+			err = s.Add(ps[sent], st)
 		} else {
-			err = s.BulkAdd(st, ps[sent:due])
+			err = s.AddAll(ps[sent:due], st)
 		}
 		if err != nil {
 			close(k.done)
@@ -190,9 +189,6 @@ func satStep(s *scheduler.Scheduler, st scheduler.StageID, cost time.Duration, r
 	close(k.done)
 	if err := <-runErr; err != nil {
 		return SatPoint{}, err
-	}
-	if k.armed != nil {
-		return SatPoint{}, k.armed
 	}
 	// Achieved throughput counts from the start of the schedule (packet 0
 	// is due at the epoch), not from the first submission: a generator

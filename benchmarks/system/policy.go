@@ -12,47 +12,89 @@ import (
 // A Policy is a set of wsched scheduler settings to benchmark, written as
 // "default" or as settings joined by '+':
 //
-//	wake=one|all|n|searcher    Config.Wake
-//	steal=one|half|batch:N     Config.Steal
+//	wake=one|all|n|searcher    Config.Wake: WakeOne ... WakeSearcher
+//	steal=one|half|batch:N     Config.Steal: StealOne, StealHalf, or
+//	                           StealHalf with Config.StealLimit N (1..128)
 //	batch=N                    Config.BucketBatch (bucket batch limit)
 //	spins=N                    Config.Spins (search rounds before parking)
 //	parkspin=DUR|off           Config.ParkSpin (how long a parked worker polls
 //	                           for its wake-up before blocking; a Go
 //	                           duration such as 50us, or off)
-//	order=lifo|fifo            Config.LocalFIFO
+//	order=lifo|fifo            Config.Local: lifo is the default newest-first
+//	                           order, LocalPrivate (a private stack in front of
+//	                           the deque); fifo is LocalFIFO
 //	take=fair|fixed|guided     Config.Take (fixed: MMTk's whole batches;
 //	                           guided, the default: up to 128 while the
 //	                           bucket is deep)
-//	spawn=queue|inline         how tasks spawn children: Worker.Spawn (queue,
-//	                           the default) or Worker.SpawnOrRun (inline: run
-//	                           the child at once unless idle workers lack
-//	                           queued work, as
-//	                           the errgroup peer's TryGo-or-run-inline does)
+//	spawn=queue|inline         how tasks spawn children: scheduler.Spawn
+//	                           (queue, the default) or scheduler.SpawnOrRun
+//	                           (inline: run the child at once unless idle
+//	                           workers lack queued work, as the errgroup
+//	                           peer's TryGo-or-run-inline does)
 //	add=slice|copy             how roots and long lists of children are queued:
-//	                           Scheduler.AddSlice (slice, the default: lent,
-//	                           read in place by the workers; children lists
-//	                           of 256 or more from the running packet) or
-//	                           BulkAdd and Worker.Spawn one by one (copy)
+//	                           AddAll with scheduler.Lend (slice, the default:
+//	                           lent, read in place by the workers; children
+//	                           lists of 256 or more from the running packet)
+//	                           or AddAll copying them and scheduler.Spawn one
+//	                           by one (copy)
 //
-// for example "wake=all+steal=batch:8". Settings not named keep the
-// scheduler's defaults. The spec string itself is the policy's name in
-// results, so it must not contain '/', ',' or spaces.
+// for example "wake=all+steal=batch:8". These short names are the
+// harness's own (committed result files and scripts use them); wake, steal,
+// order and take also take the scheduler's policy names, as
+// scheduler.Policy's UnmarshalText reads them: wake=wake-all,
+// steal=steal-one, order=local-lifo (a LIFO deque without the private
+// stack), take=take-fixed. Settings not named keep the scheduler's
+// defaults. The spec string itself is the policy's name in results, so it
+// must not contain '/', ',' or spaces.
 type Policy struct {
 	Spec string
 
-	Wake      string        // "" = default
-	Steal     string        // "" = default
-	Batch     int           // 0 = default
-	Spins     int           // -1 = default
-	ParkSpin  time.Duration // 0 = default; scheduler.NoParkSpin = off
-	LocalFIFO *bool         // nil = default
-	Take      string        // "" = default (guided bucket takes)
-	Inline    bool          // spawn with Worker.SpawnOrRun
-	CopyAdd   bool          // queue roots with BulkAdd, not AddSlice
+	Wake       scheduler.Policy // 0 = default
+	Steal      scheduler.Policy // 0 = default
+	StealLimit int              // 0 = default (steal=batch:N sets it)
+	Batch      int              // 0 = default
+	Spins      int              // -1 = default
+	ParkSpin   time.Duration    // 0 = default; ParkSpinOff = off
+	Local      scheduler.Policy // 0 = default
+	Take       scheduler.Policy // 0 = default (guided bucket takes)
+	Inline     bool             // spawn with scheduler.SpawnOrRun
+	CopyAdd    bool             // queue roots with AddAll copying, not lending
 }
+
+// ParkSpinOff is Policy.ParkSpin for parkspin=off: a negative
+// Config.ParkSpin, a parked worker blocks at once.
+const ParkSpinOff time.Duration = -1
 
 // DefaultPolicy is the scheduler's defaults.
 var DefaultPolicy = Policy{Spec: "default", Spins: -1}
+
+// policyNames maps each setting's short values to the scheduler's policy
+// names; family is the prefix of the scheduler's names for the setting.
+var policyNames = map[string]struct {
+	family string
+	short  map[string]string
+}{
+	"wake":  {"wake-", map[string]string{"one": "wake-one", "all": "wake-all", "n": "wake-n", "searcher": "wake-searcher"}},
+	"steal": {"steal-", map[string]string{"one": "steal-one", "half": "steal-half"}},
+	"order": {"local-", map[string]string{"lifo": "local-private", "fifo": "local-fifo"}},
+	"take":  {"take-", map[string]string{"fair": "take-fair", "fixed": "take-fixed", "guided": "take-guided"}},
+}
+
+// parsePolicyValue returns the scheduler policy that setting k's value v
+// names: a short name of the harness's, or one of the scheduler's names for
+// the setting ("default" is neither).
+func parsePolicyValue(k, v string) (scheduler.Policy, bool) {
+	names := policyNames[k]
+	name, ok := names.short[v]
+	if !ok {
+		name = v
+	}
+	var p scheduler.Policy
+	if !strings.HasPrefix(name, names.family) || p.UnmarshalText([]byte(name)) != nil {
+		return 0, false
+	}
+	return p, true
+}
 
 // ParsePolicy parses a policy spec.
 func ParsePolicy(spec string) (Policy, error) {
@@ -71,17 +113,25 @@ func ParsePolicy(spec string) (Policy, error) {
 		}
 		switch k {
 		case "wake":
-			switch v {
-			case "one", "all", "n", "searcher":
-			default:
-				return p, fmt.Errorf("policy %q: wake must be one, all, n or searcher", spec)
+			w, ok := parsePolicyValue(k, v)
+			if !ok {
+				return p, fmt.Errorf("policy %q: wake must be one, all, n or searcher (or wake-one ...)", spec)
 			}
-			p.Wake = v
+			p.Wake = w
 		case "steal":
-			if _, err := scheduler.ParseStealPolicy(v); err != nil || v == "default" {
-				return p, fmt.Errorf("policy %q: steal must be one, half or batch:N (1 <= N <= %d)", spec, scheduler.MaxSteal)
+			if rest, ok := strings.CutPrefix(v, "batch:"); ok {
+				n, err := strconv.Atoi(rest)
+				if err != nil || n < 1 || n > maxSteal {
+					return p, fmt.Errorf("policy %q: steal=batch:N needs 1 <= N <= %d", spec, maxSteal)
+				}
+				p.Steal, p.StealLimit = scheduler.StealHalf, n
+				break
 			}
-			p.Steal = v
+			st, ok := parsePolicyValue(k, v)
+			if !ok {
+				return p, fmt.Errorf("policy %q: steal must be one, half or batch:N (1 <= N <= %d)", spec, maxSteal)
+			}
+			p.Steal, p.StealLimit = st, 0
 		case "batch", "spins":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -94,7 +144,7 @@ func ParsePolicy(spec string) (Policy, error) {
 			}
 		case "parkspin":
 			if v == "off" {
-				p.ParkSpin = scheduler.NoParkSpin
+				p.ParkSpin = ParkSpinOff
 				break
 			}
 			d, err := time.ParseDuration(v)
@@ -103,21 +153,17 @@ func ParsePolicy(spec string) (Policy, error) {
 			}
 			p.ParkSpin = d
 		case "order":
-			switch v {
-			case "lifo":
-				f := false
-				p.LocalFIFO = &f
-			case "fifo":
-				t := true
-				p.LocalFIFO = &t
-			default:
-				return p, fmt.Errorf("policy %q: order must be lifo or fifo", spec)
+			l, ok := parsePolicyValue(k, v)
+			if !ok {
+				return p, fmt.Errorf("policy %q: order must be lifo or fifo (or local-private, local-lifo, local-fifo)", spec)
 			}
+			p.Local = l
 		case "take":
-			if _, err := scheduler.ParseTakePolicy(v); err != nil || v == "default" {
+			tp, ok := parsePolicyValue(k, v)
+			if !ok {
 				return p, fmt.Errorf("policy %q: take must be fair, fixed or guided", spec)
 			}
-			p.Take = v
+			p.Take = tp
 		case "spawn":
 			switch v {
 			case "queue", "inline":
@@ -138,6 +184,9 @@ func ParsePolicy(spec string) (Policy, error) {
 	}
 	return p, nil
 }
+
+// maxSteal is the most packets one steal takes (Config.StealLimit's bound).
+const maxSteal = 128
 
 // ParsePolicies parses a comma-separated list of policy specs.
 func ParsePolicies(list string) ([]Policy, error) {

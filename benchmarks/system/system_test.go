@@ -2,8 +2,16 @@ package system_test
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
@@ -43,7 +51,7 @@ func TestSystemsRunEveryTask(t *testing.T) {
 	}
 }
 
-// The wsched executor with spawn=inline (Worker.SpawnOrRun) runs every task
+// The wsched executor with spawn=inline (scheduler.SpawnOrRun) runs every task
 // of the spawning trees exactly once too.
 func TestWSchedInlineRunsEveryTask(t *testing.T) {
 	p, err := system.ParsePolicy("spawn=inline")
@@ -65,7 +73,7 @@ func TestWSchedInlineRunsEveryTask(t *testing.T) {
 	}
 }
 
-// The wsched executor with add=copy (roots by BulkAdd, not AddSlice) runs
+// The wsched executor with add=copy (roots copied by AddAll, not lent) runs
 // every task exactly once too.
 func TestWSchedCopyAddRunsEveryTask(t *testing.T) {
 	p, err := system.ParsePolicy("add=copy")
@@ -121,54 +129,64 @@ func TestBadWorkers(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline", "take=guided", "take=fair"}
+	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline", "take=guided", "take=fair",
+		"wake=wake-n", "steal=steal-half", "order=local-lifo", "order=local-private", "take=take-fixed"}
 	for _, s := range good {
-		if _, err := system.ParsePolicy(s); err != nil {
-			t.Errorf("%q: %v", s, err)
-		}
+		_, err := system.ParsePolicy(s)
+		assert.NoError(t, err, s)
 	}
-	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast", "add=lend", "add=", "take=default", "take=greedy"}
+	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast", "add=lend", "add=", "take=default", "take=greedy",
+		"wake=default", "wake=steal-one", "steal=wake-n", "order=take-fair", "take=local-fifo", "steal=batch:x"}
 	for _, s := range bad {
-		if _, err := system.ParsePolicy(s); err == nil {
-			t.Errorf("%q: accepted", s)
-		}
+		_, err := system.ParsePolicy(s)
+		assert.Error(t, err, "%q accepted", s)
 	}
-	if _, err := system.ParsePolicies("default,default"); err == nil {
-		t.Error("duplicate policy accepted")
-	}
+	_, err := system.ParsePolicies("default,default")
+	assert.Error(t, err, "duplicate policy accepted")
 	p, err := system.ParsePolicy("wake=n+steal=batch:8+batch=4+spins=16+order=fifo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg, err := p.Config(3, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Workers != 3 || cfg.Wake.String() != "n" || cfg.Steal.String() != "batch:8" || cfg.BucketBatch != 4 || cfg.Spins != 16 || !cfg.LocalFIFO {
-		t.Errorf("config %+v does not match the policy", cfg)
-	}
-	for spec, want := range map[string]scheduler.TakePolicy{"default": scheduler.TakeDefault, "take=fixed": scheduler.TakeFixed, "take=fair": scheduler.TakeFair, "take=guided": scheduler.TakeGuided} {
+	require.NoError(t, err)
+	assert.Equal(t, scheduler.Config{Workers: 3, Stages: []string{"s"}, Wake: scheduler.WakeN, Steal: scheduler.StealHalf, StealLimit: 8,
+		BucketBatch: 4, Spins: 16, Local: scheduler.LocalFIFO}, cfg)
+	// The harness's short names and the scheduler's names of each policy.
+	for spec, want := range map[string]scheduler.Config{
+		"default":                  {},
+		"wake=one":                 {Wake: scheduler.WakeOne},
+		"wake=all":                 {Wake: scheduler.WakeAll},
+		"wake=n":                   {Wake: scheduler.WakeN},
+		"wake=searcher":            {Wake: scheduler.WakeSearcher},
+		"wake=wake-searcher":       {Wake: scheduler.WakeSearcher},
+		"steal=one":                {Steal: scheduler.StealOne},
+		"steal=half":               {Steal: scheduler.StealHalf},
+		"steal=steal-one":          {Steal: scheduler.StealOne},
+		"steal=batch:64":           {Steal: scheduler.StealHalf, StealLimit: 64},
+		"steal=batch:4+steal=half": {Steal: scheduler.StealHalf},
+		"take=fixed":               {Take: scheduler.TakeFixed},
+		"take=fair":                {Take: scheduler.TakeFair},
+		"take=guided":              {Take: scheduler.TakeGuided},
+		"order=lifo":               {Local: scheduler.LocalPrivate},
+		"order=fifo":               {Local: scheduler.LocalFIFO},
+		"order=local-lifo":         {Local: scheduler.LocalLIFO},
+		"parkspin=off":             {ParkSpin: system.ParkSpinOff},
+		"parkspin=200us":           {ParkSpin: 200 * time.Microsecond},
+	} {
 		p, err := system.ParsePolicy(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg, err := p.Config(2, "s"); err != nil || cfg.Take != want {
-			t.Errorf("%s: Take %v (%v), want %v", spec, cfg.Take, err, want)
-		}
+		require.NoError(t, err, spec)
+		cfg, err := p.Config(2, "s")
+		require.NoError(t, err, spec)
+		want.Workers, want.Stages = 2, []string{"s"}
+		assert.Equal(t, want, cfg, spec)
+		// Every configuration the harness builds is one New accepts.
+		s, err := scheduler.New(cfg)
+		require.NoError(t, err, spec)
+		require.NoError(t, s.Close())
 	}
-	for spec, want := range map[string]time.Duration{"default": 0, "parkspin=off": scheduler.NoParkSpin, "parkspin=200us": 200 * time.Microsecond} {
-		p, err := system.ParsePolicy(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg, err := p.Config(1, "s"); err != nil || cfg.ParkSpin != want {
-			t.Errorf("%s: ParkSpin %v, %v; want %v", spec, cfg.ParkSpin, err, want)
-		}
-	}
+	assert.Negative(t, system.ParkSpinOff, "parkspin=off must be a negative Config.ParkSpin (no poll)")
 }
 
 // wsched's SpawnAll lends a long list of adjacent children to the stage's
-// bucket (AddSlice): the spawn tree's 2,999 children come out of bucket
+// bucket (AddAll with Lend): the spawn tree's 2,999 children come out of bucket
 // takes, not the spawning worker's stack; with add=copy only the root does.
 func TestWSchedSpawnAllLends(t *testing.T) {
 	tr := workload.Spawn(3000)
@@ -204,4 +222,45 @@ func TestWSchedSpawnAllLends(t *testing.T) {
 			t.Errorf("%s: %d packets came from bucket takes, want %d", spec, fromBucket, want)
 		}
 	}
+}
+
+// TestCommittedSpecsParse: every policy named in the committed result
+// files (benchmark names carry "policy=SPEC") still parses, to the
+// configuration New accepts, so that their runs can be repeated as
+// written.
+func TestCommittedSpecsParse(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir(filepath.Join("..", "results"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".txt") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if len(files) == 0 {
+		t.Skipf("no result files (%v)", err)
+	}
+	require.NoError(t, err)
+	re := regexp.MustCompile(`/policy=([^/\s]+)`)
+	specs := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range re.FindAllSubmatch(data, -1) {
+			specs[string(m[1])] = true
+		}
+	}
+	require.NotEmpty(t, specs, "no policy=SPEC in %d result files", len(files))
+	for spec := range specs {
+		p, err := system.ParsePolicy(spec)
+		if !assert.NoError(t, err, spec) {
+			continue
+		}
+		cfg, err := p.Config(2, "run")
+		require.NoError(t, err, spec)
+		s, err := scheduler.New(cfg)
+		if assert.NoError(t, err, spec) {
+			require.NoError(t, s.Close())
+		}
+	}
+	t.Logf("%d policy specs in %d result files", len(specs), len(files))
 }

@@ -8,44 +8,29 @@ import (
 )
 
 // Config turns the policy into a scheduler configuration for the given
-// number of workers and stages.
+// number of workers and stages (Stages[i] is StageID i+1; none: one
+// stage).
 func (p Policy) Config(workers int, stages ...string) (scheduler.Config, error) {
-	cfg := scheduler.Config{Workers: workers, Stages: stages}
-	if p.Wake != "" {
-		w, err := scheduler.ParseWakePolicy(p.Wake)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Wake = w
+	cfg := scheduler.Config{
+		Workers:     workers,
+		Stages:      stages,
+		Wake:        p.Wake,
+		Steal:       p.Steal,
+		StealLimit:  p.StealLimit,
+		BucketBatch: p.Batch,
+		ParkSpin:    p.ParkSpin,
+		Local:       p.Local,
+		Take:        p.Take,
 	}
-	if p.Steal != "" {
-		s, err := scheduler.ParseStealPolicy(p.Steal)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Steal = s
-	}
-	cfg.BucketBatch = p.Batch
 	if p.Spins >= 0 {
 		cfg.Spins = p.Spins
-	}
-	cfg.ParkSpin = p.ParkSpin
-	if p.LocalFIFO != nil {
-		cfg.LocalFIFO = *p.LocalFIFO
-	}
-	if p.Take != "" {
-		t, err := scheduler.ParseTakePolicy(p.Take)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Take = t
 	}
 	return cfg, nil
 }
 
 func init() {
 	register(&Kind{Name: WSched, Nested: true,
-		Doc: "wsched scheduler (default policy): roots by BulkAdd to one stage, then Run; spawns by Worker.Spawn",
+		Doc: "wsched scheduler (default policy): roots lent to one stage (AddAll with Lend), then Run; spawns by scheduler.Spawn",
 		New: func(workers, n int, nested bool, body Body) (Exec, error) {
 			return NewWSched(DefaultPolicy, workers, n, nested, body)
 		}})
@@ -58,19 +43,23 @@ type wsPacket struct {
 	i int32
 }
 
-func (p *wsPacket) Run(w *scheduler.Worker) { p.e.body(p.e.spawners[w.ID()], p.i) }
+func (p *wsPacket) Run(w *scheduler.Worker) error {
+	p.e.body(p.e.spawners[w.ID()], p.i)
+	return nil
+}
 
-// wsSpawner is worker w's Spawner: Spawn pushes onto w's local deque. One
-// per worker, built once, so handing it to a task allocates nothing.
+// wsSpawner is worker w's Spawner: Spawn queues on w's own queue
+// (scheduler.Spawn of the prebuilt packet's pointer). One per worker,
+// built once, so handing it to a task allocates nothing.
 type wsSpawner struct {
 	e *wsExec
 	w *scheduler.Worker
 }
 
-func (s *wsSpawner) Spawn(i int32) { s.w.Spawn(&s.e.pkts[i]) }
+func (s *wsSpawner) Spawn(i int32) { scheduler.Spawn(s.w, &s.e.pkts[i]) }
 
 // lendMin is the shortest list of children SpawnAll lends to the stage's
-// bucket (AddSlice) instead of spawning one by one: 256, what the
+// bucket (AddAll with Lend) instead of spawning one by one: 256, what the
 // worker's private stack holds before it spills half to the deque
 // anyway. Shorter lists go to the private stack, where the worker's own
 // next packets come from without an atomic, depth first. (At 64, the
@@ -80,20 +69,20 @@ func (s *wsSpawner) Spawn(i int32) { s.w.Spawn(&s.e.pkts[i]) }
 const lendMin = 256
 
 // SpawnAll spawns the children ids. A long list of adjacent ids (a task
-// tree's siblings are numbered in a row) is lent whole: AddSlice of the
-// executor's prebuilt packet pointers, so that the spawning packet writes
-// nothing per child and idle workers claim runs of it from the bucket;
-// policy add=copy spawns one by one instead.
+// tree's siblings are numbered in a row) is lent whole: AddAll with Lend
+// of the executor's prebuilt packet pointers, so that the spawning packet
+// writes nothing per child and idle workers claim runs of it from the
+// bucket; policy add=copy spawns one by one instead.
 func (s *wsSpawner) SpawnAll(ids []int32) {
 	e := s.e
 	if n := len(ids); n >= lendMin && !e.copyAdd && int(ids[n-1]-ids[0]) == n-1 {
-		if err := e.s.AddSlice(e.stage, e.ptrs[ids[0]:int(ids[0])+n]); err != nil {
+		if err := e.s.AddAll(e.ptrs[ids[0]:int(ids[0])+n], e.lend...); err != nil {
 			panic(err) // the stage exists and the scheduler is open while it runs
 		}
 		return
 	}
 	for _, i := range ids {
-		s.w.Spawn(&e.pkts[i])
+		scheduler.Spawn(s.w, &e.pkts[i])
 	}
 }
 
@@ -106,12 +95,16 @@ type wsExec struct {
 	spawners []Spawner          // index = worker ID; filled lazily by a prepare packet
 	roots    []scheduler.Packet
 	rootIDs  []int32 // the caller's slice that roots was built from
-	inline   bool    // spawners use SpawnOrRun
-	copyAdd  bool    // roots by BulkAdd, not AddSlice
+	inline   bool    // spawners use scheduler.SpawnOrRun
+	copyAdd  bool    // roots copied by AddAll, not lent
+	// lend and rootOpts are the options of SpawnAll's lent lists and of
+	// the roots' AddAll, built once.
+	lend, rootOpts []scheduler.Option
 }
 
 // NewWSched builds a wsched executor with policy p: one stage, roots queued
-// with BulkAdd before Run, spawns pushed to the running worker's deque.
+// with AddAll before Run (lent, or copied under add=copy), spawns queued on
+// the running worker.
 func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
 	if err := checkWorkers(workers); err != nil {
 		return nil, err
@@ -124,12 +117,13 @@ func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.Stage("run")
-	if err != nil {
-		s.Close()
-		return nil, err
+	const run scheduler.StageID = 1 // Stages[0], "run"
+	e := &wsExec{s: s, stage: run, body: body, pkts: make([]wsPacket, n), inline: p.Inline, copyAdd: p.CopyAdd}
+	e.lend = []scheduler.Option{run, scheduler.Lend}
+	e.rootOpts = e.lend
+	if p.CopyAdd {
+		e.rootOpts = e.lend[:1]
 	}
-	e := &wsExec{s: s, stage: st, body: body, pkts: make([]wsPacket, n), inline: p.Inline, copyAdd: p.CopyAdd}
 	e.ptrs = make([]scheduler.Packet, n)
 	for i := range e.pkts {
 		e.pkts[i] = wsPacket{e: e, i: int32(i)}
@@ -159,25 +153,27 @@ func NewWSched(p Policy, workers, n int, nested bool, body Body) (Exec, error) {
 
 type learnWorker struct{ e *wsExec }
 
-func (l learnWorker) Run(w *scheduler.Worker) {
+func (l learnWorker) Run(w *scheduler.Worker) error {
 	if l.e.inline {
 		l.e.spawners[w.ID()] = &wsInlineSpawner{e: l.e, w: w}
-		return
+		return nil
 	}
 	l.e.spawners[w.ID()] = &wsSpawner{e: l.e, w: w}
+	return nil
 }
 
-// wsInlineSpawner is wsSpawner with Worker.SpawnOrRun (policy spawn=inline).
+// wsInlineSpawner is wsSpawner with scheduler.SpawnOrRun (policy
+// spawn=inline).
 type wsInlineSpawner struct {
 	e *wsExec
 	w *scheduler.Worker
 }
 
-func (s *wsInlineSpawner) Spawn(i int32) { s.w.SpawnOrRun(&s.e.pkts[i]) }
+func (s *wsInlineSpawner) Spawn(i int32) { scheduler.SpawnOrRun(s.w, &s.e.pkts[i]) }
 
 func (s *wsInlineSpawner) SpawnAll(ids []int32) {
 	for _, i := range ids {
-		s.w.SpawnOrRun(&s.e.pkts[i])
+		scheduler.SpawnOrRun(s.w, &s.e.pkts[i])
 	}
 }
 
@@ -191,11 +187,7 @@ func (e *wsExec) Run(roots []int32) error {
 			e.roots = append(e.roots, e.ptrs[r])
 		}
 	}
-	add := e.s.AddSlice
-	if e.copyAdd {
-		add = e.s.BulkAdd
-	}
-	if err := add(e.stage, e.roots); err != nil {
+	if err := e.s.AddAll(e.roots, e.rootOpts...); err != nil {
 		return err
 	}
 	return e.s.Run(context.Background())

@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/perfetto"
 )
@@ -15,7 +20,7 @@ import (
 // twoCycles records two small cycles by hand with a fake clock.
 func twoCycles() *trace.Snapshot {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, b, st := r.Intern("A"), r.Intern("B"), r.Intern("Mark")
 	c := r.Control()
 	for cyc := uint64(1); cyc <= 2; cyc++ {
@@ -113,5 +118,58 @@ func TestAnalyzeCommand(t *testing.T) {
 		if code != 1 || !strings.HasPrefix(errs, "wsched analyze: ") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%s: exit %d, stderr %q", name, code, errs)
 		}
+	}
+}
+
+func TestAnalyzeSVG(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.pftrace")
+	_, err := perfetto.WriteFile(path, twoCycles(), perfetto.Options{})
+	require.NoError(t, err)
+	out := filepath.Join(dir, "t.svg")
+
+	code, stdout, stderr := runCmd("analyze", "-svg", out, path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "cycle 2", "the report is still printed")
+	assert.Contains(t, stderr, "stage Mark (ratio ")
+	assert.Contains(t, stderr, "drawn to "+out+": 2 workers, 4 packet rectangles for 4 slices")
+	doc, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, xml.Unmarshal(doc, new(struct {
+		XMLName xml.Name `xml:"svg"`
+	})))
+	assert.Equal(t, 2, strings.Count(string(doc), `<g class="worker"`))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no temporary file left: %v", entries)
+
+	// The whole of cycle 1, to stdout: only the picture goes there.
+	code, stdout, stderr = runCmd("analyze", path, "-svg", "-", "-svg-cycle", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "<?xml"), stdout)
+	assert.NotContains(t, stdout, "busy:", "no text report on stdout")
+	assert.Contains(t, stdout, "wsched timeline: cycle 1, all stages")
+	assert.Contains(t, stderr, "cycle 1 (ratio ")
+
+	// A window that is not there: a one-line error that lists what is, and
+	// the old picture is left as it was.
+	code, _, stderr = runCmd("analyze", "-svg", out, "-svg-stage", "Sweep", path)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `wsched analyze: `+path+`: no stage "Sweep"; the trace's stages: "Mark"`+"\n", stderr)
+	again, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, doc, again)
+
+	code, _, stderr = runCmd("analyze", "-svg-cycle", "1", path)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "need -svg OUT")
+	code, _, stderr = runCmd("analyze", "-svg", filepath.Join(dir, "missing", "t.svg"), path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "no such file or directory")
+
+	code, stdout, stderr = runCmd("analyze", "-h")
+	assert.Equal(t, 0, code)
+	for _, flag := range []string{"-svg OUT", "-svg-stage NAME", "-svg-cycle N", "merged"} {
+		assert.Contains(t, stdout+stderr, flag)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,14 +41,16 @@ per packet; writes a Perfetto trace per configuration.
             heavy ScanCodeCacheRoots packet (26,845 slots), then Closure.
             Configurations:
               a  one Add per packet, wake one (MMTk before #1182)
-              b  one BulkAdd, wake all, batch takes (MMTk after #1182)
+              b  one AddAll, wake all, batch takes (MMTk after #1182)
               c  b + the heavy packet in the priority lane
               d  b + the heavy packet split into 4096-slot packets
               e  b with wake-N
   gcmark    a parallel mark of a synthetic heap (2 Mi objects at scale 1),
             checked against a sequential BFS. Policies are WAKE/STEAL[/fifo]:
-            WAKE one|all|n|searcher, STEAL one|half|batch:N, fifo for a
-            FIFO local deque.
+            WAKE one|all|n|searcher|default (Config.Wake: wake-one ...),
+            STEAL one|half|batch:N|default (Config.Steal: steal-one,
+            steal-half; batch:N is steal-half with Config.StealLimit N),
+            fifo for a FIFO local deque (Config.Local: local-fifo).
 
 Open the traces in https://ui.perfetto.dev (Open trace file).
 
@@ -140,22 +143,53 @@ func parsePolicies(list string, c *demoConfig) error {
 		if len(parts) < 2 || len(parts) > 3 || (len(parts) == 3 && parts[2] != "fifo") {
 			return fmt.Errorf("%q: want a … e or WAKE/STEAL[/fifo]", name)
 		}
-		wake, err := scheduler.ParseWakePolicy(parts[0])
+		cfg, err := markConfig(parts[0], parts[1])
 		if err != nil {
 			return err
 		}
-		steal, err := scheduler.ParseStealPolicy(parts[1])
-		if err != nil {
-			return err
+		if len(parts) == 3 {
+			cfg.Local = scheduler.LocalFIFO
 		}
-		c.mark = append(c.mark, markPolicy{name: name, cfg: scheduler.Config{
-			Wake: wake, Steal: steal, LocalFIFO: len(parts) == 3,
-		}})
+		c.mark = append(c.mark, markPolicy{name: name, cfg: cfg})
 	}
 	if len(c.prepare)+len(c.mark) == 0 {
 		return errors.New("no configurations")
 	}
 	return nil
+}
+
+// demoWakes are the wake policies by their short names in -policy.
+var demoWakes = map[string]scheduler.Policy{
+	"default": 0, "one": scheduler.WakeOne, "all": scheduler.WakeAll, "n": scheduler.WakeN, "searcher": scheduler.WakeSearcher,
+}
+
+// markConfig returns the scheduler configuration of a gcmark policy's WAKE
+// and STEAL parts.
+func markConfig(wake, steal string) (scheduler.Config, error) {
+	var cfg scheduler.Config
+	w, ok := demoWakes[wake]
+	if !ok {
+		return cfg, fmt.Errorf("unknown wake policy %q (want one, all, n, searcher or default)", wake)
+	}
+	cfg.Wake = w
+	switch steal {
+	case "default":
+	case "one":
+		cfg.Steal = scheduler.StealOne
+	case "half":
+		cfg.Steal = scheduler.StealHalf
+	default:
+		rest, ok := strings.CutPrefix(steal, "batch:")
+		if !ok {
+			return cfg, fmt.Errorf("unknown steal policy %q (want one, half, batch:N or default)", steal)
+		}
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 || n > 128 {
+			return cfg, fmt.Errorf("bad steal batch limit in %q (want batch:N, 1 <= N <= 128)", steal)
+		}
+		cfg.Steal, cfg.StealLimit = scheduler.StealHalf, n
+	}
+	return cfg, nil
 }
 
 // row is one line of the comparison table.

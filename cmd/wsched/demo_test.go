@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsched/wsched/internal/watchdog"
+	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -108,5 +112,32 @@ func TestDemoFailure(t *testing.T) {
 	code, _, stderr := runDemoWithin(t, time.Minute, "-scale", "0.01", "-cycles", "1", "-policy", "a", "-out", filepath.Join(file, "sub"))
 	if code != 1 || !strings.HasPrefix(stderr, "wsched demo: ") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want exit 1 and one line starting with \"wsched demo: \"", code, stderr)
+	}
+}
+
+// TestMarkPolicies checks that the demo's short gcmark policy names map to
+// the scheduler's policies, and that each configuration is one New accepts.
+func TestMarkPolicies(t *testing.T) {
+	for list, want := range map[string]scheduler.Config{
+		"all/one/fifo":    {Wake: scheduler.WakeAll, Steal: scheduler.StealOne, Local: scheduler.LocalFIFO},
+		"searcher/half":   {Wake: scheduler.WakeSearcher, Steal: scheduler.StealHalf},
+		"n/half":          {Wake: scheduler.WakeN, Steal: scheduler.StealHalf},
+		"one/batch:8":     {Wake: scheduler.WakeOne, Steal: scheduler.StealHalf, StealLimit: 8},
+		"default/default": {},
+	} {
+		var c demoConfig
+		require.NoError(t, parsePolicies(list, &c), list)
+		require.Len(t, c.mark, 1, list)
+		assert.Equal(t, list, c.mark[0].name)
+		assert.Equal(t, want, c.mark[0].cfg, list)
+		cfg := c.mark[0].cfg
+		cfg.Workers = 1
+		s, err := scheduler.New(cfg)
+		require.NoError(t, err, list)
+		require.NoError(t, s.Close())
+	}
+	for _, bad := range []string{"all/batch:0", "all/batch:129", "all/batch:x", "wake-all/one", "all/steal-one"} {
+		var c demoConfig
+		assert.Error(t, parsePolicies(bad, &c), bad)
 	}
 }

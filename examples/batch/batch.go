@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,10 +17,11 @@ import (
 // Stages are the job's stages, in order.
 var Stages = []string{"List", "Parse", "Aggregate"}
 
+// The stages' IDs: Stages[i] is StageID i+1.
 const (
-	stageList      = 1
-	stageParse     = 2
-	stageAggregate = 3
+	stageList      scheduler.StageID = 1
+	stageParse     scheduler.StageID = 2
+	stageAggregate scheduler.StageID = 3
 )
 
 // BigFile is the size from which a file is queued in the Parse stage's
@@ -54,12 +54,17 @@ func DefaultRoot() string {
 // Job runs the batch job on a wsched scheduler, one cycle per Run:
 //
 //   - List: one packet per directory reads it, spawns a packet per
-//     subdirectory and queues a Parse packet per Go file (files of BigFile
-//     bytes or more in the priority lane). Parse is closed while List runs,
-//     so queuing wakes nobody.
+//     subdirectory (scheduler.Spawn) and queues a Parse packet per Go file
+//     (files of BigFile bytes or more one by one in the priority lane, the
+//     rest with one AddAll). Parse is closed while List runs, so queuing
+//     wakes nobody.
 //   - Parse: each packet reads and parses one file and adds its counts to
 //     its worker's own tally (no lock).
 //   - Aggregate: one packet merges the workers' tallies.
+//
+// A packet that meets an I/O error returns it, which ends the cycle: Run
+// returns the error (a *scheduler.CycleError naming the packet, wrapping
+// the error).
 type Job struct {
 	sched *scheduler.Scheduler
 	clock *stagetime.Clock
@@ -70,8 +75,7 @@ type Job struct {
 }
 
 type workerState struct {
-	tally tally
-	err   error // the first I/O error this worker met
+	tally Tally
 	_     [64]byte
 }
 
@@ -100,28 +104,19 @@ func (j *Job) Scheduler() *scheduler.Scheduler { return j.sched }
 // Run runs the job once.
 func (j *Job) Run(ctx context.Context) (Result, error) {
 	for i := range j.workers {
-		j.workers[i] = workerState{tally: newTally()}
+		j.workers[i] = workerState{}
 	}
 	j.result = Result{}
 	before := j.sched.Stats()
-	if err := j.sched.Add(stageList, &listDir{j: j, dir: j.root}); err != nil {
+	if err := j.sched.Add(&listDir{j: j, dir: j.root}, stageList); err != nil {
 		return Result{}, fmt.Errorf("batch: %w", err)
 	}
-	if err := j.sched.Add(stageAggregate, &aggregate{j: j}); err != nil {
+	if err := j.sched.Add(&aggregate{j: j}, stageAggregate); err != nil {
 		return Result{}, fmt.Errorf("batch: %w", err)
 	}
 	j.clock.Start()
 	t0 := time.Now()
 	if err := j.sched.Run(ctx); err != nil {
-		return Result{}, fmt.Errorf("batch: %w", err)
-	}
-	var errs []error
-	for i := range j.workers {
-		if err := j.workers[i].err; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
 		return Result{}, fmt.Errorf("batch: %w", err)
 	}
 	r := j.result
@@ -150,15 +145,13 @@ type listDir struct {
 // PacketName names the packet.
 func (p *listDir) PacketName() string { return "ListDir" }
 
-func (p *listDir) Run(w *scheduler.Worker) {
+func (p *listDir) Run(w *scheduler.Worker) error {
 	j := p.j
 	t := j.clock.Now()
-	defer j.clock.Done(w.ID(), stageList, t)
-	ws := &j.workers[w.ID()]
+	defer j.clock.Done(w.ID(), int(stageList), t)
 	ents, err := os.ReadDir(p.dir)
 	if err != nil {
-		ws.err = cmpErr(ws.err, err)
-		return
+		return err
 	}
 	var small []scheduler.Packet
 	for _, e := range ents {
@@ -166,28 +159,23 @@ func (p *listDir) Run(w *scheduler.Worker) {
 		switch {
 		case e.IsDir():
 			if !skipDir(e.Name()) {
-				w.Spawn(&listDir{j: j, dir: path}) // same stage: List
+				scheduler.Spawn(w, &listDir{j: j, dir: path}) // same stage: List
 			}
 		case e.Type().IsRegular() && isGoFile(e.Name()):
 			pf := &parse{j: j, path: path}
 			if info, err := e.Info(); err == nil && info.Size() >= BigFile {
-				ws.err = cmpErr(ws.err, j.sched.AddPriority(stageParse, pf))
+				if err := j.sched.Add(pf, stageParse, scheduler.Priority); err != nil {
+					return err
+				}
 			} else {
 				small = append(small, pf)
 			}
 		}
 	}
 	if len(small) > 0 {
-		ws.err = cmpErr(ws.err, j.sched.BulkAdd(stageParse, small))
+		return j.sched.AddAll(small, stageParse)
 	}
-}
-
-// cmpErr keeps the first non-nil error.
-func cmpErr(old, err error) error {
-	if old != nil {
-		return old
-	}
-	return err
+	return nil
 }
 
 // parse parses one file.
@@ -199,17 +187,16 @@ type parse struct {
 // PacketName names the packet.
 func (p *parse) PacketName() string { return "ParseFile" }
 
-func (p *parse) Run(w *scheduler.Worker) {
+func (p *parse) Run(w *scheduler.Worker) error {
 	j := p.j
 	t := j.clock.Now()
-	ws := &j.workers[w.ID()]
-	r, err := parseFile(j.root, p.path)
+	r, err := ParseFile(j.root, p.path)
 	if err != nil {
-		ws.err = cmpErr(ws.err, err)
-	} else {
-		ws.tally.addFile(r)
+		return err
 	}
-	j.clock.Done(w.ID(), stageParse, t)
+	j.workers[w.ID()].tally.Add(r)
+	j.clock.Done(w.ID(), int(stageParse), t)
+	return nil
 }
 
 // aggregate merges the workers' tallies into the result.
@@ -218,13 +205,14 @@ type aggregate struct{ j *Job }
 // PacketName names the packet.
 func (p *aggregate) PacketName() string { return "Aggregate" }
 
-func (p *aggregate) Run(w *scheduler.Worker) {
+func (p *aggregate) Run(w *scheduler.Worker) error {
 	j := p.j
 	t := j.clock.Now()
-	all := newTally()
+	var all Tally
 	for i := range j.workers {
 		all.merge(&j.workers[i].tally) // Parse is drained: nobody writes these now
 	}
-	j.result.Packages, j.result.Totals = all.packages()
-	j.clock.Done(w.ID(), stageAggregate, t)
+	j.result.Packages, j.result.Totals = all.Packages()
+	j.clock.Done(w.ID(), int(stageAggregate), t)
+	return nil
 }

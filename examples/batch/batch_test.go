@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
-	"github.com/wsched/wsched/internal/watchdog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/scheduler"
 )
 
@@ -27,46 +28,28 @@ func testRoot(t testing.TB) string {
 func TestMatchesSequential(t *testing.T) {
 	root := testRoot(t)
 	want, err := Sequential(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if want.Totals.Files < 100 || len(want.Packages) < 10 || want.Totals.Decls() < 1000 {
 		t.Fatalf("implausibly little found under %s: %+v, %d packages", root, want.Totals, len(want.Packages))
 	}
-	check := func(t *testing.T, got Result) {
-		t.Helper()
-		if got.Totals != want.Totals {
-			t.Errorf("totals %+v, want %+v", got.Totals, want.Totals)
-		}
-		if !reflect.DeepEqual(got.Packages, want.Packages) {
-			t.Errorf("packages differ from the sequential run (%d vs %d)", len(got.Packages), len(want.Packages))
-		}
-	}
-	t.Run("errgroup", func(t *testing.T) {
-		check(t, watchdog.Within(t, time.Minute, func() (Result, error) { return Errgroup(context.Background(), root, 2) }))
-	})
 	for _, cfg := range []scheduler.Config{
 		{Workers: 1},
 		{Workers: 2},
-		{Workers: 3, Wake: scheduler.WakeAll, Steal: scheduler.StealOne()},
-		{Workers: 2, Wake: scheduler.WakeN, Steal: scheduler.StealBatch(4), LocalFIFO: true},
+		{Workers: 3, Wake: scheduler.WakeAll, Steal: scheduler.StealOne},
+		{Workers: 2, Wake: scheduler.WakeN, Steal: scheduler.StealHalf, StealLimit: 4, Local: scheduler.LocalFIFO},
 	} {
 		t.Run(fmt.Sprintf("wsched/workers=%d/wake=%v/steal=%v", cfg.Workers, cfg.Wake, cfg.Steal), func(t *testing.T) {
 			j, err := NewJob(root, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer j.Close()
 			for range 2 { // a Job runs again from scratch
 				got := watchdog.Within(t, time.Minute, func() (Result, error) { return j.Run(context.Background()) })
-				check(t, got)
-				if len(got.Stages) != len(Stages) {
-					t.Errorf("stages %v, want one per stage of %v", got.Stages, Stages)
-				}
-				if got.Stats.Packets != uint64(got.Totals.Files)+1+uint64(got.Stages[0].Packets) {
-					t.Errorf("scheduler ran %d packets, want files (%d) + directories (%d) + 1",
-						got.Stats.Packets, got.Totals.Files, got.Stages[0].Packets)
-				}
+				assert.Equal(t, want.Totals, got.Totals, "totals")
+				assert.Equal(t, want.Packages, got.Packages, "packages differ from the sequential run")
+				require.Len(t, got.Stages, len(Stages), "one figure per stage of %v", Stages)
+				assert.Equal(t, uint64(got.Totals.Files)+1+uint64(got.Stages[0].Packets), got.Stats.Packets,
+					"scheduler ran %d packets, want files (%d) + directories (%d) + 1",
+					got.Stats.Packets, got.Totals.Files, got.Stages[0].Packets)
 			}
 		})
 	}
@@ -74,14 +57,24 @@ func TestMatchesSequential(t *testing.T) {
 
 func TestMissingRoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "missing")
-	if _, err := Sequential(root); err == nil {
-		t.Error("Sequential: no error for a missing root")
+	_, err := Sequential(root)
+	assert.ErrorIs(t, err, os.ErrNotExist, "Sequential")
+	_, err = Run(context.Background(), root, scheduler.Config{Workers: 2})
+	assert.ErrorIs(t, err, os.ErrNotExist, "Run")
+	var ce *scheduler.CycleError
+	if assert.ErrorAs(t, err, &ce, "Run") {
+		assert.Equal(t, "ListDir", ce.Packet, "the failing packet")
+		assert.Equal(t, "List", ce.StageName)
 	}
-	if _, err := Errgroup(context.Background(), root, 2); err == nil {
-		t.Error("Errgroup: no error for a missing root")
-	}
-	if _, err := Run(context.Background(), root, scheduler.Config{Workers: 2}); err == nil {
-		t.Error("Run: no error for a missing root")
+}
+
+// writeTree writes files (path relative to root → contents) under root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, src := range files {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
 	}
 }
 
@@ -89,32 +82,45 @@ func TestMissingRoot(t *testing.T) {
 // not fatal, and that testdata directories are skipped.
 func TestSyntaxErrorsCounted(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	writeTree(t, root, map[string]string{
+		"a/a.go":             "package a\nimport \"fmt\"\nfunc F() {}\ntype T int\nfunc (T) M() {}\nvar x, y = 1, 2\nconst c = 3\nvar _ = fmt.Sprint\n",
+		"a/a_test.go":        "package a_test\nfunc G() {}\n",
+		"a/bad.go":           "package a\nfunc {\n",
+		"a/testdata/skip.go": "package skip\nfunc H() {}\n",
+		"_skip/x.go":         "package x\n",
+	})
+	want := []Package{
+		{Dir: "a", Name: "a", Counts: Counts{Files: 1, Funcs: 1, Methods: 1, Types: 1, Vars: 3, Consts: 1, Imports: 1}},
+		{Dir: "a", Name: "a_test", Counts: Counts{Files: 1, Funcs: 1}},
 	}
-	write("a/a.go", "package a\nimport \"fmt\"\nfunc F() {}\ntype T int\nfunc (T) M() {}\nvar x, y = 1, 2\nconst c = 3\nvar _ = fmt.Sprint\n")
-	write("a/a_test.go", "package a_test\nfunc G() {}\n")
-	write("a/bad.go", "package a\nfunc {\n")
-	write("a/testdata/skip.go", "package skip\nfunc H() {}\n")
-	write("_skip/x.go", "package x\n")
 	for name, run := range map[string]func() (Result, error){
 		"sequential": func() (Result, error) { return Sequential(root) },
-		"errgroup":   func() (Result, error) { return Errgroup(context.Background(), root, 2) },
 		"wsched":     func() (Result, error) { return Run(context.Background(), root, scheduler.Config{Workers: 2}) },
 	} {
 		r := watchdog.Within(t, time.Minute, run)
-		want := []Package{
-			{Dir: "a", Name: "a", Counts: Counts{Files: 1, Funcs: 1, Methods: 1, Types: 1, Vars: 3, Consts: 1, Imports: 1}},
-			{Dir: "a", Name: "a_test", Counts: Counts{Files: 1, Funcs: 1}},
-		}
-		if !reflect.DeepEqual(r.Packages, want) || r.Totals.Files != 3 || r.Totals.ParseErrors != 1 {
-			t.Errorf("%s: got %+v, totals %+v; want %+v, 3 files, 1 with errors", name, r.Packages, r.Totals, want)
-		}
+		assert.Equal(t, want, r.Packages, name)
+		assert.Equal(t, 3, r.Totals.Files, "%s: files", name)
+		assert.Equal(t, 1, r.Totals.ParseErrors, "%s: files with syntax errors", name)
 	}
+}
+
+// TestTallyZero checks that the zero Tally is ready to use, as the
+// baselines built on Walk and ParseFile outside this package use it.
+func TestTallyZero(t *testing.T) {
+	var tl Tally
+	ps, tot := tl.Packages()
+	assert.Empty(t, ps)
+	assert.Equal(t, Totals{}, tot)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"p/p.go": "package p\nfunc F() {}\n"})
+	require.NoError(t, Walk(root, func(path string) error {
+		f, err := ParseFile(root, path)
+		if err == nil {
+			tl.Add(f)
+		}
+		return err
+	}))
+	ps, tot = tl.Packages()
+	assert.Equal(t, []Package{{Dir: "p", Name: "p", Counts: Counts{Files: 1, Funcs: 1}}}, ps)
+	assert.Equal(t, 1, tot.Files)
 }

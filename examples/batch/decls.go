@@ -54,8 +54,8 @@ type Totals struct {
 	Counts            // over all packages
 }
 
-// fileResult is one file's contribution.
-type fileResult struct {
+// File is one Go file's contribution to a Result, as ParseFile counts it.
+type File struct {
 	key    pkgKey
 	counts Counts
 	bytes  int64
@@ -75,19 +75,20 @@ func isGoFile(name string) bool {
 	return strings.HasSuffix(name, ".go") && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_")
 }
 
-// parseFile reads and parses one file and counts its top-level
-// declarations. An error is an I/O error; a syntax error is reported in
-// fileResult.bad.
-func parseFile(root, path string) (fileResult, error) {
+// ParseFile reads and parses the file at path, under root, and counts its
+// top-level declarations. An error is an I/O error; a file go/parser
+// rejects is no error: it counts in Totals.ParseErrors once added to a
+// Tally.
+func ParseFile(root, path string) (File, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return fileResult{}, err
+		return File{}, err
 	}
 	rel, err := filepath.Rel(root, filepath.Dir(path))
 	if err != nil {
-		return fileResult{}, err
+		return File{}, err
 	}
-	r := fileResult{bytes: int64(len(src))}
+	r := File{bytes: int64(len(src))}
 	f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
 	if err != nil {
 		r.bad = true
@@ -128,20 +129,24 @@ func countDecls(f *ast.File) Counts {
 	return c
 }
 
-// tally accumulates file results; each worker owns one.
-type tally struct {
+// Tally accumulates Files into a Result's packages and totals. The zero
+// Tally is empty and ready to use; it is not safe for concurrent use (a Job
+// keeps one per worker and merges them).
+type Tally struct {
 	pkgs   map[pkgKey]*Counts
 	totals Totals
 }
 
-func newTally() tally { return tally{pkgs: make(map[pkgKey]*Counts)} }
-
-func (t *tally) addFile(r fileResult) {
+// Add counts one file.
+func (t *Tally) Add(r File) {
 	t.totals.Files++
 	t.totals.Bytes += r.bytes
 	if r.bad {
 		t.totals.ParseErrors++
 		return
+	}
+	if t.pkgs == nil {
+		t.pkgs = make(map[pkgKey]*Counts)
 	}
 	c := t.pkgs[r.key]
 	if c == nil {
@@ -151,7 +156,11 @@ func (t *tally) addFile(r fileResult) {
 	c.add(r.counts)
 }
 
-func (t *tally) merge(u *tally) {
+// merge adds u's counts to t.
+func (t *Tally) merge(u *Tally) {
+	if t.pkgs == nil {
+		t.pkgs = make(map[pkgKey]*Counts)
+	}
 	t.totals.Files += u.totals.Files
 	t.totals.Bytes += u.totals.Bytes
 	t.totals.ParseErrors += u.totals.ParseErrors
@@ -165,9 +174,9 @@ func (t *tally) merge(u *tally) {
 	}
 }
 
-// packages returns the tally's packages sorted by directory and name, and
-// its totals with the counts summed.
-func (t *tally) packages() ([]Package, Totals) {
+// Packages returns the tally's packages sorted by directory and name, and
+// its totals with the counts summed: a Result's Packages and Totals.
+func (t *Tally) Packages() ([]Package, Totals) {
 	ps := make([]Package, 0, len(t.pkgs))
 	tot := t.totals
 	tot.Counts = Counts{}

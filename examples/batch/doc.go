@@ -1,11 +1,8 @@
-// Package batch is a real batch job on real data, three ways: parse every
-// Go file under $(go env GOROOT)/src with go/parser and count the top-level
+// Package batch is a real batch job on real data: parse every Go file
+// under $(go env GOROOT)/src with go/parser and count the top-level
 // declarations of each package.
 //
 //   - [Sequential] walks the tree and parses file by file: the reference.
-//   - [Errgroup] is what most Go programs would do: one goroutine walks the
-//     tree and starts a goroutine per file through an errgroup limited to
-//     the number of workers; results are merged under a mutex.
 //   - [Job] runs on a wsched scheduler in three stages. List: a packet per
 //     directory reads it, spawns a packet per subdirectory and queues a
 //     Parse packet per file (files of [BigFile] bytes or more in the
@@ -13,20 +10,31 @@
 //     packet per file, adding to its worker's own tally. Aggregate: one
 //     packet merges the tallies.
 //
-// All three must give the same [Result] (the tests check it). Directories
+// The comparison with what most Go programs would do, one goroutine
+// walking the tree and starting a goroutine per file through an errgroup
+// limited to the number of workers, results merged under a mutex, lives in
+// the benchmarks module (its own go.mod, so that this module does not
+// depend on golang.org/x/sync): package
+// github.com/wsched/wsched/benchmarks/batchbase, built from this package's
+// [Walk], [ParseFile] and [Tally], with its tests and BenchmarkBatch; the
+// harness's batch workload (benchmarks/harness) runs it as the errgroup
+// peer.
+//
+// Every way must give the same [Result] (the tests check it). Directories
 // the go command ignores (testdata, names starting with . or _) are
 // skipped; a file go/parser rejects is counted in Totals.ParseErrors, not
 // in its package.
 //
 // # Measured
 //
-// With
+// With batchbase's BenchmarkBatch (sequential, errgroup and wsched in one
+// test binary)
 //
-//	go test -run XXX -bench Batch -benchtime 1x -count 5 ./examples/batch/
+//	cd benchmarks && go test -run XXX -bench Batch -benchtime 1x -count 5 ./batchbase/
 //
 // over GOROOT/src of Go 1.26.8 (6,421 files, 86 MB, 988 packages, in the
 // page cache), GOMAXPROCS=2. Each run allocates about 930 MB (23 M
-// allocations) in go/parser, all three alike, so the Go GC takes a large
+// allocations) in go/parser, all three ways alike, so the Go GC takes a large
 // share of the CPU.
 //
 //	AMD EPYC (Zen 3), 2 vCPU KVM, shared with other jobs:
@@ -36,15 +44,12 @@
 //	Intel Xeon VM, taskset to 2 cores, quiet: 10 pairs, median errgroup
 //	  2.05 s, wsched 1.86 s, ratio 0.97 (0.80–1.13), wsched faster in 8
 //
-//	the same EPYC, second session: 20 pairs of separate processes, the
-//	  order alternating: medians errgroup 2.44 s, wsched 2.39 s, ratio
-//	  0.977, wsched faster in 14 of 20 (signed-rank p ≈ 0.17)
-//
 // So wsched is not slower in any of these; a sign test on 8 of 10 gives
-// p ≈ 0.11, on 14 of 20 p ≈ 0.12: no difference proven at 95%
-// confidence. (On the harness's smaller job, $GOROOT/src/go at ~57 ms a
-// run, wsched's median was 1.05× errgroup's, p = 0.24: not proven either.) The Parse stage runs within 1.002×
-// of its lower bound.
+// p ≈ 0.11: no difference proven at 95% confidence. Longer series of
+// process pairs, the order alternating (benchmarks/scripts/batch-pairs.sh),
+// and the harness's smaller job ($GOROOT/src/go) prove no difference either
+// way; their figures are in benchmarks/JOURNAL.md. The Parse stage runs
+// within 1.002× of its lower bound.
 //
 // Parsing costs about 0.7 ms per file on one core and allocates; a
 // scheduler's per-packet cost (well under a microsecond) is invisible here,

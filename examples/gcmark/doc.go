@@ -79,7 +79,7 @@
 // Closure stays within 1.07× of its lower bound up to 16 workers; Release
 // (32 sweep packets of about 140 µs) did not, when these figures were
 // taken: the first worker to reach the bucket took all 32 in one batch
-// (scheduler.DefaultBucketBatch) and the others had to wake and steal them
+// (Config.BucketBatch, 32 by default) and the others had to wake and steal them
 // from it, so its ratio grew from 1.05 at 2 workers to 3.6 at 16. Bucket
 // takes are now capped at a worker's fair share of the bucket (see
 // scheduler.TakeFair and TakeGuided); the 16-worker figures predate that.

@@ -16,11 +16,11 @@ import (
 // Closure traces from them, Release sweeps.
 var Stages = []string{"Prepare", "Closure", "Release"}
 
-// Stage indices as the scheduler numbers them (0 is Unconstrained).
+// The stages' IDs: Stages[i] is StageID i+1 (0 is Unconstrained).
 const (
-	stagePrepare = 1
-	stageClosure = 2
-	stageRelease = 3
+	stagePrepare scheduler.StageID = 1
+	stageClosure scheduler.StageID = 2
+	stageRelease scheduler.StageID = 3
 )
 
 // CodeCachePlacement says how the heavy code-cache root packet is queued.
@@ -197,11 +197,11 @@ func (m *Marker) queuePrepare() error {
 			ps = append(ps, &scanCodeCacheRoots{m: m, slots: h.CodeCache[lo:min(lo+ChunkSlots, len(h.CodeCache))]})
 		}
 	case CodeCachePriority:
-		if err := m.sched.AddPriority(stagePrepare, &scanCodeCacheRoots{m: m, slots: h.CodeCache}); err != nil {
+		if err := m.sched.Add(&scanCodeCacheRoots{m: m, slots: h.CodeCache}, stagePrepare, scheduler.Priority); err != nil {
 			return fmt.Errorf("gcmark: %w", err)
 		}
 	}
-	if err := m.sched.BulkAdd(stagePrepare, ps); err != nil {
+	if err := m.sched.AddAll(ps, stagePrepare); err != nil {
 		return fmt.Errorf("gcmark: %w", err)
 	}
 	// Release's packets wait in their closed bucket until Closure drains.
@@ -209,7 +209,7 @@ func (m *Marker) queuePrepare() error {
 	for lo := 0; lo < len(m.marks); lo += markChunkWords {
 		ps = append(ps, &sweep{m: m, lo: lo, hi: min(lo+markChunkWords, len(m.marks))})
 	}
-	if err := m.sched.BulkAdd(stageRelease, ps); err != nil {
+	if err := m.sched.AddAll(ps, stageRelease); err != nil {
 		return fmt.Errorf("gcmark: %w", err)
 	}
 	return nil
@@ -224,12 +224,13 @@ type clearMarks struct {
 // PacketName names the packet.
 func (p *clearMarks) PacketName() string { return "ClearMarks" }
 
-func (p *clearMarks) Run(w *scheduler.Worker) {
+func (p *clearMarks) Run(w *scheduler.Worker) error {
 	t := p.m.clock.Now()
 	for i := p.lo; i < p.hi; i++ {
 		p.m.marks[i].Store(0) // published to Closure by the stage barrier
 	}
-	p.m.clock.Done(w.ID(), stagePrepare, t)
+	p.m.clock.Done(w.ID(), int(stagePrepare), t)
+	return nil
 }
 
 // scanStackRoots scans one mutator's stack.
@@ -241,10 +242,13 @@ type scanStackRoots struct {
 // PacketName names the packet as MMTk does.
 func (p *scanStackRoots) PacketName() string { return "ScanStackRoots" }
 
-func (p *scanStackRoots) Run(w *scheduler.Worker) {
+func (p *scanStackRoots) Run(w *scheduler.Worker) error {
 	t := p.m.clock.Now()
-	p.m.scanRoots(w, p.slots)
-	p.m.clock.Done(w.ID(), stagePrepare, t)
+	if err := p.m.scanRoots(w, p.slots); err != nil {
+		return err
+	}
+	p.m.clock.Done(w.ID(), int(stagePrepare), t)
+	return nil
 }
 
 // scanCodeCacheRoots scans the code-cache roots (or a chunk of them).
@@ -253,10 +257,13 @@ type scanCodeCacheRoots struct {
 	slots []uint32
 }
 
-func (p *scanCodeCacheRoots) Run(w *scheduler.Worker) {
+func (p *scanCodeCacheRoots) Run(w *scheduler.Worker) error {
 	t := p.m.clock.Now()
-	p.m.scanRoots(w, p.slots)
-	p.m.clock.Done(w.ID(), stagePrepare, t)
+	if err := p.m.scanRoots(w, p.slots); err != nil {
+		return err
+	}
+	p.m.clock.Done(w.ID(), int(stagePrepare), t)
+	return nil
 }
 
 // PacketName names the packet as MMTk's OpenJDK binding does.
@@ -264,8 +271,9 @@ func (p *scanCodeCacheRoots) PacketName() string { return "ScanCodeCacheRoots" }
 
 // scanRoots decodes each root slot and queues its referent, in edge
 // buffers of at most ChunkSlots, for the Closure stage. Closure is closed
-// while Prepare runs, so these adds wake nobody.
-func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) {
+// while Prepare runs, so these adds wake nobody. An add fails only if the
+// scheduler was closed mid-cycle; the error then ends the cycle.
+func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) error {
 	ws := &m.workers[w.ID()]
 	rounds := m.opts.RootSlotWork
 	out := m.getBuf(ws)
@@ -278,21 +286,17 @@ func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) {
 		}
 		out.slots = append(out.slots, v)
 		if len(out.slots) == ChunkSlots {
-			m.addClosure(out)
+			if err := m.sched.Add(out, stageClosure); err != nil {
+				return err
+			}
 			out = m.getBuf(ws)
 		}
 	}
 	if len(out.slots) > 0 {
-		m.addClosure(out)
-	} else {
-		m.putBuf(ws, out)
+		return m.sched.Add(out, stageClosure)
 	}
-}
-
-func (m *Marker) addClosure(p *processEdges) {
-	if err := m.sched.Add(stageClosure, p); err != nil {
-		panic("gcmark: adding Closure work: " + err.Error()) // only if closed mid-cycle
-	}
+	m.putBuf(ws, out)
+	return nil
 }
 
 // decode is the stand-in for decoding a root slot: rounds of xorshift.
@@ -319,13 +323,14 @@ type processEdges struct {
 // PacketName names the packet as MMTk does.
 func (p *processEdges) PacketName() string { return "ProcessEdges" }
 
-func (p *processEdges) Run(w *scheduler.Worker) {
+func (p *processEdges) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
 	ws := &m.workers[w.ID()]
 	m.trace(w, ws, p.slots)
 	m.putBuf(ws, p)
-	m.clock.Done(w.ID(), stageClosure, t)
+	m.clock.Done(w.ID(), int(stageClosure), t)
+	return nil
 }
 
 // scanArrayChunk traces slots [lo, hi) of a huge reference array, in place.
@@ -337,11 +342,12 @@ type scanArrayChunk struct {
 // PacketName names the packet.
 func (p *scanArrayChunk) PacketName() string { return "ScanArrayChunk" }
 
-func (p *scanArrayChunk) Run(w *scheduler.Worker) {
+func (p *scanArrayChunk) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
 	m.trace(w, &m.workers[w.ID()], m.heap.Refs[p.lo:p.hi])
-	m.clock.Done(w.ID(), stageClosure, t)
+	m.clock.Done(w.ID(), int(stageClosure), t)
+	return nil
 }
 
 // trace marks the referents in in and scans the newly marked ones.
@@ -372,7 +378,7 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 		if hi-lo > ChunkSlots {
 			// A huge array: one packet per ChunkSlots slots, scanned in place.
 			for c := lo; c < hi; c += ChunkSlots {
-				w.Spawn(&scanArrayChunk{m: m, lo: c, hi: min(c+ChunkSlots, hi)})
+				scheduler.Spawn(w, &scanArrayChunk{m: m, lo: c, hi: min(c+ChunkSlots, hi)})
 			}
 			continue
 		}
@@ -383,7 +389,7 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 			buf = append(buf, c)
 			if len(buf) == ChunkSlots {
 				out.slots = buf
-				w.Spawn(out)
+				scheduler.Spawn(w, out)
 				out = m.getBuf(ws)
 				buf = out.slots
 			}
@@ -391,7 +397,7 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 	}
 	out.slots = buf
 	if len(buf) > 0 {
-		w.Spawn(out)
+		scheduler.Spawn(w, out)
 	} else {
 		m.putBuf(ws, out)
 	}
@@ -442,7 +448,7 @@ type sweep struct {
 // PacketName names the packet.
 func (p *sweep) PacketName() string { return "Sweep" }
 
-func (p *sweep) Run(w *scheduler.Worker) {
+func (p *sweep) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
 	off := m.heap.Offsets
@@ -462,5 +468,6 @@ func (p *sweep) Run(w *scheduler.Worker) {
 	ws := &m.workers[w.ID()]
 	ws.live += live
 	ws.liveBytes += bytes
-	m.clock.Done(w.ID(), stageRelease, t)
+	m.clock.Done(w.ID(), int(stageRelease), t)
+	return nil
 }

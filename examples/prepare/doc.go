@@ -20,7 +20,7 @@
 // from a bucket, one packet per steal ([Configuration.SchedulerConfig]).
 //
 //	(a) one Add per packet, wake one (MMTk before PR #1182)
-//	(b) one BulkAdd, wake all (MMTk after PR #1182): a worker that wakes
+//	(b) one AddAll, wake all (MMTk after PR #1182): a worker that wakes
 //	    first takes a batch that may hold the heavy packet, which then runs
 //	    after the batch's other packets, on the stage's critical path
 //	(c) (b) + the heavy packet in the priority lane: it starts first

@@ -14,9 +14,10 @@ import (
 // Stages are the model's stages. StopMutators runs in Unconstrained.
 var Stages = []string{"Prepare", "Closure"}
 
+// The stages' IDs: Stages[i] is StageID i+1.
 const (
-	stagePrepare = 1
-	stageClosure = 2
+	stagePrepare scheduler.StageID = 1
+	stageClosure scheduler.StageID = 2
 )
 
 // Heavy says where the code-cache packet goes.
@@ -38,12 +39,12 @@ type Configuration struct {
 	Name  string // "a" … "e"
 	Title string // one line
 	// PerPacket queues each Prepare packet with its own Add (each wakes
-	// per Wake's single-packet rule); otherwise one BulkAdd.
+	// per Wake's single-packet rule); otherwise one AddAll.
 	PerPacket bool
-	// Wake is the scheduler's wake policy; BulkWake overrides it for the
-	// BulkAdd (WakeDefault: no override).
-	Wake     scheduler.WakePolicy
-	BulkWake scheduler.WakePolicy
+	// Wake is the scheduler's wake policy (Config.Wake); BulkWake, a wake
+	// policy, overrides it for the AddAll (the zero Policy: no override).
+	Wake     scheduler.Policy
+	BulkWake scheduler.Policy
 	Heavy    Heavy
 }
 
@@ -54,10 +55,10 @@ func (c Configuration) SchedulerConfig(workers int, tr *trace.Recorder) schedule
 		Workers:     workers,
 		Stages:      Stages,
 		Wake:        c.Wake,
-		Steal:       scheduler.StealOne(), // MMTk steals one packet at a time
-		BucketBatch: 32,                   // MMTk: steal_batch_and_pop, 32 + the popped one
-		Take:        scheduler.TakeFixed,  // MMTk takes the whole batch whatever the bucket's depth
-		LocalFIFO:   true,                 // MMTk's local deque is FIFO
+		Steal:       scheduler.StealOne,  // MMTk steals one packet at a time
+		BucketBatch: 32,                  // MMTk: steal_batch_and_pop, 32 + the popped one
+		Take:        scheduler.TakeFixed, // MMTk takes the whole batch whatever the bucket's depth
+		Local:       scheduler.LocalFIFO, // MMTk's local deque is FIFO
 		Tracer:      tr,
 	}
 }
@@ -68,7 +69,7 @@ func Configurations() []Configuration {
 	return []Configuration{
 		{Name: "a", Title: "one Add per packet, wake one (MMTk before #1182)",
 			PerPacket: true, Wake: scheduler.WakeOne, Heavy: HeavyInBulk},
-		{Name: "b", Title: "one BulkAdd, wake all, batch takes (MMTk after #1182)",
+		{Name: "b", Title: "one AddAll, wake all, batch takes (MMTk after #1182)",
 			Wake: scheduler.WakeAll, Heavy: HeavyInBulk},
 		{Name: "c", Title: "(b) + code cache in the priority lane",
 			Wake: scheduler.WakeAll, Heavy: HeavyPriority},
@@ -148,7 +149,7 @@ type Cycle struct {
 func (r *Runner) Cycle(ctx context.Context) (Cycle, error) {
 	before := r.sched.Stats()
 	r.clock.Start()
-	if err := r.sched.Add(scheduler.Unconstrained, &stopMutators{r: r}); err != nil {
+	if err := r.sched.Add(&stopMutators{r: r}, scheduler.Unconstrained); err != nil {
 		return Cycle{}, fmt.Errorf("prepare: %w", err)
 	}
 	t0 := time.Now()
@@ -202,13 +203,14 @@ func Run(ctx context.Context, c Configuration, opts Options, cycles int) (Result
 }
 
 // stopMutators waits for the mutators to stop, then queues the Prepare
-// stage's work the configuration's way.
+// stage's work the configuration's way. An add fails only if the scheduler
+// was closed under the cycle; the error then ends the cycle.
 type stopMutators struct{ r *Runner }
 
 // PacketName names the packet as MMTk does.
 func (p *stopMutators) PacketName() string { return "StopMutators" }
 
-func (p *stopMutators) Run(w *scheduler.Worker) {
+func (p *stopMutators) Run(w *scheduler.Worker) error {
 	r := p.r
 	t := r.clock.Now()
 	m := r.model
@@ -217,9 +219,11 @@ func (p *stopMutators) Run(w *scheduler.Worker) {
 		r.workers[w.ID()].sink += burn(uint64(t), 64)
 	}
 	s := r.sched
-	r.clock.Open(stagePrepare, r.clock.Now())
+	r.clock.Open(int(stagePrepare), r.clock.Now())
 	for i := range s.Workers() {
-		must(s.AddDesignated(i, &prepareCollector{r: r, slots: m.CollectorSlots}))
+		if err := s.AddDesignated(i, &prepareCollector{r: r, slots: m.CollectorSlots}); err != nil {
+			return err
+		}
 	}
 	var ps []scheduler.Packet
 	for _, n := range m.StackSlots {
@@ -234,24 +238,27 @@ func (p *stopMutators) Run(w *scheduler.Worker) {
 			ps = append(ps, &scanRoots{r: r, slots: min(m.SplitSlots, m.CodeCacheSlots-lo), name: "ScanCodeCacheRoots"})
 		}
 	case HeavyPriority:
-		must(s.AddPriority(stagePrepare, code))
+		if err := s.Add(code, stagePrepare, scheduler.Priority); err != nil {
+			return err
+		}
 	}
 	if r.cfg.PerPacket {
 		for _, p := range ps {
-			must(s.Add(stagePrepare, p))
+			if err := s.Add(p, stagePrepare); err != nil {
+				return err
+			}
 		}
 	} else {
-		must(s.BulkAdd(stagePrepare, ps, scheduler.WithWake(r.cfg.BulkWake)))
+		opts := []scheduler.Option{stagePrepare}
+		if r.cfg.BulkWake != 0 {
+			opts = append(opts, r.cfg.BulkWake)
+		}
+		if err := s.AddAll(ps, opts...); err != nil {
+			return err
+		}
 	}
 	r.clock.Done(w.ID(), int(scheduler.Unconstrained), t)
-}
-
-// must panics on an error no correct caller meets mid-cycle (the scheduler
-// was closed under us); the scheduler reports the panic from Run.
-func must(err error) {
-	if err != nil {
-		panic("prepare: " + err.Error())
-	}
+	return nil
 }
 
 // scanSlots does the work of scanning n slots on w: SlotWork each.
@@ -272,11 +279,12 @@ type prepareCollector struct {
 // PacketName names the packet as MMTk does.
 func (p *prepareCollector) PacketName() string { return "PrepareCollector" }
 
-func (p *prepareCollector) Run(w *scheduler.Worker) {
+func (p *prepareCollector) Run(w *scheduler.Worker) error {
 	r := p.r
 	t := r.clock.Now()
 	r.scanSlots(w, p.slots)
-	r.clock.Done(w.ID(), stagePrepare, t)
+	r.clock.Done(w.ID(), int(stagePrepare), t)
+	return nil
 }
 
 // scanRoots scans a root set of slots and queues the Closure work it
@@ -290,15 +298,18 @@ type scanRoots struct {
 // PacketName returns ScanMutatorRoots or ScanCodeCacheRoots.
 func (p *scanRoots) PacketName() string { return p.name }
 
-func (p *scanRoots) Run(w *scheduler.Worker) {
+func (p *scanRoots) Run(w *scheduler.Worker) error {
 	r := p.r
 	t := r.clock.Now()
 	r.scanSlots(w, p.slots)
 	for lo := 0; lo < p.slots; lo += r.model.SplitSlots {
 		// Closure is closed while Prepare runs: this wakes nobody.
-		must(r.sched.Add(stageClosure, &traceEdges{r: r, slots: min(r.model.SplitSlots, p.slots-lo)}))
+		if err := r.sched.Add(&traceEdges{r: r, slots: min(r.model.SplitSlots, p.slots-lo)}, stageClosure); err != nil {
+			return err
+		}
 	}
-	r.clock.Done(w.ID(), stagePrepare, t)
+	r.clock.Done(w.ID(), int(stagePrepare), t)
+	return nil
 }
 
 // traceEdges is a Closure packet: it traces its slots and spawns two
@@ -312,13 +323,14 @@ type traceEdges struct {
 // PacketName names the packet as MMTk does.
 func (p *traceEdges) PacketName() string { return "ProcessEdges" }
 
-func (p *traceEdges) Run(w *scheduler.Worker) {
+func (p *traceEdges) Run(w *scheduler.Worker) error {
 	r := p.r
 	t := r.clock.Now()
 	r.scanSlots(w, p.slots)
 	if p.depth < r.model.ClosureDepth {
-		w.Spawn(&traceEdges{r: r, slots: p.slots, depth: p.depth + 1})
-		w.Spawn(&traceEdges{r: r, slots: p.slots, depth: p.depth + 1})
+		scheduler.Spawn(w, &traceEdges{r: r, slots: p.slots, depth: p.depth + 1})
+		scheduler.Spawn(w, &traceEdges{r: r, slots: p.slots, depth: p.depth + 1})
 	}
-	r.clock.Done(w.ID(), stageClosure, t)
+	r.clock.Done(w.ID(), int(stageClosure), t)
+	return nil
 }

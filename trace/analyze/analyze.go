@@ -11,6 +11,7 @@ import (
 
 // Report is the analysis of one trace.
 type Report struct {
+	// Workers is the number of workers the trace's process track claims.
 	Workers int    `json:"workers"`
 	Packets int    `json:"packets"`
 	SpanNs  int64  `json:"span_ns"`
@@ -50,10 +51,14 @@ type Window struct {
 	LowerBoundNs int64   `json:"lower_bound_ns"`
 	BoundBy      string  `json:"bound_by"` // "longest packet" or "work/workers"
 	Ratio        float64 `json:"ratio"`
-	// BusyPct is, per worker, the share of the window spent in packets.
-	BusyPct []float64 `json:"busy_pct"`
-	Steals  int       `json:"steals"`
-	Stolen  int64     `json:"stolen_packets"`
+	// Workers holds the per-worker figures, by worker index: every
+	// worker's, or only those of the workers something happened to in the
+	// window when the trace claims too many workers to list them all
+	// (Others then sums up the rest; see the package doc, Input).
+	Workers []WorkerStat  `json:"workers"`
+	Others  *OtherWorkers `json:"other_workers,omitempty"`
+	Steals  int           `json:"steals"`
+	Stolen  int64         `json:"stolen_packets"`
 	// Wake latency: wake sent → the woken worker's first packet. Futile
 	// wakes woke a worker that parked again without running a packet.
 	Wakes        int   `json:"wakes"`
@@ -71,24 +76,49 @@ type Window struct {
 	BlockedWakeP50Ns int64 `json:"blocked_wake_latency_p50_ns"`
 	PolledWakes      int   `json:"polled_wakes"`
 	PolledWakeP50Ns  int64 `json:"polled_wake_latency_p50_ns"`
-	// IdleQueuedNs is, per worker, the time it ran no packet while work
-	// was queued elsewhere (an open stage's bucket or another worker's
-	// local deque, per the counters). Gaps counts such idle stretches of at
-	// least GapThresholdNs.
-	IdleQueuedNs []int64 `json:"idle_while_queued_ns"`
-	// IdleQueuedParkedNs is the part of IdleQueuedNs each worker spent
-	// parked, asleep until a wake-up: time that wake policies (or a lost
-	// wake-up) account for. The rest it was awake and ran no packet:
-	// searching, taking and stealing, the scheduler's own work between
-	// packets, or the OS running something else on its CPU.
-	IdleQueuedParkedNs []int64 `json:"idle_while_queued_parked_ns"`
-	Gaps               int     `json:"idle_gaps"`
-	LongestGapNs       int64   `json:"longest_idle_gap_ns"`
-	LongestGapWork     int     `json:"longest_idle_gap_worker"`
+	// Gaps counts, over all workers, the stretches of at least
+	// GapThresholdNs during which a worker was idle while work was queued
+	// elsewhere (WorkerStat.IdleQueuedNs); LongestGapWork is the worker
+	// with the longest, -1 for one of the workers summed up in Others.
+	Gaps           int   `json:"idle_gaps"`
+	LongestGapNs   int64 `json:"longest_idle_gap_ns"`
+	LongestGapWork int   `json:"longest_idle_gap_worker"`
 	// Critical is the critical path, approximated (see Critical).
 	Critical Critical `json:"critical_path"`
 	// Heaviest are the packet types with the most total time.
 	Heaviest []TypeStat `json:"heaviest_types"`
+}
+
+// WorkerStat holds one worker's figures in a window.
+type WorkerStat struct {
+	Worker int `json:"worker"`
+	// BusyPct is the share of the window the worker spent in packets
+	// (any stage's).
+	BusyPct float64 `json:"busy_pct"`
+	// IdleQueuedNs is the time it ran no packet while work was queued
+	// elsewhere (an open stage's bucket or another worker's local deque,
+	// per the counters).
+	IdleQueuedNs int64 `json:"idle_while_queued_ns"`
+	// IdleQueuedParkedNs is the part of IdleQueuedNs the worker spent
+	// parked, asleep until a wake-up: time that wake policies (or a lost
+	// wake-up) account for. The rest it was awake and ran no packet:
+	// searching, taking and stealing, the scheduler's own work between
+	// packets, or the OS running something else on its CPU.
+	IdleQueuedParkedNs int64 `json:"idle_while_queued_parked_ns"`
+}
+
+// OtherWorkers sums up the workers a window does not list: none of their
+// packet or park slices begins or ends in it, so each was in a packet
+// throughout the window (Busy of them), or idle throughout (the rest;
+// Parked of those asleep throughout). Each idle one was idle while work
+// was queued elsewhere for IdleQueuedNs, all of it parked for the parked
+// ones, in Gaps stretches of at least GapThresholdNs.
+type OtherWorkers struct {
+	Workers      int   `json:"workers"`
+	Busy         int   `json:"busy"`
+	Parked       int   `json:"parked"`
+	IdleQueuedNs int64 `json:"idle_while_queued_ns_each"`
+	Gaps         int   `json:"idle_gaps_each"`
 }
 
 // GapThresholdNs is the shortest idle stretch that Window.Gaps counts.
@@ -156,28 +186,58 @@ func File(path string) (*Report, error) {
 
 // Bytes analyses a Perfetto trace written by wsched. Malformed input, a
 // truncated file or a trace from another program gives an error, never a
-// panic. Memory is linear in len(data).
+// panic. Time and memory are linear in len(data) and the events it holds
+// (see the package doc, Costs).
 func Bytes(data []byte) (*Report, error) {
+	return analyzeWith(data, listAuto)
+}
+
+// listing says which workers a window lists.
+type listing uint8
+
+const (
+	listAuto    listing = iota // every worker while workers × windows fits in the file's size
+	listEvery                  // every worker
+	listPresent                // those something happened to; Window.Others sums up the rest
+)
+
+// analyzeWith is Bytes with the listing chosen (tests compare them).
+func analyzeWith(data []byte, list listing) (*Report, error) {
 	m, err := load(data)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Workers: m.workers, Dropped: m.dropped, SpanNs: m.last - m.first}
-	for _, p := range m.packets {
-		r.Packets += len(p)
-	}
-	q := newQueues(m)
+	return m.report(newQueues(m), list), nil
+}
+
+// report analyses the model, with q its queues.
+func (m *model) report(q *queues, list listing) *Report {
+	r := &Report{Workers: m.workers, Dropped: m.dropped, SpanNs: m.last - m.first, Packets: m.total}
 	cycles := m.cycles
 	if len(cycles) == 0 {
 		cycles = []cycleSlice{{start: m.first, end: m.last}}
 	}
-	for _, c := range cycles {
-		cr := Cycle{Cycle: c.cycle}
-		cr.Window = m.window(q, c.start, c.end, allStages)
-		for _, s := range m.stages {
-			if s.start < c.start || s.start > c.end {
+	// Each stage belongs to one cycle (cycleOf), or to the one window of a
+	// trace without cycles; stages outside every cycle are not reported.
+	stagesOf := make([][]stageSlice, len(cycles))
+	windows := 2 * len(cycles) // each cycle, and its Unconstrained packets
+	for _, s := range m.stages {
+		c := 0
+		if len(m.cycles) > 0 {
+			if c = m.cycleOf(s.start); c < 0 {
 				continue
 			}
+		}
+		stagesOf[c] = append(stagesOf[c], s)
+		windows++
+	}
+	// Listing every worker in every window costs workers × windows: it is
+	// done while that stays within the file's size (package doc, Input).
+	m.listAll = list == listEvery || list == listAuto && int64(m.workers)*int64(windows) <= int64(m.size)
+	for ci, c := range cycles {
+		cr := Cycle{Cycle: c.cycle}
+		cr.Window = m.window(q, c.start, c.end, allStages)
+		for _, s := range stagesOf[ci] {
 			sr := Stage{Stage: s.stage, Name: s.name}
 			idx, ok := m.strIdx[s.name]
 			if !ok {
@@ -215,7 +275,7 @@ func Bytes(data []byte) (*Report, error) {
 		}
 		r.Cycles = append(r.Cycles, cr)
 	}
-	return r, nil
+	return r
 }
 
 // Packet filters for window: every stage, or a stage with no packets.
@@ -228,26 +288,22 @@ const (
 // work, bounds, types, critical path) cover the packets that start in the
 // window and, unless stage is allStages, have that category (an index into
 // m.strs); busy time, steals, wakes and idle time cover everything in the
-// window.
+// window. Its cost is that of the events in the window, plus one entry per
+// worker when every worker is listed (model.listAll).
 func (m *model) window(q *queues, start, end int64, stage int32) Window {
 	w := Window{StartNs: start, EndNs: end, MakespanNs: end - start}
-	w.BusyPct = make([]float64, m.workers)
-	w.IdleQueuedNs = make([]int64, m.workers)
-	w.IdleQueuedParkedNs = make([]int64, m.workers)
+	present := m.present(start, end)
 	types := map[int32]*TypeStat{}
-	lastEnd, lastWorker, lastIdx := int64(-1), -1, -1
-	for wk, ps := range m.packets {
-		var busy int64
-		for i := m.firstEndingAfter(wk, start); i < len(ps); i++ {
+	var last *worker
+	lastEnd, lastIdx := int64(-1), -1
+	inWindow := 0 // packets of any stage that start in the window
+	for _, wd := range present {
+		ps := wd.packets
+		i, _ := slices.BinarySearchFunc(ps, start, func(p slice, t int64) int { return cmp.Compare(p.start, t) })
+		for ; i < len(ps) && ps[i].start <= end; i++ {
 			p := ps[i]
-			if p.start > end {
-				break // sorted by start
-			}
-			// Busy time: any packet, clipped to the window.
-			if s, e := max(p.start, start), min(p.end, end); e > s {
-				busy += e - s
-			}
-			if p.start < start || p.start > end || (stage != allStages && p.stage != stage) {
+			inWindow++
+			if stage != allStages && p.stage != stage {
 				continue
 			}
 			d := p.end - p.start
@@ -265,11 +321,8 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 			ts.TotalNs += d
 			ts.MaxNs = max(ts.MaxNs, d)
 			if p.end > lastEnd {
-				lastEnd, lastWorker, lastIdx = p.end, wk, i
+				last, lastEnd, lastIdx = wd, p.end, i
 			}
-		}
-		if w.MakespanNs > 0 {
-			w.BusyPct[wk] = 100 * float64(busy) / float64(w.MakespanNs)
 		}
 	}
 	if w.Packets > 0 {
@@ -294,33 +347,196 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 	if len(w.Heaviest) > topTypes {
 		w.Heaviest = w.Heaviest[:topTypes]
 	}
-	if lastWorker >= 0 {
-		w.Critical = m.critical(lastWorker, lastIdx, start)
+	if last != nil {
+		w.Critical = m.critical(last, lastIdx, start, inWindow)
 	}
 	m.stealsAndWakes(&w, start, end)
-	q.idle(m, &w, start, end)
+	m.perWorker(q, &w, present, start, end)
 	return w
 }
 
-// critical follows the chain back from packet idx of worker wk (see
-// Critical) to the window's start.
-func (m *model) critical(wk, idx int, start int64) Critical {
-	c := Critical{Worker: wk}
+// present returns the workers with a packet or park slice that begins or
+// ends in [start, end], by id.
+func (m *model) present(start, end int64) []*worker {
+	if m.seen == nil {
+		m.seen = make([]uint32, len(m.ws))
+	}
+	m.stamp++
+	var out []int32
+	i, _ := slices.BinarySearchFunc(m.marks, start, func(k mark, t int64) int { return cmp.Compare(k.t, t) })
+	for ; i < len(m.marks) && m.marks[i].t <= end; i++ {
+		if k := m.marks[i].w; m.seen[k] != m.stamp {
+			m.seen[k] = m.stamp
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out) // m.ws is by id
+	ws := make([]*worker, len(out))
+	for i, k := range out {
+		ws[i] = m.ws[k]
+	}
+	return ws
+}
+
+// perWorker fills the per-worker figures of w for [start, end]: busy share
+// and idle time while work was queued. A worker is worked out on its own if
+// one of its slices begins or ends in the window (present), or if all of
+// the work queued during part of the window was in its deque; every other
+// worker did one thing throughout, and they are worked out together.
+func (m *model) perWorker(q *queues, w *Window, present []*worker, start, end int64) {
+	excl := q.exclusions(start, end)
+	type listed struct {
+		id   int
+		wd   *worker
+		excl []interval
+	}
+	var ls []listed
+	for i, k := 0, 0; i < len(present) || k < len(excl); {
+		var l listed
+		switch {
+		case k == len(excl) || (i < len(present) && present[i].id <= excl[k].w):
+			l = listed{id: present[i].id, wd: present[i]}
+			i++
+		default:
+			l = listed{id: excl[k].w, wd: m.worker(excl[k].w)}
+		}
+		for k < len(excl) && excl[k].w == l.id {
+			l.excl = append(l.excl, excl[k].iv)
+			k++
+		}
+		ls = append(ls, l)
+	}
+	stats := make([]WorkerStat, len(ls))
+	gaps := make([]int, len(ls))
+	longest := make([]int64, len(ls))
+	busyAt, parkedAt := 0, 0
+	var idle []interval
+	for i, l := range ls {
+		st := &stats[i]
+		st.Worker = l.id
+		idle = idle[:0]
+		at := start
+		var busy int64
+		if l.wd != nil {
+			bs := l.wd.busy
+			for j := endingAfter(bs, start); j < len(bs) && bs[j].s < end; j++ {
+				busy += min(bs[j].e, end) - max(bs[j].s, start)
+				if bs[j].s > at {
+					idle = append(idle, interval{at, bs[j].s})
+				}
+				at = bs[j].e
+			}
+			if covers(bs, start) {
+				busyAt++
+			}
+			if covers(l.wd.parked, start) {
+				parkedAt++
+			}
+		}
+		if end > at {
+			idle = append(idle, interval{at, end})
+		}
+		if w.MakespanNs > 0 {
+			st.BusyPct = 100 * float64(busy) / float64(w.MakespanNs)
+		}
+		k := 0
+		for _, iv := range idle {
+			for k < len(l.excl) && l.excl[k].e <= iv.s {
+				k++
+			}
+			ns, g, lg := q.queuedIn(iv.s, iv.e, l.excl[k:])
+			st.IdleQueuedNs += ns
+			gaps[i] += g
+			longest[i] = max(longest[i], lg)
+		}
+		if l.wd != nil {
+			ps, k := l.wd.parked, 0
+			for j := endingAfter(ps, start); j < len(ps) && ps[j].s < end; j++ {
+				a, b := max(ps[j].s, start), min(ps[j].e, end)
+				for k < len(l.excl) && l.excl[k].e <= a {
+					k++
+				}
+				st.IdleQueuedParkedNs += q.measure(a, b, l.excl[k:])
+			}
+		}
+	}
+	// The others: no slice of theirs begins or ends in the window, so each
+	// is in a packet, parked or idle throughout, and the queued work is
+	// queued for all of them alike.
+	o := OtherWorkers{Workers: m.workers - len(ls)}
+	o.Busy = m.busyAt.at(start) - busyAt
+	o.Parked = m.parkedAt.at(start) - parkedAt
+	var oLongest int64
+	if o.Workers > o.Busy {
+		o.IdleQueuedNs, o.Gaps, oLongest = q.queuedIn(start, end, nil)
+	}
+	note := func(g int, lg int64, id int) {
+		w.Gaps += g
+		if lg > w.LongestGapNs {
+			w.LongestGapNs, w.LongestGapWork = lg, id
+		}
+	}
+	if !m.listAll {
+		for i := range ls {
+			note(gaps[i], longest[i], ls[i].id)
+		}
+		w.Workers = stats
+		if o.Workers > 0 {
+			note(o.Gaps*(o.Workers-o.Busy), oLongest, -1)
+			w.Others = &o
+		}
+		return
+	}
+	// Every worker, in order: the others one by one.
+	w.Workers = make([]WorkerStat, 0, m.workers)
+	for id, i := 0, 0; id < m.workers; id++ {
+		if i < len(ls) && ls[i].id == id {
+			w.Workers = append(w.Workers, stats[i])
+			note(gaps[i], longest[i], id)
+			i++
+			continue
+		}
+		st := WorkerStat{Worker: id}
+		if wd := m.worker(id); wd != nil && covers(wd.busy, start) {
+			if w.MakespanNs > 0 {
+				st.BusyPct = 100
+			}
+		} else {
+			st.IdleQueuedNs = o.IdleQueuedNs
+			if wd != nil && covers(wd.parked, start) {
+				st.IdleQueuedParkedNs = o.IdleQueuedNs
+			}
+			note(o.Gaps, oLongest, id)
+		}
+		w.Workers = append(w.Workers, st)
+	}
+}
+
+// critical follows the chain back from packet idx of worker wd (see
+// Critical) to the window's start, over at most limit packets (the
+// packets that start in the window).
+func (m *model) critical(wd *worker, idx int, start int64, limit int) Critical {
+	c := Critical{Worker: wd.id}
 	var refs []PacketRef
-	first, last := m.packets[wk][idx].start, m.packets[wk][idx].end
-	// Each step goes to a packet that starts no later; the bound stops a
-	// loop of equal timestamps in a hand-made file.
+	first, last := wd.packets[idx].start, wd.packets[idx].end
+	// Each step goes to a packet that starts no later, in the window; the
+	// bound stops a loop of equal timestamps in a hand-made file.
 	cut := last // the chain needs packet p up to cut
-	for range m.total {
-		p := m.packets[wk][idx]
+	for range limit {
+		p := wd.packets[idx]
 		c.Length++
 		c.BusyNs += max(min(p.end, cut)-p.start, 0)
 		first = p.start
-		refs = append(refs, PacketRef{Name: m.strs[p.name], Stage: m.strs[p.stage], StartNs: p.start, DurNs: p.end - p.start, Stolen: p.flow != 0})
-		if src, ok := m.steals[p.flow]; ok && p.flow != 0 && src.victim >= 0 && src.victim < m.workers && src.victim != wk {
+		if len(refs) < topCritical || p.end-p.start > refs[len(refs)-1].DurNs {
+			refs = append(refs, PacketRef{Name: m.strs[p.name], Stage: m.strs[p.stage], StartNs: p.start, DurNs: p.end - p.start, Stolen: p.flow != 0})
+			slices.SortStableFunc(refs, func(a, b PacketRef) int { return cmp.Compare(b.DurNs, a.DurNs) })
+			refs = refs[:min(len(refs), topCritical)]
+		}
+		if src, ok := m.steals[p.flow]; ok && p.flow != 0 && src.victim != wd.id && m.worker(src.victim) != nil {
 			// The packet running on the victim at the steal (or the last
 			// one before it).
-			vs := m.packets[src.victim]
+			v := m.worker(src.victim)
+			vs := v.packets
 			j, found := slices.BinarySearchFunc(vs, src.t, func(q slice, t int64) int { return cmp.Compare(q.start, t) })
 			if found {
 				for j+1 < len(vs) && vs[j+1].start == src.t {
@@ -330,24 +546,20 @@ func (m *model) critical(wk, idx int, start int64) Critical {
 				j--
 			}
 			if j >= 0 && vs[j].start >= start {
-				wk, idx, cut = src.victim, j, src.t
+				wd, idx, cut = v, j, src.t
 				c.Steals++
 				continue
 			}
 			break
 		}
-		if idx == 0 || m.packets[wk][idx-1].start < start {
+		if idx == 0 || wd.packets[idx-1].start < start {
 			break
 		}
 		idx--
-		cut = m.packets[wk][idx].end
+		cut = wd.packets[idx].end
 	}
 	c.SpanNs = last - first
 	c.DelayNs = first - start
-	slices.SortStableFunc(refs, func(a, b PacketRef) int { return cmp.Compare(b.DurNs, a.DurNs) })
-	if len(refs) > topCritical {
-		refs = refs[:topCritical]
-	}
 	c.Packets = refs
 	return c
 }
@@ -371,6 +583,8 @@ func (m *model) stealsAndWakes(w *Window, start, end int64) {
 				w.UnknownWakes++
 				continue
 			}
+			// A wake aimed at a worker without a track is futile: it ran
+			// no packet.
 			if d, ok := m.wakeLatency(int(in.arg), in.t); ok {
 				lat = append(lat, d)
 				if b, known := m.wokenBlocked(int(in.arg), in.t); known {
@@ -405,7 +619,11 @@ func (m *model) stealsAndWakes(w *Window, start, end int64) {
 // after t (the one a wake sent at t caused: a waker records the wake before
 // it sends the token) found wk blocked, and whether the trace says.
 func (m *model) wokenBlocked(wk int, t int64) (blocked, known bool) {
-	ws := m.woken[wk]
+	wd := m.worker(wk)
+	if wd == nil {
+		return false, false
+	}
+	ws := wd.woken
 	i, _ := slices.BinarySearchFunc(ws, t, func(x wokenAt, t int64) int { return cmp.Compare(x.t, t) })
 	if i == len(ws) {
 		return false, false
@@ -416,7 +634,11 @@ func (m *model) wokenBlocked(wk int, t int64) (blocked, known bool) {
 // wakeLatency is the time from a wake sent at t to worker wk's first packet
 // after t, if wk runs one before it parks again.
 func (m *model) wakeLatency(wk int, t int64) (int64, bool) {
-	ps := m.packets[wk]
+	wd := m.worker(wk)
+	if wd == nil {
+		return 0, false
+	}
+	ps := wd.packets
 	i, _ := slices.BinarySearchFunc(ps, t, func(p slice, t int64) int { return cmp.Compare(p.start, t) })
 	if i == len(ps) {
 		return 0, false
@@ -424,7 +646,7 @@ func (m *model) wakeLatency(wk int, t int64) (int64, bool) {
 	next := ps[i].start
 	// A park that starts after the wake (and after the worker resumed)
 	// but before the packet means the wake found nothing.
-	parks := m.parks[wk]
+	parks := wd.parks
 	j, _ := slices.BinarySearchFunc(parks, t, func(p slice, t int64) int { return cmp.Compare(p.start, t) })
 	if j < len(parks) && parks[j].start < next {
 		return 0, false

@@ -11,11 +11,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
 	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/perfetto"
 )
+
+// idleQueued lists the window's WorkerStat.IdleQueuedNs.
+func idleQueued(w Window) []int64 {
+	var out []int64
+	for _, ws := range w.Workers {
+		out = append(out, ws.IdleQueuedNs)
+	}
+	return out
+}
+
+// idleQueuedParked lists the window's WorkerStat.IdleQueuedParkedNs.
+func idleQueuedParked(w Window) []int64 {
+	var out []int64
+	for _, ws := range w.Workers {
+		out = append(out, ws.IdleQueuedParkedNs)
+	}
+	return out
+}
 
 func encode(t testing.TB, s *trace.Snapshot) []byte {
 	t.Helper()
@@ -61,9 +82,9 @@ func TestAnalyzeSynthetic(t *testing.T) {
 		if c.WakeP50Ns < 1000 || c.WakeP99Ns > 21000+2000 {
 			t.Errorf("wake latency p50 %d p99 %d outside the simulated 1-21 µs", c.WakeP50Ns, c.WakeP99Ns)
 		}
-		for w, p := range c.BusyPct {
-			if p < 0 || p > 100 {
-				t.Errorf("busy %d = %f", w, p)
+		for _, ws := range c.Workers {
+			if p := ws.BusyPct; p < 0 || p > 100 {
+				t.Errorf("busy %d = %f", ws.Worker, p)
 			}
 		}
 	}
@@ -96,7 +117,7 @@ func TestAnalyzeSynthetic(t *testing.T) {
 // 50 µs while worker 0's local deque holds work, then steals.
 func TestIdleWhileQueued(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 1000
@@ -122,11 +143,11 @@ func TestIdleWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	cy := rep.Cycles[0]
-	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedNs[0] != 0 {
-		t.Errorf("idle while queued %v, want [0 50000]", cy.IdleQueuedNs)
+	if idle := idleQueued(cy.Window); fmt.Sprint(idle) != "[0 50000]" {
+		t.Errorf("idle while queued %v, want [0 50000]", idle)
 	}
-	if cy.IdleQueuedParkedNs[1] != 50_000 || cy.IdleQueuedParkedNs[0] != 0 {
-		t.Errorf("of which parked %v, want [0 50000]: worker 1 was parked throughout", cy.IdleQueuedParkedNs)
+	if parked := idleQueuedParked(cy.Window); fmt.Sprint(parked) != "[0 50000]" {
+		t.Errorf("of which parked %v, want [0 50000]: worker 1 was parked throughout", parked)
 	}
 	if cy.Gaps != 1 || cy.LongestGapNs != 50_000 || cy.LongestGapWork != 1 {
 		t.Errorf("gaps %d longest %d on %d", cy.Gaps, cy.LongestGapNs, cy.LongestGapWork)
@@ -149,7 +170,7 @@ func TestIdleWhileQueued(t *testing.T) {
 // µs, is idle but not while work was queued, and counts in neither.
 func TestIdleWhileQueuedParked(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 1000
@@ -179,8 +200,8 @@ func TestIdleWhileQueuedParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	cy := rep.Cycles[0]
-	if cy.IdleQueuedNs[1] != 50_000 || cy.IdleQueuedParkedNs[1] != 20_000 {
-		t.Errorf("worker 1 idle while queued %d, parked %d; want 50000 and 20000", cy.IdleQueuedNs[1], cy.IdleQueuedParkedNs[1])
+	if w1 := cy.Workers[1]; w1.IdleQueuedNs != 50_000 || w1.IdleQueuedParkedNs != 20_000 {
+		t.Errorf("worker 1 idle while queued %d, parked %d; want 50000 and 20000", w1.IdleQueuedNs, w1.IdleQueuedParkedNs)
 	}
 	rep.WriteText(&text)
 	if !strings.Contains(text.String(), "w1 50µs (20µs parked)") {
@@ -195,7 +216,7 @@ func TestIdleWhileQueuedParked(t *testing.T) {
 // the stale value must not count as queued work.
 func TestStaleCountersExpire(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(3, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, s1, s2 := r.Intern("A"), r.Intern("S1"), r.Intern("S2")
 	c, w0, w1, w2 := r.Control(), r.Worker(0), r.Worker(1), r.Worker(2)
 	w0.Park()
@@ -248,8 +269,8 @@ func TestStaleCountersExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := rep.Cycles[0].Stages[1]
-	if st.Name != "S2" || fmt.Sprint(st.IdleQueuedNs) != "[0 0 1500]" {
-		t.Errorf("stage %s: idle while queued %v, want [0 0 1500] (w2 idle while w1's deque held work)", st.Name, st.IdleQueuedNs)
+	if idle := idleQueued(st.Window); st.Name != "S2" || fmt.Sprint(idle) != "[0 0 1500]" {
+		t.Errorf("stage %s: idle while queued %v, want [0 0 1500] (w2 idle while w1's deque held work)", st.Name, idle)
 	}
 }
 
@@ -266,7 +287,7 @@ func TestCriticalPathFollowsSteals(t *testing.T) {
 
 func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, b, c, d, st := r.Intern("A"), r.Intern("B"), r.Intern("C"), r.Intern("D"), r.Intern("S")
 	ctl, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)
 	now = 500
@@ -325,7 +346,7 @@ func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 func TestMemoryLinearInFile(t *testing.T) {
 	const stages = 3000
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 8 << 20, Clock: func() int64 { now += 10; return now }})
 	a := r.Intern("A")
 	c, w0 := r.Control(), r.Worker(0)
 	c.CycleBegin(1)
@@ -421,7 +442,12 @@ func TestDroppedReported(t *testing.T) {
 	}
 }
 
-// FuzzAnalyze: any input gives a report or an error, never a panic.
+// FuzzAnalyze: any input gives a report or an error, never a panic, and
+// whatever it claims, nests or repeats, its analysis keeps to a fixed
+// multiple of its size in bytes allocated, time and text (allocBudget,
+// timeBudget, textBudget). Seeds: the golden trace and junk, and files
+// that claim 65,536 workers, nest cycles and stages, or carry many counter
+// samples (budgetSeeds).
 //
 //	go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
 func FuzzAnalyze(f *testing.F) {
@@ -433,12 +459,11 @@ func FuzzAnalyze(f *testing.F) {
 	f.Add(golden[:len(golden)/2])
 	f.Add([]byte{0x0a, 0x00})
 	f.Add([]byte("garbage"))
+	for _, s := range budgetSeeds(f) {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Bytes(data)
-		if err == nil {
-			var b bytes.Buffer
-			r.WriteText(&b)
-		}
+		withinBudget(t, data)
 	})
 }
 
@@ -447,7 +472,7 @@ func FuzzAnalyze(f *testing.F) {
 // for its wake-up (2 µs later); the report tells the two apart.
 func TestBlockedAndPolledWakes(t *testing.T) {
 	var now int64
-	r := trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(3, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	a, st := r.Intern("A"), r.Intern("S")
 	c, w1, w2 := r.Control(), r.Worker(1), r.Worker(2)
 	now = 500
@@ -490,4 +515,16 @@ func TestBlockedAndPolledWakes(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
 	}
+}
+
+// TestDeltaAndAbsoluteTimestampsAgree: the golden trace as the Perfetto
+// writer encodes it (delta timestamps, default tracks) and as it encoded it
+// before (absolute timestamps) give the same report.
+func TestDeltaAndAbsoluteTimestampsAgree(t *testing.T) {
+	cur, err := File(filepath.Join("..", "perfetto", "testdata", "small.pftrace.golden"))
+	require.NoError(t, err)
+	old, err := File(filepath.Join("..", "perfetto", "testdata", "small-absolute.pftrace.golden"))
+	require.NoError(t, err)
+	require.NotZero(t, cur.Packets)
+	require.Equal(t, old, cur)
 }

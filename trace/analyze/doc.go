@@ -20,7 +20,8 @@
 //     stage 0; `wsched demo` times a stage from when its work could start
 //     (examples/stagetime), so its figures for the same run are lower;
 //   - busy %: per worker, the share of the window spent inside packets (any
-//     stage's);
+//     stage's). Every worker is listed unless the trace claims too many
+//     workers for its size (see Input);
 //   - steals and packets moved;
 //   - wake-up latency p50/p99/max: from a "wake" instant aimed at a worker
 //     to that worker's next packet; a wake after which the worker parks
@@ -59,14 +60,65 @@
 //     packets. A cycle's chain joins its stages' (stages are barriers);
 //   - heaviest packet types by total time, with count and maximum.
 //
+// # Timeline picture
+//
+// [SVG] draws one window of a trace as an SVG picture, with the standard
+// library alone (`wsched analyze -svg OUT`): a row per worker with its
+// packet slices coloured by packet type (the ten with the most time in the
+// window have colours of their own, listed in a legend), the time it was
+// parked, the time it was idle while work was queued elsewhere (as in the
+// figures above), a mark where it stole and an arrow from where the stolen
+// packet was queued, and a mark where it was woken. The window is the
+// stage with the worst ratio to its lower bound unless SVGOptions name a
+// stage, a cycle, or both. The picture is deterministic and bounded: at
+// most 128 workers and 2,000 packet rectangles (and as many parked and idle
+// bars), slices too narrow to see merged with their neighbours, twice as
+// many each time until the bound holds, each merged rectangle coloured as
+// its longest slice and as opaque as the worker was busy in it (the
+// picture says so); 300 steal arrows, 500 marks of each kind; under 2 MB.
+// docs/timeline.svg is an example, drawn from a simulated trace by
+//
+//	go test ./trace/analyze/ -run TestTimelineExample -update
+//
 // # Input
 //
 // Only wsched's own traces are accepted: the file must decode as Perfetto
 // packets and hold the process track described "wsched trace v1". A
 // truncated file, garbage, JSON or another program's trace gives an error
-// (ErrNotWsched for a foreign trace), never a panic (FuzzAnalyze). The file
-// is read whole and the model is linear in its packets, so memory is a
-// small multiple of the file size.
+// (ErrNotWsched for a foreign trace), never a panic (FuzzAnalyze).
+//
+// A file costs what it holds, not what it claims (see Costs):
+//
+//   - the process track's "workers=N" (at most 65,536) is the number of
+//     workers for the lower bound and the listings, but a worker takes
+//     room only once the file describes its track;
+//   - a window lists a worker when one of its packet or park slices begins
+//     or ends in the window, or when all the work queued during part of
+//     the window sat in that worker's own deque. Any other worker did one
+//     thing throughout the window: ran one packet, slept, or was idle and
+//     awake. When workers × windows (cycles, their stages and their
+//     Unconstrained packets) is at most the file's size in bytes, as in
+//     the traces of `wsched demo` (a worker's wakes, parks and packets
+//     take bytes in every stage it works in), every window lists those
+//     workers too, each with its figures. Otherwise they are summed up in
+//     Window.Others: how many ran a packet throughout, how many slept
+//     throughout, and the idle time while work was queued (and its gaps)
+//     that each idle one had, the same for all of them.
+//     Window.LongestGapWork is then -1 when the longest gap was one of
+//     theirs;
+//   - wsched draws cycles one after another and stage slices one after
+//     another (trace/internal/timeline closes the open one before it opens
+//     the next), so a file whose cycles overlap, such as a cycle nested in
+//     another, or whose stage slices overlap is rejected with an error
+//     that names the two slices: every stage of such a file would
+//     otherwise be analysed again in every cycle around it. Cycles may
+//     touch. Each stage belongs to one cycle: the last one to begin at or
+//     before the stage's opening, if it has not ended before then (a stage
+//     that opens where one cycle ends and the next begins belongs to the
+//     next). Stages outside every cycle are not reported;
+//   - a critical path is followed over at most as many steps as packets
+//     start in its window, whatever loop a hand-made file's steal arrows
+//     draw.
 //
 // # Roles
 //
@@ -75,12 +127,47 @@
 //
 // # Costs
 //
-// About 2 µs per packet slice (30 MB/s of trace) for a few long cycles,
-// about 5 µs for 500 cycles of 30 packets, on AMD EPYC (Zen 3), 2 vCPU KVM,
-// Go 1.26.8, shared machine (load average about 5):
+// What a file holds sets the cost, not what it claims (see Input): the
+// model takes a few words per event; each window finds its events by
+// binary search and costs those, plus one entry per worker it lists; the
+// queue sweep keeps one segment per change in what is queued, whatever
+// the number of workers, and each worker's idle time while work was queued
+// comes from prefix sums and a max tree over its runs. Time is thus
+// O(n log n) in the events (sorts and searches) and memory O(n).
+// BenchmarkAnalyze, per byte of file, on `wsched demo`'s traces (2
+// workers, scale 0.05, 3 cycles, recorded by the benchmark), simulated
+// ones, and files that claim 65,536 workers or nest 1,000 cycles (rejected:
+// the figure is the cost of finding out); AMD EPYC (family 26, Zen 5),
+// 2-vCPU virtual machine, Go 1.26.8, shared with other jobs (load average
+// about 5, so times are inflated):
 //
 //	go test -run XXX -bench Analyze -benchtime 10x ./trace/analyze/
 //
-// Memory stays linear in the file however it is made (TestMemoryLinearInFile:
-// about 20 bytes allocated per byte of a 3000-stage trace).
+//	                                          file     ns/byte  B/byte
+//	demo/prepare-b                            65 KB         41    13.6
+//	demo/gcmark-n-half                        79 KB         23    13.9
+//	synth/10Cycles (36,660 packets)          2.2 MB         28    15.1
+//	synth/500Cycles (37,132 packets)         3.3 MB         37    15.2
+//	claims/65536Workers100EmptyCycles        4.8 KB         22    24.0
+//	claims/65536Workers300EmptyCycles         14 KB         28    31.0
+//	claims/65536Workers3000Samples            51 KB         19    16.4
+//	claims/65536Workers10000Samples          170 KB         25    17.7
+//	claims/1000CyclesNestedAround1000Stages   91 KB         19     5.1
+//
+// FuzzAnalyze holds every input to at most 128 bytes allocated per byte
+// plus 256 KiB, 5 µs per byte plus 250 ms (ten times that under the race
+// detector), and a text report of 64 bytes per byte plus 64 KiB; FuzzSVG
+// holds a picture to the same budget and 2 MiB.
+//
+// A picture costs the analysis plus a pass over the window's events for
+// each drawn worker: BenchmarkSVG, on the simulated traces above, the worst
+// stage or the whole of cycle 1, same machine:
+//
+//	go test -run XXX -bench SVG -benchtime 10x ./trace/analyze/
+//
+//	                                   ns/byte  B/byte  picture
+//	synth/10Cycles   worst stage            55    18.8   246 KB
+//	synth/10Cycles   cycle 1                82    20.2   428 KB
+//	synth/500Cycles  worst stage            72    17.6   6.8 KB
+//	synth/500Cycles  cycle 1                44    17.6    20 KB
 package analyze

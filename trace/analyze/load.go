@@ -14,8 +14,9 @@ import (
 )
 
 // The model read back from a file: slices and samples per track, with
-// interned strings resolved. Everything is linear in the number of packets
-// in the file, so memory is bounded by a small multiple of the file size.
+// interned strings resolved. Everything in it is linear in the events the
+// file holds: a worker takes room only once its track is described,
+// however many workers the process track claims.
 
 type slice struct {
 	start, end int64
@@ -98,18 +99,42 @@ type openSlice struct {
 	seq   uint32
 }
 
+// worker is what the file holds for one worker whose track it describes.
+type worker struct {
+	id      int
+	packets []slice // by start
+	parks   []slice // by start
+	// woken holds the worker's wake-ups received, by time, from traces
+	// that say whether the worker had blocked (older ones do not).
+	woken []wokenAt
+	// busy is the union of its packets and parked the union of its parks
+	// less busy: disjoint, by time, touching pieces joined.
+	busy, parked []interval
+}
+
+// mark is the start or end of a packet or park slice: where a window finds
+// the workers that something happened to.
+type mark struct {
+	t int64
+	w int32 // index into model.ws
+}
+
 type model struct {
-	workers int
+	workers int // as claimed by the process track
+	size    int // of the file, bytes
 	strs    []string
 	strIdx  map[string]int32
-	packets [][]slice // per worker, by start
-	// maxEnd[w][i] is the latest end among packets[w][:i+1]: a window
-	// finds its first packet by binary search (firstEndingAfter).
-	maxEnd [][]int64
-	parks  [][]slice // per worker
-	// woken holds each worker's wake-ups received, by time, from traces
-	// that say whether the worker had blocked (older ones do not).
-	woken    [][]wokenAt
+	ws      []*worker // the workers with a track, by id
+	byID    map[int]*worker
+	marks   []mark // by time
+	// busyAt and parkedAt count the workers in a packet, and parked
+	// outside a packet, at any time.
+	busyAt, parkedAt coverage
+	// listAll: every window lists every worker (see analyzeWith).
+	listAll bool
+	// seen and stamp find the distinct workers of a window (present).
+	seen     []uint32
+	stamp    uint32
 	instants []instant
 	counters []*counterTrack
 	// steals maps a steal arrow's flow id to where it starts: the worker
@@ -125,6 +150,11 @@ type model struct {
 	seenAny bool
 }
 
+// worker returns worker id's data, nil if the file has no track for it.
+func (m *model) worker(id int) *worker {
+	return m.byID[id]
+}
+
 func (m *model) str(s string) int32 {
 	if i, ok := m.strIdx[s]; ok {
 		return i
@@ -135,9 +165,22 @@ func (m *model) str(s string) int32 {
 	return i
 }
 
-// seqState holds one sequence's interned strings.
+// seqState holds one sequence's interned strings (maps made on first use).
 type seqState struct {
 	names, cats, annots map[uint64]string
+}
+
+// define records interned entries in set, making it on first use.
+func define(set *map[uint64]string, entries []perfetto.InternedString) {
+	if len(entries) == 0 {
+		return
+	}
+	if *set == nil {
+		*set = make(map[uint64]string)
+	}
+	for _, e := range entries {
+		(*set)[e.IID] = e.Name
+	}
 }
 
 // ErrNotWsched reports a valid Perfetto trace that wsched did not write.
@@ -148,7 +191,7 @@ func load(data []byte) (*model, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty file")
 	}
-	m := &model{strIdx: make(map[string]int32), steals: make(map[uint64]stealSource)}
+	m := &model{size: len(data), strIdx: make(map[string]int32), steals: make(map[uint64]stealSource), byID: make(map[int]*worker)}
 	tracks := make(map[uint64]*trackInfo)
 	seqs := make(map[uint32]*seqState)
 	type counterKey struct {
@@ -163,18 +206,12 @@ func load(data []byte) (*model, error) {
 	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
 		st := seqs[p.Seq]
 		if st == nil || p.Flags&1 != 0 {
-			st = &seqState{names: map[uint64]string{}, cats: map[uint64]string{}, annots: map[uint64]string{}}
+			st = &seqState{}
 			seqs[p.Seq] = st
 		}
-		for _, e := range p.Interned.Names {
-			st.names[e.IID] = e.Name
-		}
-		for _, e := range p.Interned.Categories {
-			st.cats[e.IID] = e.Name
-		}
-		for _, e := range p.Interned.AnnotationNames {
-			st.annots[e.IID] = e.Name
-		}
+		define(&st.names, p.Interned.Names)
+		define(&st.cats, p.Interned.Categories)
+		define(&st.annots, p.Interned.AnnotationNames)
 		if p.HasTrack {
 			d := &p.Track
 			ti := &trackInfo{}
@@ -191,9 +228,6 @@ func load(data []byte) (*model, error) {
 						return fail(p, "bad worker count in %q", d.Description)
 					}
 					m.workers = n
-					m.packets = make([][]slice, n)
-					m.parks = make([][]slice, n)
-					m.woken = make([][]wokenAt, n)
 				}
 			case !isWsched:
 				// Not ours (yet): the event that uses it reports ErrNotWsched.
@@ -207,6 +241,11 @@ func load(data []byte) (*model, error) {
 					return fail(p, "bad worker track %q (trace has %d workers)", d.Description, m.workers)
 				}
 				ti.role, ti.worker = roleWorker, n
+				if m.byID[n] == nil {
+					wd := &worker{id: n}
+					m.byID[n] = wd
+					m.ws = append(m.ws, wd)
+				}
 			case strings.HasPrefix(d.Description, perfetto.DescCounter):
 				rest := strings.TrimPrefix(d.Description, perfetto.DescCounter)
 				kindName, idx, ok := strings.Cut(rest, ":")
@@ -325,10 +364,11 @@ func load(data []byte) (*model, error) {
 			switch ti.role {
 			case roleWorker:
 				s := slice{start: o.start, end: t, name: o.name, stage: o.stage, flow: o.flow}
+				wd := m.byID[ti.worker]
 				if o.park {
-					m.parks[ti.worker] = append(m.parks[ti.worker], s)
+					wd.parks = append(wd.parks, s)
 				} else if o.stage >= 0 {
-					m.packets[ti.worker] = append(m.packets[ti.worker], s)
+					wd.packets = append(wd.packets, s)
 				}
 			case roleControl:
 				if m.strs[o.name] == timeline.NameCycle {
@@ -369,8 +409,9 @@ func load(data []byte) (*model, error) {
 			case timeline.NameWoken:
 				// Only whether the worker had blocked is used (woken);
 				// its latency is measured to its next packet.
-				if b, ok := annot(timeline.ArgBlocked); ok && worker >= 0 && worker < len(m.woken) {
-					m.woken[worker] = append(m.woken[worker], wokenAt{t: t, blocked: b != 0})
+				if b, ok := annot(timeline.ArgBlocked); ok && worker >= 0 {
+					wd := m.byID[worker]
+					wd.woken = append(wd.woken, wokenAt{t: t, blocked: b != 0})
 				}
 			case timeline.NameDropped:
 				if ti.role == roleProcess {
@@ -407,41 +448,141 @@ func load(data []byte) (*model, error) {
 	}
 	// Our writer emits in time order; sort anyway so that hand-made files
 	// cannot break the sweeps below.
-	for w := range m.packets {
-		m.total += len(m.packets[w])
-		slices.SortFunc(m.packets[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
-		slices.SortFunc(m.parks[w], func(a, b slice) int { return int(sign(a.start - b.start)) })
-		slices.SortFunc(m.woken[w], func(a, b wokenAt) int { return cmp.Compare(a.t, b.t) })
-		me := make([]int64, len(m.packets[w]))
-		var last int64
-		for i, p := range m.packets[w] {
-			last = max(last, p.end)
-			me[i] = last
+	slices.SortFunc(m.ws, func(a, b *worker) int { return cmp.Compare(a.id, b.id) })
+	var busy, parked []interval
+	for i, wd := range m.ws {
+		m.total += len(wd.packets)
+		byStart := func(a, b slice) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) }
+		slices.SortStableFunc(wd.packets, byStart)
+		slices.SortStableFunc(wd.parks, byStart)
+		slices.SortStableFunc(wd.woken, func(a, b wokenAt) int { return cmp.Compare(a.t, b.t) })
+		wd.busy = union(wd.packets)
+		wd.parked = subtract(union(wd.parks), wd.busy)
+		busy, parked = append(busy, wd.busy...), append(parked, wd.parked...)
+		for _, ss := range [][]slice{wd.packets, wd.parks} {
+			for _, s := range ss {
+				m.marks = append(m.marks, mark{s.start, int32(i)}, mark{s.end, int32(i)})
+			}
 		}
-		m.maxEnd = append(m.maxEnd, me)
 	}
-	slices.SortStableFunc(m.instants, func(a, b instant) int { return int(sign(a.t - b.t)) })
-	slices.SortFunc(m.cycles, func(a, b cycleSlice) int { return int(sign(a.start - b.start)) })
-	slices.SortFunc(m.stages, func(a, b stageSlice) int { return int(sign(a.start - b.start)) })
+	slices.SortFunc(m.marks, func(a, b mark) int { return cmp.Compare(a.t, b.t) })
+	m.busyAt, m.parkedAt = newCoverage(busy), newCoverage(parked)
+	slices.SortStableFunc(m.instants, func(a, b instant) int { return cmp.Compare(a.t, b.t) })
+	slices.SortFunc(m.cycles, func(a, b cycleSlice) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
+	slices.SortFunc(m.stages, func(a, b stageSlice) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
 	for _, c := range m.counters {
-		slices.SortStableFunc(c.samples, func(a, b sample) int { return int(sign(a.t - b.t)) })
+		slices.SortStableFunc(c.samples, func(a, b sample) int { return cmp.Compare(a.t, b.t) })
+	}
+	// wsched draws cycles one after another and stages one after another
+	// (trace/internal/timeline closes the open one before it opens the
+	// next): slices that overlap come from elsewhere, and would make a
+	// window of every cycle they nest in.
+	for i := 1; i < len(m.cycles); i++ {
+		if a, b := m.cycles[i-1], m.cycles[i]; b.start < a.end {
+			return nil, fmt.Errorf("cycle %d (%d-%d ns) overlaps cycle %d (%d-%d ns): wsched writes one cycle after another", b.cycle, b.start, b.end, a.cycle, a.start, a.end)
+		}
+	}
+	for i := 1; i < len(m.stages); i++ {
+		if a, b := m.stages[i-1], m.stages[i]; b.start < a.end {
+			return nil, fmt.Errorf("stage slice %q (%d-%d ns) overlaps stage slice %q (%d-%d ns): wsched writes one stage slice after another", b.name, b.start, b.end, a.name, a.start, a.end)
+		}
 	}
 	return m, nil
 }
 
-func sign(x int64) int64 {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
+// union returns the time covered by ss (sorted by start) as disjoint
+// intervals, touching ones joined; empty slices cover nothing.
+func union(ss []slice) []interval {
+	var out []interval
+	for _, s := range ss {
+		if s.end <= s.start {
+			continue
+		}
+		if n := len(out); n > 0 && s.start <= out[n-1].e {
+			out[n-1].e = max(out[n-1].e, s.end)
+			continue
+		}
+		out = append(out, interval{s.start, s.end})
 	}
-	return 0
+	return out
 }
 
-// firstEndingAfter returns the index of worker wk's first packet that ends
-// after t; every packet before it ends by t.
-func (m *model) firstEndingAfter(wk int, t int64) int {
-	i, _ := slices.BinarySearch(m.maxEnd[wk], t+1)
+// subtract returns a less b (both disjoint and sorted).
+func subtract(a, b []interval) []interval {
+	var out []interval
+	j := 0
+	for _, iv := range a {
+		s := iv.s
+		for j < len(b) && b[j].e <= s {
+			j++
+		}
+		for k := j; k < len(b) && b[k].s < iv.e; k++ {
+			if b[k].s > s {
+				out = append(out, interval{s, b[k].s})
+			}
+			s = max(s, b[k].e)
+		}
+		if iv.e > s {
+			out = append(out, interval{s, iv.e})
+		}
+	}
+	return out
+}
+
+// coverage counts, at any time, the intervals that cover it: [s, e) each.
+type coverage struct {
+	t []int64 // distinct change times
+	n []int32 // n[i] holds from t[i] to t[i+1]
+}
+
+func newCoverage(ivs []interval) coverage {
+	type change struct {
+		t int64
+		d int32
+	}
+	ch := make([]change, 0, 2*len(ivs))
+	for _, iv := range ivs {
+		ch = append(ch, change{iv.s, 1}, change{iv.e, -1})
+	}
+	slices.SortFunc(ch, func(a, b change) int { return cmp.Compare(a.t, b.t) })
+	var c coverage
+	var n int32
+	for i, x := range ch {
+		n += x.d
+		if i+1 < len(ch) && ch[i+1].t == x.t {
+			continue
+		}
+		c.t, c.n = append(c.t, x.t), append(c.n, n)
+	}
+	return c
+}
+
+// at returns how many intervals cover t.
+func (c *coverage) at(t int64) int {
+	i, found := slices.BinarySearch(c.t, t)
+	if found {
+		return int(c.n[i])
+	}
+	if i == 0 {
+		return 0
+	}
+	return int(c.n[i-1])
+}
+
+// covers reports whether the disjoint, sorted ivs cover t (as [s, e)).
+func covers(ivs []interval, t int64) bool {
+	i := endingAfter(ivs, t)
+	return i < len(ivs) && ivs[i].s <= t
+}
+
+// endingAfter returns the index of the first of ivs (disjoint, sorted)
+// that ends after t.
+func endingAfter(ivs []interval, t int64) int {
+	i, _ := slices.BinarySearchFunc(ivs, t, func(iv interval, t int64) int {
+		if iv.e <= t {
+			return -1
+		}
+		return 1
+	})
 	return i
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"slices"
+	"sort"
 
 	"github.com/wsched/wsched/trace"
 )
@@ -11,12 +12,12 @@ import (
 // interval is [s, e).
 type interval struct{ s, e int64 }
 
-// queues knows, per worker w, the intervals during which work was queued
-// where w could take it but did not own it: Q_w(t) = the depth of every
-// open stage's bucket + the local deque lengths of the other workers. A
-// bucket counts while its stage is open: from the stage's opening to the end
-// of the cycle (the scheduler keeps it open that long); stage 0
-// (Unconstrained) is always open.
+// queues knows, for each worker w, when work was queued where w could take
+// it but did not own it: Q_w(t) = the depth of every open stage's bucket +
+// the local deque lengths of the other workers. A bucket counts while its
+// stage is open: from the stage's opening to the end of the cycle (the
+// scheduler keeps it open that long); stage 0 (Unconstrained) is always
+// open.
 //
 // The values come from the counter tracks, so Q is as fine-grained as the
 // scheduler's counter samples: a bucket's depth when its stage opens and
@@ -32,14 +33,33 @@ type interval struct{ s, e int64 }
 //     last-parked decision): bucket depth 0 for stages 0..s at the end of
 //     stage s's slice, unless that end is the end of the trace (a slice
 //     closed by the writer, not by the scheduler).
+//
+// Q_w(t) > 0 unless all the work queued at t sits in w's own deque, so at
+// any time one of three things holds: no worker has work queued elsewhere,
+// every worker has, or every worker but one (the owner of the only
+// non-empty deque) has. The sweep records just that, as segments, however
+// many workers the trace claims: memory and time are linear in the
+// samples, parks and stages.
 type queues struct {
-	queued [][]interval // per worker
+	segs []qseg     // by time, disjoint
+	runs []interval // the time segs cover, touching segments joined
+	pre  []int64    // pre[i] is the summed length of runs[:i]
+	long []int32    // long[i] counts the runs[:i] at least GapThresholdNs long
+	tree maxTree    // run lengths, for the longest run in a range
+}
+
+// qseg is a stretch of time during which work was queued for every
+// worker (excl = -1) or, all of it in worker excl's deque, for every
+// worker but excl.
+type qseg struct {
+	s, e int64
+	excl int
 }
 
 type qchange struct {
 	t     int64
 	kind  uint8 // chValue ... chClose; at equal times the higher kind first
-	arg   int   // counter (chValue), stage (chOpen, chClose, chResetBuckets), worker (chResetLocal)
+	arg   int   // counter (chValue, chResetLocal), stage (chOpen, chClose, chResetBuckets)
 	value int64
 }
 
@@ -56,14 +76,12 @@ const (
 
 // newQueues sweeps the counter samples and the stage and park slices in time
 // order. Memory is linear in them: one change per sample, per park and two
-// or three per stage slice, whatever the number of counter tracks.
+// or three per stage slice, whatever the number of counter tracks or
+// workers.
 func newQueues(m *model) *queues {
-	q := &queues{queued: make([][]interval, m.workers)}
-	bucketOf := map[int]int{}         // stage → its bucket counter
-	localOf := make([]int, m.workers) // worker → its deque counter, -1 = none
-	for w := range localOf {
-		localOf[w] = -1
-	}
+	q := &queues{}
+	bucketOf := map[int]int{} // stage → its bucket counter
+	localOf := map[int]int{}  // worker → its deque counter
 	var ch []qchange
 	for i, c := range m.counters {
 		switch c.kind {
@@ -81,19 +99,18 @@ func newQueues(m *model) *queues {
 			ch = append(ch, qchange{t: s.t, kind: chValue, arg: i, value: s.value})
 		}
 	}
-	for w, parks := range m.parks {
-		if localOf[w] >= 0 {
-			for _, p := range parks {
-				ch = append(ch, qchange{t: p.start, kind: chResetLocal, arg: w})
+	for _, wd := range m.ws {
+		if c, ok := localOf[wd.id]; ok {
+			for _, p := range wd.parks {
+				ch = append(ch, qchange{t: p.start, kind: chResetLocal, arg: c})
 			}
 		}
 	}
 	for _, s := range m.stages {
 		// A bucket counts from its stage's opening to the end of the cycle.
 		end := m.last
-		i, _ := slices.BinarySearchFunc(m.cycles, s.start, func(c cycleSlice, t int64) int { return cmp.Compare(c.start, t+1) })
-		if i > 0 && s.start <= m.cycles[i-1].end {
-			end = m.cycles[i-1].end
+		if c := m.cycleOf(s.start); c >= 0 {
+			end = m.cycles[c].end
 		}
 		ch = append(ch, qchange{t: s.start, kind: chOpen, arg: s.stage}, qchange{t: end, kind: chClose, arg: s.stage})
 		if s.end < m.last {
@@ -117,25 +134,28 @@ func newQueues(m *model) *queues {
 		}
 		return 0
 	}
-	var total int64                 // Σ effective values
-	own := make([]int64, m.workers) // each worker's own deque length
-	var nonzero stageHeap           // stages whose bucket may hold packets
+	// The counters holding work: how many, and the sum of their indexes
+	// (which names the one when there is one).
+	held, sum := 0, 0
+	changed := func(c int, before int64) {
+		switch after := eff(c); {
+		case before <= 0 && after > 0:
+			held, sum = held+1, sum+c
+		case before > 0 && after <= 0:
+			held, sum = held-1, sum-c
+		}
+	}
+	var nonzero stageHeap // stages whose bucket may hold packets
 	set := func(c int, v int64) {
 		before := eff(c)
 		value[c] = v
-		after := eff(c)
-		total += after - before
-		switch ct := m.counters[c]; ct.kind {
-		case trace.CounterLocalLen:
-			own[ct.index] = after
-		case trace.CounterBucketDepth:
-			if v > 0 {
-				heap.Push(&nonzero, ct.index)
-			}
+		changed(c, before)
+		if ct := m.counters[c]; ct.kind == trace.CounterBucketDepth && v > 0 {
+			heap.Push(&nonzero, ct.index)
 		}
 	}
-	since := make([]int64, m.workers)
-	isQueued := make([]bool, m.workers)
+	const none = -2
+	state, since := none, int64(0)
 	for k := 0; k < len(ch); {
 		t := ch[k].t
 		for ; k < len(ch) && ch[k].t == t; k++ {
@@ -144,7 +164,7 @@ func newQueues(m *model) *queues {
 			case chValue:
 				set(c.arg, c.value)
 			case chResetLocal:
-				set(localOf[c.arg], 0)
+				set(c.arg, 0)
 			case chResetBuckets:
 				// Every bucket of stages 0..arg is empty: pop them off the
 				// heap (each entry was pushed by a sample, so this is
@@ -167,29 +187,210 @@ func newQueues(m *model) *queues {
 					opens[c.arg]--
 				}
 				if ok {
-					total += eff(b) - before
+					changed(b, before)
 				}
 			}
 		}
-		for w := range q.queued {
-			now := total-own[w] > 0
-			switch {
-			case now && !isQueued[w]:
-				isQueued[w], since[w] = true, t
-			case !now && isQueued[w]:
-				isQueued[w] = false
-				if t > since[w] {
-					q.queued[w] = append(q.queued[w], interval{since[w], t})
-				}
+		now := none
+		if held == 1 && m.counters[sum].kind == trace.CounterLocalLen {
+			now = m.counters[sum].index
+		} else if held > 0 {
+			now = -1
+		}
+		if now != state {
+			if state != none && t > since {
+				q.segs = append(q.segs, qseg{since, t, state})
 			}
+			state, since = now, t
 		}
 	}
-	for w := range q.queued {
-		if isQueued[w] && m.last > since[w] {
-			q.queued[w] = append(q.queued[w], interval{since[w], m.last})
-		}
+	if state != none && m.last > since {
+		q.segs = append(q.segs, qseg{since, m.last, state})
 	}
+	q.index()
 	return q
+}
+
+// index builds the runs of q.segs and what queuedIn looks them up with.
+func (q *queues) index() {
+	for _, sg := range q.segs {
+		if n := len(q.runs); n > 0 && q.runs[n-1].e == sg.s {
+			q.runs[n-1].e = sg.e
+		} else {
+			q.runs = append(q.runs, interval{sg.s, sg.e})
+		}
+	}
+	q.pre = make([]int64, len(q.runs)+1)
+	q.long = make([]int32, len(q.runs)+1)
+	lens := make([]int64, len(q.runs))
+	for i, r := range q.runs {
+		lens[i] = r.e - r.s
+		q.pre[i+1] = q.pre[i] + lens[i]
+		q.long[i+1] = q.long[i]
+		if lens[i] >= GapThresholdNs {
+			q.long[i+1]++
+		}
+	}
+	q.tree = newMaxTree(lens)
+}
+
+// cycleOf returns the index of the cycle a time belongs to: the last one
+// to begin at or before t, if it has not ended before t; -1 if none.
+func (m *model) cycleOf(t int64) int {
+	i, _ := slices.BinarySearchFunc(m.cycles, t, func(c cycleSlice, t int64) int {
+		if c.start <= t {
+			return -1
+		}
+		return 1
+	})
+	if i > 0 && t <= m.cycles[i-1].end {
+		return i - 1
+	}
+	return -1
+}
+
+// span returns the runs that overlap (a, b): runs[i0:i1].
+func (q *queues) span(a, b int64) (i0, i1 int) {
+	i0 = endingAfter(q.runs, a)
+	i1, _ = slices.BinarySearchFunc(q.runs, b, func(iv interval, t int64) int {
+		if iv.s < t {
+			return -1
+		}
+		return 1
+	})
+	return i0, i1
+}
+
+// queuedIn measures, for a worker idle throughout [a, b], the time in it
+// during which work was queued elsewhere: with excl the stretches (sorted)
+// during which all of the queued work was the worker's own. It returns
+// that time, the number of its maximal stretches at least GapThresholdNs
+// long, and the longest of those. The cost is logarithmic in the runs, plus
+// the exclusions: runs left whole are counted from prefix sums and the
+// longest found in a tree.
+func (q *queues) queuedIn(a, b int64, excl []interval) (ns int64, gaps int, longest int64) {
+	if b <= a {
+		return 0, 0, 0
+	}
+	i0, i1 := q.span(a, b)
+	if i0 >= i1 {
+		return 0, 0, 0
+	}
+	ns = q.pre[i1] - q.pre[i0] - max(0, a-q.runs[i0].s) - max(0, q.runs[i1-1].e-b)
+	piece := func(d int64) {
+		if d >= GapThresholdNs {
+			gaps++
+			longest = max(longest, d)
+		}
+	}
+	k := 0
+	for k < len(excl) && excl[k].e <= a {
+		k++
+	}
+	// Runs are taken whole, except the first, the last and those that an
+	// exclusion cuts: those are cut here.
+	for next := i0; next < i1; {
+		j := i1 - 1
+		if next == i0 {
+			j = i0
+		} else if k < len(excl) && excl[k].s < b {
+			j = min(j, endingAfter(q.runs, excl[k].s))
+		}
+		if next < j {
+			gaps += int(q.long[j] - q.long[next])
+			if mx := q.tree.max(next, j); mx >= GapThresholdNs {
+				longest = max(longest, mx)
+			}
+		}
+		s, e := max(a, q.runs[j].s), min(b, q.runs[j].e)
+		for k < len(excl) && excl[k].s < e {
+			if xs, xe := max(excl[k].s, s), min(excl[k].e, e); xe > xs {
+				ns -= xe - xs
+				piece(xs - s)
+				s = xe
+			}
+			if excl[k].e > e {
+				break
+			}
+			k++
+		}
+		piece(e - s)
+		next = j + 1
+	}
+	return ns, gaps, longest
+}
+
+// measure is queuedIn's time alone.
+func (q *queues) measure(a, b int64, excl []interval) int64 {
+	if b <= a {
+		return 0
+	}
+	i0, i1 := q.span(a, b)
+	if i0 >= i1 {
+		return 0
+	}
+	ns := q.pre[i1] - q.pre[i0] - max(0, a-q.runs[i0].s) - max(0, q.runs[i1-1].e-b)
+	for _, x := range excl {
+		if x.s >= b {
+			break
+		}
+		if d := min(x.e, b) - max(x.s, a); d > 0 {
+			ns -= d
+		}
+	}
+	return ns
+}
+
+// exclusions returns, for the window [start, end], the stretches of q.segs
+// that exclude a worker, grouped by worker and by time within each.
+func (q *queues) exclusions(start, end int64) []workerInterval {
+	var out []workerInterval
+	for i := sort.Search(len(q.segs), func(i int) bool { return q.segs[i].e > start }); i < len(q.segs) && q.segs[i].s < end; i++ {
+		if sg := q.segs[i]; sg.excl >= 0 {
+			out = append(out, workerInterval{sg.excl, interval{sg.s, sg.e}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b workerInterval) int { return cmp.Compare(a.w, b.w) })
+	return out
+}
+
+type workerInterval struct {
+	w  int
+	iv interval
+}
+
+// maxTree answers the largest of a range of values in logarithmic time
+// (an iterative segment tree).
+type maxTree struct {
+	n int
+	t []int64
+}
+
+func newMaxTree(v []int64) maxTree {
+	n := len(v)
+	t := make([]int64, 2*n)
+	copy(t[n:], v)
+	for i := n - 1; i > 0; i-- {
+		t[i] = max(t[2*i], t[2*i+1])
+	}
+	return maxTree{n, t}
+}
+
+// max returns the largest of v[lo:hi], 0 if the range is empty (the values
+// are lengths, never negative).
+func (m maxTree) max(lo, hi int) int64 {
+	var r int64
+	for lo, hi = lo+m.n, hi+m.n; lo < hi; lo, hi = lo/2, hi/2 {
+		if lo&1 == 1 {
+			r = max(r, m.t[lo])
+			lo++
+		}
+		if hi&1 == 1 {
+			hi--
+			r = max(r, m.t[hi])
+		}
+	}
+	return r
 }
 
 // stageHeap is a min-heap of stage indexes (container/heap).
@@ -204,80 +405,4 @@ func (h *stageHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-// idle fills the idle-while-queued figures of w for [start, end].
-func (q *queues) idle(m *model, w *Window, start, end int64) {
-	for wk := range m.workers {
-		// Idle intervals: the window minus wk's packet slices.
-		var idle []interval
-		at := start
-		ps := m.packets[wk]
-		for _, p := range ps[m.firstEndingAfter(wk, start):] {
-			if p.start >= end {
-				break
-			}
-			if p.start > at {
-				idle = append(idle, interval{at, p.start})
-			}
-			at = max(at, p.end)
-		}
-		if end > at {
-			idle = append(idle, interval{at, end})
-		}
-		// Intersect with the queued intervals (both sorted, disjoint).
-		qs := q.queued[wk]
-		j, _ := slices.BinarySearchFunc(qs, start, func(iv interval, t int64) int { return cmp.Compare(iv.e, t) })
-		var gapStart, gapEnd int64 = -1, -1
-		flush := func() {
-			if gapStart >= 0 {
-				if d := gapEnd - gapStart; d >= GapThresholdNs {
-					w.Gaps++
-					if d > w.LongestGapNs {
-						w.LongestGapNs, w.LongestGapWork = d, wk
-					}
-				}
-			}
-			gapStart = -1
-		}
-		parks := m.parks[wk]
-		k := 0 // parks[k:] may overlap what comes next (pieces are in order)
-		for _, iv := range idle {
-			for ; j < len(qs) && qs[j].s < iv.e; j++ {
-				s, e := max(iv.s, qs[j].s), min(iv.e, qs[j].e)
-				if e > s {
-					w.IdleQueuedNs[wk] += e - s
-					var parked int64
-					parked, k = overlap(parks, k, s, e)
-					w.IdleQueuedParkedNs[wk] += parked
-					if gapStart >= 0 && s == gapEnd {
-						gapEnd = e
-					} else {
-						flush()
-						gapStart, gapEnd = s, e
-					}
-				}
-				if qs[j].e > iv.e {
-					break // this queued interval continues into the next idle one
-				}
-			}
-		}
-		flush()
-	}
-}
-
-// overlap returns how much of [s, e) the slices ps[k:] cover (they are
-// sorted by start and disjoint, as a worker's parks are), and the index
-// from which a later interval, starting at or after e, must look.
-func overlap(ps []slice, k int, s, e int64) (int64, int) {
-	for k < len(ps) && ps[k].end <= s {
-		k++
-	}
-	var n int64
-	for i := k; i < len(ps) && ps[i].start < e; i++ {
-		if d := min(e, ps[i].end) - max(s, ps[i].start); d > 0 {
-			n += d
-		}
-	}
-	return n, k
 }

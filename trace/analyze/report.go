@@ -42,8 +42,15 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(b, "%sbusy:", in)
-	for i, p := range w.BusyPct {
-		fmt.Fprintf(b, " w%d %.1f%%", i, p)
+	for _, ws := range w.Workers {
+		fmt.Fprintf(b, " w%d %.1f%%", ws.Worker, ws.BusyPct)
+	}
+	if o := w.Others; o != nil {
+		if len(w.Workers) > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(b, " %s (no slice of theirs begins or ends in the window): %d in a packet throughout, %d idle (%d parked)",
+			plural(o.Workers, "other worker"), o.Busy, o.Workers-o.Busy, o.Parked)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(b, "%ssteals %d (%d packets moved); wakes %d", in, w.Steals, w.Stolen, w.Wakes)
@@ -65,15 +72,25 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(b, "%sidle while work was queued elsewhere:", in)
-	for i, d := range w.IdleQueuedNs {
-		fmt.Fprintf(b, " w%d %s", i, dur(d))
-		if p := w.IdleQueuedParkedNs[i]; p > 0 {
+	for _, ws := range w.Workers {
+		fmt.Fprintf(b, " w%d %s", ws.Worker, dur(ws.IdleQueuedNs))
+		if p := ws.IdleQueuedParkedNs; p > 0 {
 			fmt.Fprintf(b, " (%s parked)", dur(p))
 		}
 	}
+	if o := w.Others; o != nil && o.Workers > o.Busy {
+		if len(w.Workers) > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(b, " the %d idle others %s each", o.Workers-o.Busy, dur(o.IdleQueuedNs))
+	}
 	fmt.Fprintf(b, "; %d gaps >= %s", w.Gaps, dur(GapThresholdNs))
 	if w.Gaps > 0 {
-		fmt.Fprintf(b, ", longest %s on w%d", dur(w.LongestGapNs), w.LongestGapWork)
+		if w.LongestGapWork >= 0 {
+			fmt.Fprintf(b, ", longest %s on w%d", dur(w.LongestGapNs), w.LongestGapWork)
+		} else {
+			fmt.Fprintf(b, ", longest %s on each idle other", dur(w.LongestGapNs))
+		}
 	}
 	b.WriteString("\n")
 	if len(w.Heaviest) > 0 {

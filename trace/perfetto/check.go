@@ -43,9 +43,10 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //     sequence's last clear;
 //  5. repeated scalars are unpacked; flow_ids and terminating_flow_ids are
 //     fixed64 (a varint there is a *DecodeError);
-//  6. every event names a track (track_uuid) that has a descriptor in the
-//     file; uuids are described once; thread tracks have pid and a tid in
-//     int32 range, unique per pid; process tracks have a pid;
+//  6. every event names a track (its track_uuid, or its sequence's default
+//     track) that has a descriptor in the file; uuids are described once;
+//     thread tracks have pid and a tid in int32 range, unique per pid;
+//     process tracks have a pid;
 //  7. per track, sorted by timestamp (file order at equal times), BEGIN and
 //     END balance: no END without an open slice, none left open; an END
 //     carries only type and track_uuid;
@@ -53,9 +54,20 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //     instants do not go to counter tracks;
 //  9. every flow id occurs on at least two events, and every terminating
 //     flow id has a source (flow_ids) somewhere;
-//  10. timestamp_clock_id is set only if the file has a ClockSnapshot.
+//  10. timestamp_clock_id is set only if the file has a ClockSnapshot, and
+//     every timestamp resolves to the trace clock (Packet.Unresolved is
+//     false); Perfetto accepts every ClockSnapshot (Packet.ClockProblem is
+//     empty); a packet with a ClockSnapshot holds no track event or
+//     descriptor (Perfetto reads nothing else of it);
+//  11. after a packet sets TracePacketDefaults, every later packet of its
+//     sequence sets SEQ_NEEDS_INCREMENTAL_STATE until the sequence is
+//     cleared again;
+//  12. a packet that needs incremental state does not follow a
+//     previous_packet_dropped on its sequence without a clear in between:
+//     Perfetto skips such packets.
 //
-// It returns a *CheckError listing violations. Memory is O(events).
+// Timestamps are compared as Decode resolves them. It returns a
+// *CheckError listing violations. Memory is O(events).
 func Check(data []byte) (CheckStats, error) {
 	c := checker{
 		seqs:   make(map[uint32]*seqCheck),
@@ -79,6 +91,11 @@ func Check(data []byte) (CheckStats, error) {
 
 type seqCheck struct {
 	names, cats, annots map[uint64]bool
+	// defaults: the sequence has TracePacketDefaults (since its last
+	// clear); lost: the index+1 of a previous_packet_dropped packet with
+	// no clear since (0 = none), reported once.
+	defaults bool
+	lost     int
 }
 
 type trackCheck struct {
@@ -152,13 +169,41 @@ func (c *checker) packet(p *Packet) error {
 				c.bad(p, "first packet of sequence %d does not set SEQ_INCREMENTAL_STATE_CLEARED", p.Seq)
 			}
 		}
-		if p.Flags&seqIncrementalStateCleared != 0 {
+		cleared := p.Flags&seqIncrementalStateCleared != 0
+		if cleared {
 			seq.names = make(map[uint64]bool)
 			seq.cats = make(map[uint64]bool)
 			seq.annots = make(map[uint64]bool)
+			seq.defaults, seq.lost = false, 0
+		} else if p.Flags&seqNeedsIncrementalState == 0 && seq.defaults {
+			c.bad(p, "sequence %d has TracePacketDefaults but this packet does not set SEQ_NEEDS_INCREMENTAL_STATE", p.Seq)
+		}
+		if p.PrevDropped && !cleared && seq.lost == 0 {
+			seq.lost = p.Index + 1
+		}
+		if p.Flags&seqNeedsIncrementalState != 0 && seq.lost > 0 {
+			c.bad(p, "needs incremental state, but packet %d of sequence %d set previous_packet_dropped and the sequence was not cleared since: Perfetto skips this packet and the sequence's later ones until a clear",
+				seq.lost-1, p.Seq)
+			seq.lost = -1 // reported
+		}
+		if p.HasDefaults {
+			seq.defaults = true
 		}
 	} else if p.HasEvent {
 		c.bad(p, "track event without trusted_packet_sequence_id")
+	}
+	if p.ClockProblem != "" {
+		c.bad(p, "ClockSnapshot that Perfetto rejects: %s", p.ClockProblem)
+	}
+	if p.ClockSnapshot && (p.HasEvent || p.HasTrack) {
+		c.bad(p, "a packet with a ClockSnapshot also holds a track event or descriptor, which Perfetto does not read")
+	}
+	if p.Unresolved {
+		if p.Clock >= clockSequenceFirst && p.Clock < clockSequenceEnd {
+			c.bad(p, "timestamp on clock %d, which no earlier ClockSnapshot on sequence %d relates to BOOTTIME", p.Clock, p.Seq)
+		} else {
+			c.bad(p, "timestamp on clock %d, which no earlier ClockSnapshot relates to BOOTTIME", p.Clock)
+		}
 	}
 	if p.Interned.Present {
 		if p.Flags&seqNeedsIncrementalState == 0 {
@@ -251,7 +296,7 @@ func (c *checker) event(p *Packet, seq *seqCheck) {
 		}
 	}
 	if !e.HasTrackUUID || e.TrackUUID == 0 {
-		c.bad(p, "track event without track_uuid")
+		c.bad(p, "track event without track_uuid, and its sequence has no default track")
 		return
 	}
 	t := c.track(e.TrackUUID)

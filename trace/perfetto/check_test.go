@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wsched/wsched/trace/internal/problems"
@@ -199,4 +201,164 @@ func TestCheckErrorTruncatesList(t *testing.T) {
 	if !ok || ce.Total != 50 || len(ce.Problems) != problems.Max || !strings.Contains(err.Error(), "and 30 more") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+func clockReading(id, ts uint64, incremental bool, unit uint64) []byte {
+	parts := [][]byte{u(fClockID, id), u(fClockTimestamp, ts)}
+	if incremental {
+		parts = append(parts, u(fClockIncrement, 1))
+	}
+	if unit != 0 {
+		parts = append(parts, u(fClockUnitFactor, unit))
+	}
+	return msg(fCSClocks, parts...)
+}
+
+func snapshotOf(clocks ...[]byte) []byte { return msg(fClockSnapshot, clocks...) }
+
+func defaultsOf(clock, track uint64) []byte {
+	return msg(fPacketDefaults, u(fDefClockID, clock), msg(fDefTrackEvent, u(fDefTrackUUID, track)))
+}
+
+// goodDelta is the writer's encoding in miniature: a sequence whose clock
+// 64 is incremental from 1000 ns, whose default track is 5, and a slice
+// from 1010 to 1020 whose events name no track.
+func goodDelta() [][]byte {
+	return [][]byte{
+		frame(u(fSequenceID, 1), u(fSequenceFlags, 1),
+			snapshotOf(clockReading(clockBoottime, 1000, false, 0), clockReading(clockIncremental, 1000, true, 0)),
+			defaultsOf(clockIncremental, 5)),
+		frame(u(fTimestamp, 0), u(fSequenceID, 1), u(fSequenceFlags, 2), threadDesc(5, 2)),
+		frame(u(fTimestamp, 10), u(fSequenceID, 1), u(fSequenceFlags, 2), nameDef(1, "A"),
+			msg(fTrackEvent, u(fTEType, typeSliceBegin), u(fTENameIID, 1))),
+		frame(u(fTimestamp, 10), u(fSequenceID, 1), u(fSequenceFlags, 2), msg(fTrackEvent, u(fTEType, typeSliceEnd))),
+	}
+}
+
+// times decodes data and returns each packet's resolved timestamp (-1 for
+// none, -2 for an unresolved one).
+func times(t *testing.T, data []byte) []int64 {
+	t.Helper()
+	var out []int64
+	require.NoError(t, Decode(data, func(p *Packet) error {
+		switch {
+		case p.Unresolved:
+			out = append(out, -2)
+		case !p.HasTimestamp:
+			out = append(out, -1)
+		default:
+			out = append(out, int64(p.Timestamp))
+		}
+		return nil
+	}))
+	return out
+}
+
+func TestCheckDeltaEncoding(t *testing.T) {
+	g := goodDelta()
+	_, err := Check(cat(g...))
+	require.NoError(t, err)
+	require.Equal(t, []int64{-1, 1000, 1010, 1020}, times(t, cat(g...)))
+	var tracks []uint64
+	require.NoError(t, Decode(cat(g...), func(p *Packet) error {
+		if p.HasEvent {
+			assert.True(t, p.Event.DefaultTrack)
+			tracks = append(tracks, p.Event.TrackUUID)
+		}
+		return nil
+	}))
+	require.Equal(t, []uint64{5, 5}, tracks)
+
+	// A loss marked on a packet that clears the state again, with the
+	// sequence's clock restarted at 2000, is fine.
+	restart := frame(u(fSequenceID, 1), u(fSequenceFlags, 1), u(fPreviousDropped, 1),
+		snapshotOf(clockReading(clockBoottime, 2000, false, 0), clockReading(clockIncremental, 2000, true, 0)),
+		defaultsOf(clockIncremental, 5))
+	again := cat(g[0], g[1], g[2], g[3], restart,
+		frame(u(fTimestamp, 7), u(fSequenceID, 1), u(fSequenceFlags, 2), nameDef(1, "A"),
+			msg(fTrackEvent, u(fTEType, typeInstant), u(fTENameIID, 1))))
+	_, err = Check(again)
+	require.NoError(t, err)
+	require.Equal(t, []int64{-1, 1000, 1010, 1020, -1, 2007}, times(t, again))
+
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"packet after defaults without flag 2", cat(g[0], g[1], g[2],
+			frame(u(fTimestamp, 10), u(fSequenceID, 1), msg(fTrackEvent, u(fTEType, typeSliceEnd)))),
+			"has TracePacketDefaults but this packet does not set SEQ_NEEDS_INCREMENTAL_STATE"},
+		{"loss without a clear", cat(g[0], g[1], g[2],
+			frame(u(fTimestamp, 10), u(fSequenceID, 1), u(fSequenceFlags, 2), u(fPreviousDropped, 1), msg(fTrackEvent, u(fTEType, typeSliceEnd)))),
+			"Perfetto skips this packet"},
+		{"incremental builtin clock", cat(frame(u(fSequenceID, 1), u(fSequenceFlags, 1),
+			snapshotOf(clockReading(clockBoottime, 0, false, 0), clockReading(3, 0, true, 0)))),
+			"clock 3 is incremental but not sequence-scoped"},
+		{"sequence clock outside a sequence", cat(frame(
+			snapshotOf(clockReading(clockBoottime, 0, false, 0), clockReading(clockIncremental, 0, true, 0)))),
+			"sequence-scoped clock 64 in a snapshot without trusted_packet_sequence_id"},
+		{"clock read twice", cat(frame(u(fSequenceID, 1), u(fSequenceFlags, 1),
+			snapshotOf(clockReading(clockBoottime, 0, false, 0), clockReading(clockBoottime, 5, false, 0)))),
+			"clock 6 read twice"},
+		{"unit changed", cat(g[0], g[1], g[2], g[3], frame(u(fSequenceID, 1), u(fSequenceFlags, 2),
+			snapshotOf(clockReading(clockBoottime, 3000, false, 0), clockReading(clockIncremental, 3, true, 1000)))),
+			"clock 64 declared with unit 1000 ns"},
+		{"clock going backwards", cat(g[0], g[1], g[2], g[3], frame(u(fSequenceID, 1), u(fSequenceFlags, 2),
+			snapshotOf(clockReading(clockBoottime, 500, false, 0), clockReading(clockIncremental, 500, true, 0)))),
+			"reads less than in an earlier snapshot"},
+		{"another sequence's clock", cat(g[0], g[1],
+			frame(u(fTimestamp, 10), u(fTimestampClockID, clockIncremental), u(fSequenceID, 2), u(fSequenceFlags, 3),
+				msg(fTrackEvent, u(fTEType, typeInstant), u(fTETrackUUID, 5), str(fTEName, "x")))),
+			"clock 64, which no earlier ClockSnapshot on sequence 2 relates to BOOTTIME"},
+		{"clock never related", cat(frame(u(fSequenceID, 1), u(fSequenceFlags, 1),
+			snapshotOf(clockReading(clockBoottime, 0, false, 0), clockReading(1, 0, false, 0))),
+			frame(u(fTimestamp, 10), u(fTimestampClockID, 3), u(fSequenceID, 1), u(fSequenceFlags, 2), threadDesc(5, 2))),
+			"clock 3, which no earlier ClockSnapshot relates to BOOTTIME"},
+		{"snapshot packet with an event", cat(g[0], g[1], frame(u(fSequenceID, 1), u(fSequenceFlags, 2),
+			snapshotOf(clockReading(clockBoottime, 3000, false, 0)), msg(fTrackEvent, u(fTEType, typeInstant), str(fTEName, "x")))),
+			"also holds a track event or descriptor"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Check(tc.data)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestDecodeClocks: units, a builtin clock converted through the latest
+// snapshot at or before the time, and an incremental clock whose deltas do
+// not accumulate before a snapshot declares it.
+func TestDecodeClocks(t *testing.T) {
+	units := cat(
+		frame(u(fSequenceID, 1), u(fSequenceFlags, 1),
+			snapshotOf(clockReading(clockBoottime, 5000, false, 0), clockReading(clockIncremental, 5, true, 1000)),
+			defaultsOf(clockIncremental, 5)),
+		frame(u(fTimestamp, 2), u(fSequenceID, 1), u(fSequenceFlags, 2)),
+		frame(u(fTimestamp, 3), u(fSequenceID, 1), u(fSequenceFlags, 2)),
+		// An absolute BOOTTIME time in between leaves the clock at 7000.
+		frame(u(fTimestamp, 6500), u(fTimestampClockID, clockBoottime), u(fSequenceID, 1), u(fSequenceFlags, 2)),
+		frame(u(fTimestamp, 1), u(fSequenceID, 1), u(fSequenceFlags, 2)))
+	require.Equal(t, []int64{-1, 7000, 10000, 6500, 11000}, times(t, units))
+
+	monotonic := cat(
+		frame(snapshotOf(clockReading(clockBoottime, 1000, false, 0), clockReading(3, 500, false, 0))),
+		frame(u(fTimestamp, 600), u(fTimestampClockID, 3)),
+		frame(snapshotOf(clockReading(clockBoottime, 5000, false, 0), clockReading(3, 1000, false, 0))),
+		frame(u(fTimestamp, 1500), u(fTimestampClockID, 3)),
+		frame(u(fTimestamp, 700), u(fTimestampClockID, 3)),
+		frame(u(fTimestamp, 400), u(fTimestampClockID, 3)))
+	require.Equal(t, []int64{-1, 1100, -1, 5500, 1200, 900}, times(t, monotonic))
+
+	late := cat(
+		frame(u(fSequenceID, 2), u(fSequenceFlags, 1), defaultsOf(clockIncremental, 5)),
+		frame(u(fTimestamp, 40), u(fSequenceID, 2), u(fSequenceFlags, 2)),
+		frame(u(fSequenceID, 2), u(fSequenceFlags, 2),
+			snapshotOf(clockReading(clockBoottime, 100, false, 0), clockReading(clockIncremental, 100, true, 0))),
+		frame(u(fTimestamp, 5), u(fSequenceID, 2), u(fSequenceFlags, 2)),
+		// A clear drops the defaults: back on the trace clock.
+		frame(u(fTimestamp, 77), u(fSequenceID, 2), u(fSequenceFlags, 1)))
+	require.Equal(t, []int64{-1, -2, -1, 105, 77}, times(t, late))
 }

@@ -14,14 +14,41 @@ type Packet struct {
 	Index  int // position in the file, from 0
 	Offset int // byte offset of the record's 0x0A tag
 
-	Timestamp     uint64
-	HasTimestamp  bool
-	ClockID       uint32 // timestamp_clock_id
-	HasClockID    bool
-	Seq           uint32 // trusted_packet_sequence_id
-	Flags         uint32 // sequence_flags
-	PrevDropped   bool   // previous_packet_dropped
-	ClockSnapshot bool   // has a clock_snapshot
+	// Timestamp is the packet's time in nanoseconds on the trace clock
+	// (BOOTTIME): RawTimestamp resolved through the clock it is on, as
+	// Perfetto's trace processor resolves it (see "Reading timestamps" in
+	// the package doc). It equals RawTimestamp for a packet on the trace
+	// clock, for an Unresolved one and for one that holds a ClockSnapshot
+	// (Perfetto reads nothing else of such a packet).
+	Timestamp    uint64
+	HasTimestamp bool
+	RawTimestamp uint64 // timestamp as written
+	// Clock is the clock RawTimestamp is on: timestamp_clock_id if the
+	// packet sets it, else the sequence's default (TracePacketDefaults),
+	// else 0, the trace clock.
+	Clock uint32
+	// Delta: RawTimestamp was a delta on an incremental clock.
+	Delta bool
+	// Unresolved: Clock is neither the trace clock nor BOOTTIME and no
+	// earlier ClockSnapshot relates it to BOOTTIME (a sequence-scoped
+	// clock, ids 64-127: on this packet's sequence), or its snapshots
+	// went backwards. Perfetto would delay or drop such a packet.
+	Unresolved bool
+
+	ClockID     uint32 // timestamp_clock_id as written
+	HasClockID  bool
+	Seq         uint32 // trusted_packet_sequence_id
+	Flags       uint32 // sequence_flags
+	PrevDropped bool   // previous_packet_dropped
+
+	ClockSnapshot bool    // has a clock_snapshot
+	Clocks        []Clock // its clocks
+	// ClockProblem says why the snapshot was not used ("" if it was):
+	// Perfetto's trace processor rejects the same snapshots.
+	ClockProblem string
+
+	HasDefaults bool // has trace_packet_defaults
+	Defaults    Defaults
 
 	HasEvent bool
 	Event    TrackEvent
@@ -34,11 +61,32 @@ type Packet struct {
 	Packed []string
 }
 
+// Clock is one reading of a ClockSnapshot.
+type Clock struct {
+	ID          uint32
+	Timestamp   uint64 // in units of Unit ns
+	Incremental bool
+	Unit        uint64 // unit_multiplier_ns as written; 0 means 1
+}
+
+// Defaults are a sequence's TracePacketDefaults: they hold for its later
+// packets until its incremental state is cleared.
+type Defaults struct {
+	ClockID      uint32 // timestamp_clock_id
+	HasClockID   bool
+	TrackUUID    uint64 // track_event_defaults.track_uuid
+	HasTrackUUID bool
+}
+
 // TrackEvent is a decoded TrackEvent.
 type TrackEvent struct {
-	Type               int32
+	Type int32
+	// TrackUUID is the event's track: its track_uuid or, if it has none,
+	// its sequence's default track (DefaultTrack). HasTrackUUID says
+	// whether it has either.
 	TrackUUID          uint64
 	HasTrackUUID       bool
+	DefaultTrack       bool
 	NameIID            uint64
 	Name               string
 	HasName            bool // name (field 23) present
@@ -130,11 +178,15 @@ func (e *DecodeError) Error() string {
 
 // Decode parses data as a Perfetto trace (a run of `0x0A <len> <packet>`
 // records) and calls fn for each packet, stopping at the first error from
-// fn or at malformed input (a *DecodeError). It never allocates in
+// fn or at malformed input (a *DecodeError). It resolves each packet's
+// timestamp and default track through the ClockSnapshots and
+// TracePacketDefaults before it, as Perfetto's trace processor does (see
+// "Reading timestamps" in the package doc). It never allocates in
 // proportion to a length read from the input: every length is checked
 // against the bytes that remain, so memory is bounded by len(data).
 func Decode(data []byte, fn func(*Packet) error) error {
 	var p Packet
+	var d resolver
 	for off, idx := 0, 0; off < len(data); idx++ {
 		num, typ, n := protowire.ConsumeTag(data[off:])
 		if n < 0 {
@@ -151,6 +203,7 @@ func Decode(data []byte, fn func(*Packet) error) error {
 		if err := p.decode(body, off+n+m-len(body)); err != nil {
 			return err
 		}
+		d.resolve(&p)
 		if err := fn(&p); err != nil {
 			return err
 		}
@@ -160,8 +213,8 @@ func Decode(data []byte, fn func(*Packet) error) error {
 }
 
 func (p *Packet) reset(idx, off int) {
-	ev, intern, packed := p.Event, p.Interned, p.Packed[:0]
-	*p = Packet{Index: idx, Offset: off, Packed: packed}
+	ev, intern, packed, clocks := p.Event, p.Interned, p.Packed[:0], p.Clocks[:0]
+	*p = Packet{Index: idx, Offset: off, Packed: packed, Clocks: clocks}
 	ev.reset()
 	p.Event = ev
 	p.Interned = Interned{
@@ -254,7 +307,7 @@ func (p *Packet) decode(b []byte, base int) error {
 		switch it.num {
 		case fTimestamp:
 			if it.want("TracePacket", protowire.VarintType) {
-				p.Timestamp, p.HasTimestamp = it.u, true
+				p.RawTimestamp, p.HasTimestamp = it.u, true
 			}
 		case fTimestampClockID:
 			if it.want("TracePacket", protowire.VarintType) {
@@ -275,6 +328,12 @@ func (p *Packet) decode(b []byte, base int) error {
 		case fClockSnapshot:
 			if it.want("TracePacket", protowire.BytesType) {
 				p.ClockSnapshot = true
+				p.decodeClocks(it.sub(), &it)
+			}
+		case fPacketDefaults:
+			if it.want("TracePacket", protowire.BytesType) {
+				p.HasDefaults = true
+				decodeDefaults(&p.Defaults, it.sub(), &it)
 			}
 		case fTrackEvent:
 			if it.want("TracePacket", protowire.BytesType) {
@@ -507,6 +566,65 @@ func decodeTrack(t *TrackDesc, it, parent *fieldIter) {
 				}
 				propagate(sub, it)
 			}
+		}
+	}
+}
+
+func (p *Packet) decodeClocks(it, parent *fieldIter) {
+	defer propagate(it, parent)
+	for it.next() {
+		if it.num != fCSClocks {
+			continue
+		}
+		if !it.want("ClockSnapshot", protowire.BytesType) {
+			return
+		}
+		var c Clock
+		sub := it.sub()
+		for sub.next() {
+			switch sub.num {
+			case fClockID:
+				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
+					c.ID = uint32(sub.u)
+				}
+			case fClockTimestamp:
+				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
+					c.Timestamp = sub.u
+				}
+			case fClockIncrement:
+				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
+					c.Incremental = sub.u != 0
+				}
+			case fClockUnitFactor:
+				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
+					c.Unit = sub.u
+				}
+			}
+		}
+		propagate(sub, it)
+		p.Clocks = append(p.Clocks, c)
+	}
+}
+
+func decodeDefaults(d *Defaults, it, parent *fieldIter) {
+	defer propagate(it, parent)
+	for it.next() {
+		switch it.num {
+		case fDefClockID:
+			if it.want("TracePacketDefaults", protowire.VarintType) {
+				d.ClockID, d.HasClockID = uint32(it.u), true
+			}
+		case fDefTrackEvent:
+			if !it.want("TracePacketDefaults", protowire.BytesType) {
+				return
+			}
+			sub := it.sub()
+			for sub.next() {
+				if sub.num == fDefTrackUUID && sub.want("TrackEventDefaults", protowire.VarintType) {
+					d.TrackUUID, d.HasTrackUUID = sub.u, true
+				}
+			}
+			propagate(sub, it)
 		}
 	}
 }

@@ -15,7 +15,9 @@
 // # Layout
 //
 // One trusted packet sequence per recording buffer: sequence 1 for the
-// control buffer, 2+i for worker i. Tracks:
+// control buffer, 2+i for worker i. Each sequence starts with a packet that
+// clears its incremental state and sets its clock and default track (see
+// Encoding). Tracks:
 //
 //	uuid 1      process track (pid, "wsched"), description "wsched trace v1 workers=N"
 //	uuid 2      thread track "control" (tid = pid): one slice per cycle,
@@ -38,39 +40,90 @@
 // friends, which cannot tell who calls them), on the control track. The
 // instant is written on the thief's sequence, which recorded the steal,
 // with the other track's track_uuid. A steal recorded without its origin
-// (trace.WorkerBuf.Steal; an origin lost to a full buffer or older than an
-// Overwrite recorder's window) draws the arrow from a "stolen" instant
-// (thief, moved) on the victim's track at the steal instead. Flows whose
-// other end was dropped are left out.
+// (a KindSteal with no KindStealOrigin after it; an origin lost to a full
+// buffer or older than an Overwrite recorder's window) draws the arrow
+// from a "stolen" instant (thief, moved) on the victim's track at the
+// steal instead. Flows whose other end was dropped are left out.
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.
+//
+// # Encoding
+//
+// Timestamps are deltas, as Perfetto's SDK writes them. The first packet of
+// each sequence sets SEQ_INCREMENTAL_STATE_CLEARED and holds
+//
+//   - a ClockSnapshot that reads BOOTTIME (clock 6) and clock 64, a clock of
+//     that sequence alone (ids 64-127 are sequence-scoped) declared
+//     is_incremental, both at the same time T, and
+//   - TracePacketDefaults: timestamp_clock_id 64, and
+//     track_event_defaults.track_uuid the sequence's own track (the control
+//     track, or the worker's).
+//
+// Every later packet of the sequence sets SEQ_NEEDS_INCREMENTAL_STATE (the
+// defaults require it) and writes as its timestamp the nanoseconds since
+// the sequence's previous packet (the first, since T); Perfetto adds them up
+// and maps the sum onto BOOTTIME through the snapshot, which gives back the
+// recorder's times. An event on the sequence's own track omits track_uuid.
+// So a packet slice costs 26 bytes plus its two deltas (1 byte under
+// 128 ns, 2 under 16.4 µs, 3 under 2.1 ms), plus 10 bytes for the
+// terminating flow id of a stolen packet, and interned names once per
+// sequence: whatever the recorder's age, where absolute timestamps cost 2
+// more bytes a slice for every 7 bits of age. The first packet of a
+// sequence costs 32 bytes, and 2 more for each 7 bits of T.
+//
+// Events lost from a buffer restart its sequence: the packet that marks the
+// loss (previous_packet_dropped) is a new first packet, with a snapshot at
+// the time of the mark, and names are interned again. Perfetto skips a
+// sequence's packets that need incremental state after a loss until it sees
+// a clear, so the clear must come with the mark. An op earlier than its
+// sequence's previous packet (the writer emits in time order, so only a
+// snapshot with times out of order gives one) is written with an absolute BOOTTIME
+// timestamp (timestamp_clock_id 6), which leaves clock 64 where it was.
+//
+// # Reading timestamps
+//
+// [Decode] resolves each packet's Timestamp as Perfetto's trace processor
+// does: on timestamp_clock_id, else on the sequence's default clock, else on
+// the trace clock (BOOTTIME, the clock of a file that says nothing else);
+// a clock other than BOOTTIME through the latest ClockSnapshot that read it
+// with BOOTTIME (for a sequence-scoped clock, on the packet's sequence), an
+// incremental one after adding the delta to its last time. Files without
+// snapshots or defaults, such as those this package wrote before it used
+// deltas, decode as before: their timestamps are absolute. Packet.RawTimestamp
+// keeps the value written; Packet.Unresolved marks a timestamp on a clock no
+// snapshot relates to BOOTTIME (only through a chain of snapshots, which
+// Perfetto follows and Decode does not).
 //
 // # Rules obeyed (Perfetto's trace processor)
 //
 //  1. Every packet has a non-zero trusted_packet_sequence_id.
-//  2. The first packet of each sequence (its track descriptor) sets
-//     SEQ_INCREMENTAL_STATE_CLEARED; every packet that defines or uses an
-//     interned name (event names, stage categories, debug annotation names)
-//     sets SEQ_NEEDS_INCREMENTAL_STATE, and defines it on its own sequence
-//     before or in the packet that first uses it.
+//  2. The first packet of each sequence sets SEQ_INCREMENTAL_STATE_CLEARED
+//     and sets the sequence's defaults; every later packet sets
+//     SEQ_NEEDS_INCREMENTAL_STATE; an interned name (event names, stage
+//     categories, debug annotation names) is defined on its sequence, since
+//     the sequence's last clear, before or in the packet that first uses it.
+//     A packet with previous_packet_dropped also clears the state.
 //  3. Repeated scalars are unpacked; flow ids are fixed64.
-//  4. timestamp_clock_id is left unset: timestamps are nanoseconds since the
-//     recorder started (in Overwrite mode, once events were lost: since the
-//     oldest event kept), read as the default trace clock. So a wsched trace
-//     does not line up with a system trace of the same run.
+//  4. timestamp_clock_id names only clocks that a ClockSnapshot relates to
+//     BOOTTIME: the sequence's incremental clock 64, or BOOTTIME itself.
+//     Times are nanoseconds since the recorder started (in Overwrite mode,
+//     once events were lost: since the oldest event kept), read as
+//     BOOTTIME. So a wsched trace does not line up with a system trace of
+//     the same run.
 //  5. Thread tracks carry pid, tid (in int32 range) and thread_name; the
 //     process track carries pid.
-//  6. Slices on a track nest; an END carries only type and track_uuid; at
-//     equal timestamps ENDs come before the BEGINs recorded after them.
-//     Packets come out in time order over the whole file.
+//  6. Slices on a track nest; an END carries only its type (and track_uuid
+//     when not on the sequence's own track); at equal timestamps ENDs come
+//     before the BEGINs recorded after them. Packets come out in time order
+//     over the whole file.
 //  7. Flow ids are the scheduler's, global to the trace.
 //
 // Dropped events are marked, never silently lost: a sequence whose buffer
 // stopped (trace.Options default) gets its open slices closed where
-// recording stopped and an instant "trace buffer full" with
+// recording stopped and an instant "trace buffer full" after a packet with
 // previous_packet_dropped; a buffer that overwrote its oldest events gets an
-// instant "trace buffer wrapped" with previous_packet_dropped before its
-// first event; and the process track gets a summary instant
+// instant "trace buffer wrapped" after such a packet, before its first
+// event; and the process track gets a summary instant
 // "wsched: trace events dropped" with the total, the policy and the count
 // per buffer.
 //
@@ -83,27 +136,20 @@
 //
 // # Costs
 //
-// Measured on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM,
-// Go 1.26.8, GOMAXPROCS=2, on a machine shared with other jobs (load
-// average 4-6 during the runs, so wall times are inflated):
+// Measured on AMD EPYC (family 26 model 2, Zen 5), 2-vCPU virtual
+// machine, Go 1.26.8, GOMAXPROCS=2, shared with other jobs (load average
+// 4-5 during the runs, so wall times are inflated):
 //
-//	size     35.9 bytes per packet slice (BEGIN + END packets, framing and
-//	         interning included) on a real scheduler run: 2 workers, 59,523
-//	         ~1 µs packets in 24 ms, 36.2 file bytes per slice with steals,
-//	         wakes and counters (TestBytesPerSliceRealRun, go test -v -run
-//	         BytesPerSlice ./trace/perfetto/). Timestamps are absolute
-//	         varints, so a slice grows by 2 bytes each time they need 7 more
-//	         bits: at most 36 bytes while the recorder is younger than
-//	         268 ms, 38 up to 34 s, 40 up to 73 min, 42 beyond
-//	         (TestBytesPerSliceByRecorderAge); a recorder older than 34 s is
-//	         at or just over the 40-byte budget (in Overwrite mode, once
-//	         events were lost, only the kept window's length counts). Per-sequence delta timestamps (an incremental clock
-//	         declared in a ClockSnapshot) would bring a slice to about 30
-//	         bytes at any age, but no Perfetto trace processor was at hand to
-//	         verify that encoding, so it is not used. Chrome JSON of the same
-//	         slices: about 120 bytes.
-//	Write    160-200 ns per recorded event, about 110 allocations per file
+//	size     29.2 bytes per packet slice (BEGIN + END packets, framing and
+//	         interning included) on a simulated run of 0.2-3 µs packets
+//	         (4 workers, 6,866 packets), 30.0 when the same run's packets
+//	         last 10-150 µs (3-byte deltas for most ENDs), the same at any
+//	         recorder age (go test -run BytesPerSlice -v ./trace/perfetto/).
+//	         A run with many steals pays 10 bytes per stolen packet on top.
+//	         Chrome JSON of the same slices: about 120 bytes.
+//	Write    120-165 ns per recorded event, about 125 allocations per file
 //	         whatever its size (go test -run XXX -bench 'Write|Check'
 //	         -benchtime 20x ./trace/perfetto/)
-//	Check    about 300 ns per packet
+//	Check    about 270 ns per packet (Decode's timestamp resolution
+//	         included)
 package perfetto

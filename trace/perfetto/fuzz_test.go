@@ -27,6 +27,10 @@ func FuzzDecode(f *testing.F) {
 	for _, p := range good() {
 		f.Add(p)
 	}
+	for _, p := range goodDelta() {
+		f.Add(p)
+	}
+	f.Add(cat(goodDelta()...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n := 0
 		_ = Decode(data, func(p *Packet) error {

@@ -15,7 +15,9 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // dump renders a trace one packet per line, resolving interned names, in a
-// stable format for golden files and debugging.
+// stable format for golden files and debugging: ts is the resolved time,
+// (+N) the delta written, @clockN an explicit timestamp_clock_id, and
+// track=(N) a track taken from the sequence's defaults.
 func dump(data []byte) (string, error) {
 	var b strings.Builder
 	names := map[[2]uint64]string{} // (seq, iid) → name
@@ -32,12 +34,43 @@ func dump(data []byte) (string, error) {
 		for _, e := range p.Interned.AnnotationNames {
 			annots[[2]uint64{seq, e.IID}] = e.Name
 		}
-		fmt.Fprintf(&b, "%d ts=%d seq=%d", p.Index, p.Timestamp, p.Seq)
+		fmt.Fprintf(&b, "%d", p.Index)
+		if p.HasTimestamp {
+			fmt.Fprintf(&b, " ts=%d", p.Timestamp)
+		}
+		if p.Delta {
+			fmt.Fprintf(&b, "(+%d)", p.RawTimestamp)
+		}
+		if p.HasClockID {
+			fmt.Fprintf(&b, "@clock%d", p.ClockID)
+		}
+		fmt.Fprintf(&b, " seq=%d", p.Seq)
 		if p.Flags != 0 {
 			fmt.Fprintf(&b, " flags=%d", p.Flags)
 		}
 		if p.PrevDropped {
 			b.WriteString(" DROPPED")
+		}
+		if p.ClockSnapshot {
+			b.WriteString(" CLOCKS")
+			for _, c := range p.Clocks {
+				fmt.Fprintf(&b, " %d=%d", c.ID, c.Timestamp)
+				if c.Incremental {
+					b.WriteString("(incremental)")
+				}
+				if c.Unit != 0 {
+					fmt.Fprintf(&b, "(unit=%d)", c.Unit)
+				}
+			}
+		}
+		if p.HasDefaults {
+			b.WriteString(" DEFAULTS")
+			if d := p.Defaults; d.HasClockID {
+				fmt.Fprintf(&b, " clock=%d", d.ClockID)
+			}
+			if d := p.Defaults; d.HasTrackUUID {
+				fmt.Fprintf(&b, " track=%d", d.TrackUUID)
+			}
 		}
 		if p.Interned.Present {
 			fmt.Fprintf(&b, " intern(n=%d c=%d a=%d)", len(p.Interned.Names), len(p.Interned.Categories), len(p.Interned.AnnotationNames))
@@ -65,7 +98,11 @@ func dump(data []byte) (string, error) {
 		if p.HasEvent {
 			e := &p.Event
 			typ := [...]string{"?", "BEGIN", "END", "INSTANT", "COUNTER"}[min(int(e.Type), 4)]
-			fmt.Fprintf(&b, " %s track=%d", typ, e.TrackUUID)
+			if e.DefaultTrack {
+				fmt.Fprintf(&b, " %s track=(%d)", typ, e.TrackUUID)
+			} else {
+				fmt.Fprintf(&b, " %s track=%d", typ, e.TrackUUID)
+			}
 			if e.NameIID != 0 {
 				fmt.Fprintf(&b, " %q", names[[2]uint64{seq, e.NameIID}])
 			}

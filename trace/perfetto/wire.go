@@ -19,6 +19,19 @@ const (
 	fTrackDescriptor  = 60
 	fClockSnapshot    = 6
 	fTimestampClockID = 58
+	fPacketDefaults   = 59
+
+	// ClockSnapshot, ClockSnapshot.Clock
+	fCSClocks        = 1
+	fClockID         = 1
+	fClockTimestamp  = 2
+	fClockIncrement  = 3
+	fClockUnitFactor = 4
+
+	// TracePacketDefaults, TrackEventDefaults
+	fDefClockID    = 58
+	fDefTrackEvent = 11
+	fDefTrackUUID  = 11
 
 	// TrackDescriptor
 	fTDUUID        = 1
@@ -89,6 +102,24 @@ const (
 
 // CounterDescriptor.Unit
 const unitCount = 2
+
+// Clock ids (ClockSnapshot.Clock.clock_id, timestamp_clock_id).
+const (
+	// clockBoottime is Perfetto's BUILTIN_CLOCK_BOOTTIME, the clock a
+	// timestamp is on when nothing says otherwise, and the trace clock
+	// of a file whose ClockSnapshots relate it to the others.
+	clockBoottime = 6
+	// clockIncremental is the writer's clock on every sequence: a
+	// sequence-scoped clock (ids 64-127 are scoped to the sequence that
+	// declares them), declared incremental and equal to BOOTTIME at its
+	// ClockSnapshot. The Perfetto SDK uses the same id for its
+	// delta-encoded clock.
+	clockIncremental = 64
+	// clockSequenceFirst and clockSequenceEnd bound the sequence-scoped
+	// clock ids, [64, 128).
+	clockSequenceFirst = 64
+	clockSequenceEnd   = 128
+)
 
 func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
 	b = protowire.AppendTag(b, num, protowire.VarintType)

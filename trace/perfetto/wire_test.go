@@ -28,6 +28,10 @@ func TestFieldNumbersMatchSchema(t *testing.T) {
 		"EventName":           (&perfettopb.EventName{}).ProtoReflect().Descriptor(),
 		"EventCategory":       (&perfettopb.EventCategory{}).ProtoReflect().Descriptor(),
 		"DebugAnnotationName": (&perfettopb.DebugAnnotationName{}).ProtoReflect().Descriptor(),
+		"ClockSnapshot":       (&perfettopb.ClockSnapshot{}).ProtoReflect().Descriptor(),
+		"Clock":               (&perfettopb.ClockSnapshot_Clock{}).ProtoReflect().Descriptor(),
+		"TracePacketDefaults": (&perfettopb.TracePacketDefaults{}).ProtoReflect().Descriptor(),
+		"TrackEventDefaults":  (&perfettopb.TrackEventDefaults{}).ProtoReflect().Descriptor(),
 	}
 	for _, f := range []struct {
 		msg, field string
@@ -43,6 +47,15 @@ func TestFieldNumbersMatchSchema(t *testing.T) {
 		{"TracePacket", "track_descriptor", fTrackDescriptor},
 		{"TracePacket", "clock_snapshot", fClockSnapshot},
 		{"TracePacket", "timestamp_clock_id", fTimestampClockID},
+		{"TracePacket", "trace_packet_defaults", fPacketDefaults},
+		{"ClockSnapshot", "clocks", fCSClocks},
+		{"Clock", "clock_id", fClockID},
+		{"Clock", "timestamp", fClockTimestamp},
+		{"Clock", "is_incremental", fClockIncrement},
+		{"Clock", "unit_multiplier_ns", fClockUnitFactor},
+		{"TracePacketDefaults", "timestamp_clock_id", fDefClockID},
+		{"TracePacketDefaults", "track_event_defaults", fDefTrackEvent},
+		{"TrackEventDefaults", "track_uuid", fDefTrackUUID},
 		{"TrackDescriptor", "uuid", fTDUUID},
 		{"TrackDescriptor", "name", fTDName},
 		{"TrackDescriptor", "process", fTDProcess},

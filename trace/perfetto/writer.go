@@ -98,11 +98,14 @@ func (s Stats) BytesPerSlice() float64 {
 	return float64(s.SliceBytes) / float64(s.Slices)
 }
 
-// sequence is the writer's state of one trusted packet sequence: which
-// iids it has defined (incremental state) and whether it has started.
+// sequence is the writer's state of one trusted packet sequence: its
+// default track, where its incremental clock stands, and which iids it has
+// defined since its incremental state was last cleared.
 type sequence struct {
 	id      uint32
+	track   uint64 // TrackEventDefaults.track_uuid: events on it omit track_uuid
 	started bool
+	last    int64  // time of the sequence's last packet on clockIncremental
 	names   []bool // event-name iid defined on this sequence
 	cats    []bool
 	annots  []bool
@@ -151,7 +154,8 @@ type writer struct {
 	s   *trace.Snapshot
 	pid int32
 
-	pkt, te, sub, in, frame []byte // scratch
+	pkt, te, sub, in, frame []byte    // scratch
+	clr                     [4][]byte // clear's scratch
 
 	control *sequence
 	workers []*sequence
@@ -213,10 +217,10 @@ func WriteFile(path string, s *trace.Snapshot, opts Options) (Stats, error) {
 }
 
 // header writes the track descriptors: process, control thread and stage
-// track on the control sequence, each worker's thread track as the first
-// packet of its own sequence (which therefore clears incremental state).
+// track on the control sequence, each worker's thread track on its own
+// sequence, each after the packet that starts its sequence (see clear).
 func (w *writer) header(processName string) {
-	w.control = &sequence{id: seqControl}
+	w.control = &sequence{id: seqControl, track: uuidControl}
 	nw := w.s.Workers()
 
 	td := w.sub[:0]
@@ -226,9 +230,9 @@ func (w *writer) header(processName string) {
 	td = appendBytesField(td, fTDProcess, pd)
 	td = appendStringField(td, fTDDescription, DescProcess+" workers="+strconv.Itoa(nw))
 	w.sub = td
-	w.emit(w.control, 0, 0, nil, td, nil, false)
+	w.emit(w.control, 0, nil, td, nil)
 
-	w.emit(w.control, 0, 0, nil, w.threadTrack(uuidControl, w.pid, "control", DescControl), nil, false)
+	w.emit(w.control, 0, nil, w.threadTrack(uuidControl, w.pid, "control", DescControl), nil)
 
 	td = w.sub[:0]
 	td = appendVarintField(td, fTDUUID, uuidStages)
@@ -236,13 +240,13 @@ func (w *writer) header(processName string) {
 	td = appendVarintField(td, fTDParentUUID, uuidProcess)
 	td = appendStringField(td, fTDDescription, DescStages)
 	w.sub = td
-	w.emit(w.control, 0, 0, nil, td, nil, false)
+	w.emit(w.control, 0, nil, td, nil)
 
 	w.workers = make([]*sequence, nw)
 	for i := range nw {
-		w.workers[i] = &sequence{id: uint32(seqWorker0 + i)}
+		w.workers[i] = &sequence{id: uint32(seqWorker0 + i), track: uuidWorker0 + uint64(i)}
 		td := w.threadTrack(uuidWorker0+uint64(i), w.pid+1+int32(i), "worker "+strconv.Itoa(i), DescWorker+strconv.Itoa(i))
-		w.emit(w.workers[i], 0, 0, nil, td, nil, false)
+		w.emit(w.workers[i], 0, nil, td, nil)
 	}
 }
 
@@ -296,33 +300,38 @@ func (w *writer) uuid(t timeline.Track, seq *sequence, at int64, name string) ui
 	td = appendBytesField(td, fTDCounter, appendVarintField(w.frame[:0], fCDUnit, unitCount))
 	td = appendStringField(td, fTDDescription, DescCounter+t.Counter.String()+":"+strconv.Itoa(t.Index))
 	w.sub = td
-	w.emit(seq, at, 0, nil, td, nil, false)
+	w.emit(seq, at, nil, td, nil)
 	return uuid
 }
 
 // op writes one timeline op as one TracePacket.
 func (w *writer) op(op *timeline.Op) {
 	seq := w.seq(op.Buffer)
+	if op.Dropped {
+		// Events of this buffer were lost before op: restart the
+		// sequence's incremental state, marking the loss on that packet.
+		w.clear(seq, op.Time, true)
+	}
 	uuid := w.uuid(op.Track, seq, op.Time, op.Name)
 	switch op.Kind {
 	case timeline.End:
 		// An END carries only its type and track (rule 6 in doc.go).
-		n := w.emit(seq, op.Time, 0, w.beginTE(typeSliceEnd, uuid), nil, nil, op.Dropped)
+		n := w.emit(seq, op.Time, w.beginTE(seq, typeSliceEnd, uuid), nil, nil)
 		if op.Slice == timeline.SlicePacket {
 			w.stats.SliceBytes += int64(n)
 		}
 		return
 	case timeline.Counter:
-		te := w.beginTE(typeCounter, uuid)
+		te := w.beginTE(seq, typeCounter, uuid)
 		te = appendVarintField(te, fTECounterValue, uint64(op.Value))
-		w.emit(seq, op.Time, 0, te, nil, nil, op.Dropped)
+		w.emit(seq, op.Time, te, nil, nil)
 		return
 	}
 	typ := uint64(typeSliceBegin)
 	if op.Kind == timeline.Instant {
 		typ = typeInstant
 	}
-	te := w.beginTE(typ, uuid)
+	te := w.beginTE(seq, typ, uuid)
 	if op.NameID != 0 {
 		te = w.nameField(seq, te, w.packetIID(op.NameID))
 	} else {
@@ -348,7 +357,7 @@ func (w *writer) op(op *timeline.Op) {
 		te = appendFixed64Field(te, fTETermFlowIDs, op.FlowIn)
 	}
 	w.te = te
-	n := w.emit(seq, op.Time, seqNeedsIncrementalState, te, nil, w.in, op.Dropped)
+	n := w.emit(seq, op.Time, te, nil, w.in)
 	if op.Slice == timeline.SlicePacket {
 		w.stats.Slices++
 		w.stats.SliceBytes += int64(n)
@@ -367,11 +376,15 @@ func (w *writer) packetIID(id trace.NameID) uint64 {
 	return w.names.id(w.s.Name(id))
 }
 
-func (w *writer) beginTE(typ uint64, uuid uint64) []byte {
+// beginTE starts a TrackEvent of type typ on track uuid; the track_uuid is
+// left out when it is the sequence's default track.
+func (w *writer) beginTE(seq *sequence, typ uint64, uuid uint64) []byte {
 	w.in = w.in[:0]
 	te := w.te[:0]
 	te = appendVarintField(te, fTEType, typ)
-	te = appendVarintField(te, fTETrackUUID, uuid)
+	if uuid != seq.track {
+		te = appendVarintField(te, fTETrackUUID, uuid)
+	}
 	return te
 }
 
@@ -443,20 +456,63 @@ func defined(set *[]bool, iid uint64) bool {
 	return false
 }
 
-// emit frames and writes one TracePacket on seq and returns its size.
-// flags gets SEQ_INCREMENTAL_STATE_CLEARED on the sequence's first packet
-// and SEQ_NEEDS_INCREMENTAL_STATE when interned (InternedData fields) is
-// not empty; dropped sets previous_packet_dropped.
-func (w *writer) emit(seq *sequence, ts int64, flags uint32, te, td, interned []byte, dropped bool) int {
-	if !seq.started {
-		seq.started = true
-		flags |= seqIncrementalStateCleared
+// clear starts, or restarts, seq's incremental state at time at (see
+// "Encoding" in doc.go): one packet that sets SEQ_INCREMENTAL_STATE_CLEARED
+// and holds a ClockSnapshot (BOOTTIME and the sequence's incremental clock
+// both read at) and the sequence's TracePacketDefaults (that clock, the
+// sequence's own track). Interned names are defined again after it.
+// dropped sets previous_packet_dropped: events were lost before at.
+func (w *writer) clear(seq *sequence, at int64, dropped bool) {
+	seq.started, seq.last = true, at
+	seq.names, seq.cats, seq.annots = seq.names[:0], seq.cats[:0], seq.annots[:0]
+
+	// clear may run inside emit, whose arguments are the writer's scratch
+	// buffers: it builds its packet in its own.
+	clk := appendVarintField(w.clr[0][:0], fClockID, clockBoottime)
+	clk = appendVarintField(clk, fClockTimestamp, uint64(at))
+	cs := appendBytesField(w.clr[1][:0], fCSClocks, clk)
+	clk = appendVarintField(clk[:0], fClockID, clockIncremental)
+	clk = appendVarintField(clk, fClockTimestamp, uint64(at))
+	clk = appendVarintField(clk, fClockIncrement, 1)
+	cs = appendBytesField(cs, fCSClocks, clk)
+	def := appendVarintField(w.clr[2][:0], fDefClockID, clockIncremental)
+	clk = appendVarintField(clk[:0], fDefTrackUUID, seq.track)
+	def = appendBytesField(def, fDefTrackEvent, clk)
+
+	p := appendVarintField(w.clr[3][:0], fSequenceID, uint64(seq.id))
+	p = appendVarintField(p, fSequenceFlags, seqIncrementalStateCleared)
+	if dropped {
+		p = appendVarintField(p, fPreviousDropped, 1)
 	}
-	if len(interned) > 0 {
-		flags |= seqNeedsIncrementalState
+	p = appendBytesField(p, fClockSnapshot, cs)
+	p = appendBytesField(p, fPacketDefaults, def)
+	w.clr = [4][]byte{clk, cs, def, p}
+	w.write(p)
+}
+
+// emit frames and writes one TracePacket on seq at time ts and returns its
+// size. It starts the sequence (clear) if this is its first packet. Every
+// packet after that start sets SEQ_NEEDS_INCREMENTAL_STATE, as the
+// sequence's defaults require: its timestamp is a delta on the sequence's
+// incremental clock (ts less the time of the sequence's previous packet),
+// and a track event on the sequence's own track omits its track_uuid.
+// interned is the packet's InternedData fields.
+func (w *writer) emit(seq *sequence, ts int64, te, td, interned []byte) int {
+	if !seq.started {
+		w.clear(seq, ts, false)
 	}
 	p := w.pkt[:0]
-	p = appendVarintField(p, fTimestamp, uint64(ts))
+	if ts >= seq.last {
+		p = appendVarintField(p, fTimestamp, uint64(ts-seq.last))
+		seq.last = ts
+	} else {
+		// Earlier than the sequence's previous packet (Walk emits in time
+		// order, so only a snapshot with times out of order gets here): an
+		// absolute BOOTTIME timestamp, as the Perfetto SDK writes one. It
+		// leaves the incremental clock where it was.
+		p = appendVarintField(p, fTimestamp, uint64(ts))
+		p = appendVarintField(p, fTimestampClockID, clockBoottime)
+	}
 	p = appendVarintField(p, fSequenceID, uint64(seq.id))
 	if te != nil {
 		p = appendBytesField(p, fTrackEvent, te)
@@ -464,16 +520,16 @@ func (w *writer) emit(seq *sequence, ts int64, flags uint32, te, td, interned []
 	if len(interned) > 0 {
 		p = appendBytesField(p, fInternedData, interned)
 	}
-	if flags != 0 {
-		p = appendVarintField(p, fSequenceFlags, uint64(flags))
-	}
-	if dropped {
-		p = appendVarintField(p, fPreviousDropped, 1)
-	}
+	p = appendVarintField(p, fSequenceFlags, seqNeedsIncrementalState)
 	if td != nil {
 		p = appendBytesField(p, fTrackDescriptor, td)
 	}
 	w.pkt = p
+	return w.write(p)
+}
+
+// write frames packet p as a Trace.packet record and returns its size.
+func (w *writer) write(p []byte) int {
 	fr := protowire.AppendTag(w.frame[:0], fTracePacket, protowire.BytesType)
 	fr = protowire.AppendVarint(fr, uint64(len(p)))
 	w.frame = fr

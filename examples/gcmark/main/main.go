@@ -3,7 +3,7 @@
 // and prints each stage's makespan beside its lower bound.
 //
 //	go run ./examples/gcmark/main -scale 1 -workers 2
-//	go run ./examples/gcmark/main -wake all -steal one -trace gcmark.pftrace
+//	go run ./examples/gcmark/main -wake wake-all -steal steal-one -trace gcmark.pftrace
 //
 // Open a trace file in https://ui.perfetto.dev.
 package main
@@ -26,27 +26,22 @@ func main() {
 	scale := flag.Float64("scale", 1, "heap size: 1 is 2 Mi objects")
 	seed := flag.Uint64("seed", 1, "heap seed")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "workers")
-	wake := flag.String("wake", "default", "wake policy: one, all, n, searcher, default")
-	steal := flag.String("steal", "default", "steal policy: one, half, batch:N, default")
+	var cfg scheduler.Config
+	flag.TextVar(&cfg.Wake, "wake", scheduler.Policy(0), "wake policy: wake-one, wake-all, wake-n, wake-searcher, default")
+	flag.TextVar(&cfg.Steal, "steal", scheduler.Policy(0), "steal policy: steal-one, steal-half, default")
+	flag.IntVar(&cfg.StealLimit, "steal-limit", 0, "most packets a steal-half steal takes, 1…128 (0: the default, 128)")
 	cycles := flag.Int("cycles", 3, "GC cycles to run")
 	traceFile := flag.String("trace", "", "write a Perfetto trace of the last cycle to this file")
 	flag.Parse()
-	if err := run(*scale, *seed, *workers, *wake, *steal, *cycles, *traceFile); err != nil {
+	if err := run(*scale, *seed, *workers, cfg, *cycles, *traceFile); err != nil {
 		fmt.Fprintln(os.Stderr, "gcmark:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scale float64, seed uint64, workers int, wake, steal string, cycles int, traceFile string) error {
-	wp, err := scheduler.ParseWakePolicy(wake)
-	if err != nil {
-		return err
-	}
-	sp, err := scheduler.ParseStealPolicy(steal)
-	if err != nil {
-		return err
-	}
-
+// run marks the heap cycles times on a scheduler configured by cfg's
+// policies.
+func run(scale float64, seed uint64, workers int, cfg scheduler.Config, cycles int, traceFile string) error {
 	// 1. The heap, and the answer a sequential mark gives.
 	t0 := time.Now()
 	h := gcmark.NewHeap(gcmark.DefaultHeapConfig(scale, seed))
@@ -61,9 +56,8 @@ func run(scale float64, seed uint64, workers int, wake, steal string, cycles int
 	if traceFile != "" {
 		rec = trace.NewRecorder(workers, trace.Options{Overwrite: true})
 	}
-	m, err := gcmark.NewMarker(h, gcmark.Options{Scheduler: scheduler.Config{
-		Workers: workers, Wake: wp, Steal: sp, Tracer: rec,
-	}})
+	cfg.Workers, cfg.Tracer = workers, rec
+	m, err := gcmark.NewMarker(h, gcmark.Options{Scheduler: cfg})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package synth
 
-import "github.com/wsched/wsched/trace"
+import (
+	"github.com/wsched/wsched/internal/tracebuf"
+	"github.com/wsched/wsched/trace"
+)
 
 // Small records, by hand and with a fake clock, a two-worker, one-cycle run
 // that uses every hook and every counter kind once or more: parks and wakes
@@ -10,7 +13,7 @@ import "github.com/wsched/wsched/trace"
 // events are listed below in recording order.
 func Small() *trace.Snapshot {
 	var now int64
-	r := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
+	r := tracebuf.NewRecorder(2, tracebuf.Options{MaxBytes: 1 << 16, Clock: func() int64 { return now }})
 	scan, mark, fin := r.Intern("ScanStack"), r.Intern("MarkObjects"), r.Intern("Finalize")
 	prep, clos := r.Intern("Prepare"), r.Intern("Closure")
 	c, w0, w1 := r.Control(), r.Worker(0), r.Worker(1)

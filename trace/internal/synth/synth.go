@@ -3,6 +3,7 @@ package synth
 import (
 	"math/rand/v2"
 
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -27,7 +28,7 @@ type Config struct {
 
 // Result is a generated trace and facts the simulation knows.
 type Result struct {
-	Recorder *trace.Recorder
+	Recorder *tracebuf.Recorder
 	Snapshot *trace.Snapshot
 	Packets  int // packets executed
 	Steals   int
@@ -73,7 +74,7 @@ func Generate(cfg Config) *Result {
 		cfg.SpawnProb = 0.3
 	}
 	var now int64
-	rec := trace.NewRecorder(cfg.Workers, trace.Options{MaxBytes: cfg.MaxBytes, Overwrite: cfg.Overwrite, Clock: func() int64 { return now }})
+	rec := tracebuf.NewRecorder(cfg.Workers, tracebuf.Options{MaxBytes: cfg.MaxBytes, Overwrite: cfg.Overwrite, Clock: func() int64 { return now }})
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	res := &Result{Recorder: rec, Busy: make([]int64, cfg.Workers)}
 
@@ -98,7 +99,7 @@ func Generate(cfg Config) *Result {
 	}
 	var flow uint64
 	parkedCount := cfg.Workers
-	counter := func(w *trace.WorkerBuf, k trace.CounterKind, idx int, v int64) {
+	counter := func(w *tracebuf.Buf, k trace.CounterKind, idx int, v int64) {
 		if !cfg.NoCounters {
 			w.Counter(k, idx, v)
 		}

@@ -152,7 +152,7 @@ func (x *CounterDescriptor_Unit) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CounterDescriptor_Unit.Descriptor instead.
 func (CounterDescriptor_Unit) EnumDescriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{6, 0}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{8, 0}
 }
 
 type TrackEvent_Type int32
@@ -217,7 +217,7 @@ func (x *TrackEvent_Type) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TrackEvent_Type.Descriptor instead.
 func (TrackEvent_Type) EnumDescriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{7, 0}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{9, 0}
 }
 
 // A trace file is a Trace message: a run of `0x0A <varint length> <packet>`.
@@ -275,7 +275,10 @@ type TracePacket struct {
 	TrackEvent              *TrackEvent      `protobuf:"bytes,11,opt,name=track_event,json=trackEvent" json:"track_event,omitempty"`
 	TrackDescriptor         *TrackDescriptor `protobuf:"bytes,60,opt,name=track_descriptor,json=trackDescriptor" json:"track_descriptor,omitempty"`
 	InternedData            *InternedData    `protobuf:"bytes,12,opt,name=interned_data,json=internedData" json:"interned_data,omitempty"`
-	SequenceFlags           *uint32          `protobuf:"varint,13,opt,name=sequence_flags,json=sequenceFlags" json:"sequence_flags,omitempty"`
+	// Defaults for the later packets of this sequence (its clock, its events'
+	// track); cleared with the sequence's incremental state.
+	TracePacketDefaults *TracePacketDefaults `protobuf:"bytes,59,opt,name=trace_packet_defaults,json=tracePacketDefaults" json:"trace_packet_defaults,omitempty"`
+	SequenceFlags       *uint32              `protobuf:"varint,13,opt,name=sequence_flags,json=sequenceFlags" json:"sequence_flags,omitempty"`
 	// Packets were lost on this sequence before this one.
 	PreviousPacketDropped *bool `protobuf:"varint,42,opt,name=previous_packet_dropped,json=previousPacketDropped" json:"previous_packet_dropped,omitempty"`
 	unknownFields         protoimpl.UnknownFields
@@ -361,6 +364,13 @@ func (x *TracePacket) GetInternedData() *InternedData {
 	return nil
 }
 
+func (x *TracePacket) GetTracePacketDefaults() *TracePacketDefaults {
+	if x != nil {
+		return x.TracePacketDefaults
+	}
+	return nil
+}
+
 func (x *TracePacket) GetSequenceFlags() uint32 {
 	if x != nil && x.SequenceFlags != nil {
 		return *x.SequenceFlags
@@ -375,6 +385,9 @@ func (x *TracePacket) GetPreviousPacketDropped() bool {
 	return false
 }
 
+// Readings of several clocks taken at the same instant. Clock ids 1-63 are
+// Perfetto's builtin clocks (6 = BOOTTIME); 64-127 are clocks of the packet
+// sequence that carries the snapshot.
 type ClockSnapshot struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Clocks        []*ClockSnapshot_Clock `protobuf:"bytes,1,rep,name=clocks" json:"clocks,omitempty"`
@@ -419,6 +432,105 @@ func (x *ClockSnapshot) GetClocks() []*ClockSnapshot_Clock {
 	return nil
 }
 
+// Defaults for the later packets of one sequence.
+type TracePacketDefaults struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	TimestampClockId   *uint32                `protobuf:"varint,58,opt,name=timestamp_clock_id,json=timestampClockId" json:"timestamp_clock_id,omitempty"`
+	TrackEventDefaults *TrackEventDefaults    `protobuf:"bytes,11,opt,name=track_event_defaults,json=trackEventDefaults" json:"track_event_defaults,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *TracePacketDefaults) Reset() {
+	*x = TracePacketDefaults{}
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TracePacketDefaults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TracePacketDefaults) ProtoMessage() {}
+
+func (x *TracePacketDefaults) ProtoReflect() protoreflect.Message {
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TracePacketDefaults.ProtoReflect.Descriptor instead.
+func (*TracePacketDefaults) Descriptor() ([]byte, []int) {
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TracePacketDefaults) GetTimestampClockId() uint32 {
+	if x != nil && x.TimestampClockId != nil {
+		return *x.TimestampClockId
+	}
+	return 0
+}
+
+func (x *TracePacketDefaults) GetTrackEventDefaults() *TrackEventDefaults {
+	if x != nil {
+		return x.TrackEventDefaults
+	}
+	return nil
+}
+
+// Defaults for the TrackEvents of one sequence: an event without a
+// track_uuid is on this track.
+type TrackEventDefaults struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TrackUuid     *uint64                `protobuf:"varint,11,opt,name=track_uuid,json=trackUuid" json:"track_uuid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrackEventDefaults) Reset() {
+	*x = TrackEventDefaults{}
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrackEventDefaults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrackEventDefaults) ProtoMessage() {}
+
+func (x *TrackEventDefaults) ProtoReflect() protoreflect.Message {
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrackEventDefaults.ProtoReflect.Descriptor instead.
+func (*TrackEventDefaults) Descriptor() ([]byte, []int) {
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TrackEventDefaults) GetTrackUuid() uint64 {
+	if x != nil && x.TrackUuid != nil {
+		return *x.TrackUuid
+	}
+	return 0
+}
+
 type TrackDescriptor struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Uuid       *uint64                `protobuf:"varint,1,opt,name=uuid" json:"uuid,omitempty"`
@@ -435,7 +547,7 @@ type TrackDescriptor struct {
 
 func (x *TrackDescriptor) Reset() {
 	*x = TrackDescriptor{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[3]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +559,7 @@ func (x *TrackDescriptor) String() string {
 func (*TrackDescriptor) ProtoMessage() {}
 
 func (x *TrackDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[3]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +572,7 @@ func (x *TrackDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackDescriptor.ProtoReflect.Descriptor instead.
 func (*TrackDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{3}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TrackDescriptor) GetUuid() uint64 {
@@ -522,7 +634,7 @@ type ProcessDescriptor struct {
 
 func (x *ProcessDescriptor) Reset() {
 	*x = ProcessDescriptor{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[4]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +646,7 @@ func (x *ProcessDescriptor) String() string {
 func (*ProcessDescriptor) ProtoMessage() {}
 
 func (x *ProcessDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[4]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +659,7 @@ func (x *ProcessDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessDescriptor.ProtoReflect.Descriptor instead.
 func (*ProcessDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{4}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ProcessDescriptor) GetPid() int32 {
@@ -575,7 +687,7 @@ type ThreadDescriptor struct {
 
 func (x *ThreadDescriptor) Reset() {
 	*x = ThreadDescriptor{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[5]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -587,7 +699,7 @@ func (x *ThreadDescriptor) String() string {
 func (*ThreadDescriptor) ProtoMessage() {}
 
 func (x *ThreadDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[5]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -600,7 +712,7 @@ func (x *ThreadDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDescriptor.ProtoReflect.Descriptor instead.
 func (*ThreadDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{5}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ThreadDescriptor) GetPid() int32 {
@@ -634,7 +746,7 @@ type CounterDescriptor struct {
 
 func (x *CounterDescriptor) Reset() {
 	*x = CounterDescriptor{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[6]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +758,7 @@ func (x *CounterDescriptor) String() string {
 func (*CounterDescriptor) ProtoMessage() {}
 
 func (x *CounterDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[6]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +771,7 @@ func (x *CounterDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CounterDescriptor.ProtoReflect.Descriptor instead.
 func (*CounterDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{6}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CounterDescriptor) GetUnit() CounterDescriptor_Unit {
@@ -696,7 +808,7 @@ type TrackEvent struct {
 
 func (x *TrackEvent) Reset() {
 	*x = TrackEvent{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[7]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +820,7 @@ func (x *TrackEvent) String() string {
 func (*TrackEvent) ProtoMessage() {}
 
 func (x *TrackEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[7]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +833,7 @@ func (x *TrackEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackEvent.ProtoReflect.Descriptor instead.
 func (*TrackEvent) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{7}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TrackEvent) GetCategoryIids() []uint64 {
@@ -816,7 +928,7 @@ type DebugAnnotation struct {
 
 func (x *DebugAnnotation) Reset() {
 	*x = DebugAnnotation{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[8]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +940,7 @@ func (x *DebugAnnotation) String() string {
 func (*DebugAnnotation) ProtoMessage() {}
 
 func (x *DebugAnnotation) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[8]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +953,7 @@ func (x *DebugAnnotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugAnnotation.ProtoReflect.Descriptor instead.
 func (*DebugAnnotation) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{8}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DebugAnnotation) GetNameIid() uint64 {
@@ -904,7 +1016,7 @@ type InternedData struct {
 
 func (x *InternedData) Reset() {
 	*x = InternedData{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[9]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1028,7 @@ func (x *InternedData) String() string {
 func (*InternedData) ProtoMessage() {}
 
 func (x *InternedData) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[9]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1041,7 @@ func (x *InternedData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InternedData.ProtoReflect.Descriptor instead.
 func (*InternedData) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{9}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InternedData) GetEventCategories() []*EventCategory {
@@ -963,7 +1075,7 @@ type EventCategory struct {
 
 func (x *EventCategory) Reset() {
 	*x = EventCategory{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[10]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -975,7 +1087,7 @@ func (x *EventCategory) String() string {
 func (*EventCategory) ProtoMessage() {}
 
 func (x *EventCategory) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[10]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -988,7 +1100,7 @@ func (x *EventCategory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventCategory.ProtoReflect.Descriptor instead.
 func (*EventCategory) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{10}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EventCategory) GetIid() uint64 {
@@ -1015,7 +1127,7 @@ type EventName struct {
 
 func (x *EventName) Reset() {
 	*x = EventName{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[11]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1139,7 @@ func (x *EventName) String() string {
 func (*EventName) ProtoMessage() {}
 
 func (x *EventName) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[11]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1152,7 @@ func (x *EventName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventName.ProtoReflect.Descriptor instead.
 func (*EventName) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{11}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EventName) GetIid() uint64 {
@@ -1067,7 +1179,7 @@ type DebugAnnotationName struct {
 
 func (x *DebugAnnotationName) Reset() {
 	*x = DebugAnnotationName{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[12]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1191,7 @@ func (x *DebugAnnotationName) String() string {
 func (*DebugAnnotationName) ProtoMessage() {}
 
 func (x *DebugAnnotationName) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[12]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1204,7 @@ func (x *DebugAnnotationName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugAnnotationName.ProtoReflect.Descriptor instead.
 func (*DebugAnnotationName) Descriptor() ([]byte, []int) {
-	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{12}
+	return file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DebugAnnotationName) GetIid() uint64 {
@@ -1110,17 +1222,21 @@ func (x *DebugAnnotationName) GetName() string {
 }
 
 type ClockSnapshot_Clock struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClockId       *uint32                `protobuf:"varint,1,opt,name=clock_id,json=clockId" json:"clock_id,omitempty"`
-	Timestamp     *uint64                `protobuf:"varint,2,opt,name=timestamp" json:"timestamp,omitempty"`
-	IsIncremental *bool                  `protobuf:"varint,3,opt,name=is_incremental,json=isIncremental" json:"is_incremental,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	ClockId *uint32                `protobuf:"varint,1,opt,name=clock_id,json=clockId" json:"clock_id,omitempty"`
+	// In units of unit_multiplier_ns (default 1 ns).
+	Timestamp *uint64 `protobuf:"varint,2,opt,name=timestamp" json:"timestamp,omitempty"`
+	// Each later timestamp on this clock, on this sequence, is a delta from
+	// the previous one (the first from this snapshot's timestamp).
+	IsIncremental    *bool   `protobuf:"varint,3,opt,name=is_incremental,json=isIncremental" json:"is_incremental,omitempty"`
+	UnitMultiplierNs *uint64 `protobuf:"varint,4,opt,name=unit_multiplier_ns,json=unitMultiplierNs" json:"unit_multiplier_ns,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ClockSnapshot_Clock) Reset() {
 	*x = ClockSnapshot_Clock{}
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[13]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1248,7 @@ func (x *ClockSnapshot_Clock) String() string {
 func (*ClockSnapshot_Clock) ProtoMessage() {}
 
 func (x *ClockSnapshot_Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[13]
+	mi := &file_trace_perfetto_perfettopb_perfetto_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1169,13 +1285,20 @@ func (x *ClockSnapshot_Clock) GetIsIncremental() bool {
 	return false
 }
 
+func (x *ClockSnapshot_Clock) GetUnitMultiplierNs() uint64 {
+	if x != nil && x.UnitMultiplierNs != nil {
+		return *x.UnitMultiplierNs
+	}
+	return 0
+}
+
 var File_trace_perfetto_perfettopb_perfetto_proto protoreflect.FileDescriptor
 
 const file_trace_perfetto_perfettopb_perfetto_proto_rawDesc = "" +
 	"\n" +
 	"(trace/perfetto/perfettopb/perfetto.proto\x12\x0fperfetto.protos\"=\n" +
 	"\x05Trace\x124\n" +
-	"\x06packet\x18\x01 \x03(\v2\x1c.perfetto.protos.TracePacketR\x06packet\"\xf5\x04\n" +
+	"\x06packet\x18\x01 \x03(\v2\x1c.perfetto.protos.TracePacketR\x06packet\"\xcf\x05\n" +
 	"\vTracePacket\x12\x1c\n" +
 	"\ttimestamp\x18\b \x01(\x04R\ttimestamp\x12,\n" +
 	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12;\n" +
@@ -1185,19 +1308,27 @@ const file_trace_perfetto_perfettopb_perfetto_proto_rawDesc = "" +
 	"\vtrack_event\x18\v \x01(\v2\x1b.perfetto.protos.TrackEventR\n" +
 	"trackEvent\x12K\n" +
 	"\x10track_descriptor\x18< \x01(\v2 .perfetto.protos.TrackDescriptorR\x0ftrackDescriptor\x12B\n" +
-	"\rinterned_data\x18\f \x01(\v2\x1d.perfetto.protos.InternedDataR\finternedData\x12%\n" +
+	"\rinterned_data\x18\f \x01(\v2\x1d.perfetto.protos.InternedDataR\finternedData\x12X\n" +
+	"\x15trace_packet_defaults\x18; \x01(\v2$.perfetto.protos.TracePacketDefaultsR\x13tracePacketDefaults\x12%\n" +
 	"\x0esequence_flags\x18\r \x01(\rR\rsequenceFlags\x126\n" +
 	"\x17previous_packet_dropped\x18* \x01(\bR\x15previousPacketDropped\"h\n" +
 	"\rSequenceFlags\x12\x13\n" +
 	"\x0fSEQ_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dSEQ_INCREMENTAL_STATE_CLEARED\x10\x01\x12\x1f\n" +
-	"\x1bSEQ_NEEDS_INCREMENTAL_STATE\x10\x02\"\xb6\x01\n" +
+	"\x1bSEQ_NEEDS_INCREMENTAL_STATE\x10\x02\"\xe5\x01\n" +
 	"\rClockSnapshot\x12<\n" +
-	"\x06clocks\x18\x01 \x03(\v2$.perfetto.protos.ClockSnapshot.ClockR\x06clocks\x1ag\n" +
+	"\x06clocks\x18\x01 \x03(\v2$.perfetto.protos.ClockSnapshot.ClockR\x06clocks\x1a\x95\x01\n" +
 	"\x05Clock\x12\x19\n" +
 	"\bclock_id\x18\x01 \x01(\rR\aclockId\x12\x1c\n" +
 	"\ttimestamp\x18\x02 \x01(\x04R\ttimestamp\x12%\n" +
-	"\x0eis_incremental\x18\x03 \x01(\bR\risIncremental\"\xb3\x02\n" +
+	"\x0eis_incremental\x18\x03 \x01(\bR\risIncremental\x12,\n" +
+	"\x12unit_multiplier_ns\x18\x04 \x01(\x04R\x10unitMultiplierNs\"\x9a\x01\n" +
+	"\x13TracePacketDefaults\x12,\n" +
+	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12U\n" +
+	"\x14track_event_defaults\x18\v \x01(\v2#.perfetto.protos.TrackEventDefaultsR\x12trackEventDefaults\"3\n" +
+	"\x12TrackEventDefaults\x12\x1d\n" +
+	"\n" +
+	"track_uuid\x18\v \x01(\x04R\ttrackUuid\"\xb3\x02\n" +
 	"\x0fTrackDescriptor\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\x04R\x04uuid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12<\n" +
@@ -1286,7 +1417,7 @@ func file_trace_perfetto_perfettopb_perfetto_proto_rawDescGZIP() []byte {
 }
 
 var file_trace_perfetto_perfettopb_perfetto_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_trace_perfetto_perfettopb_perfetto_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_trace_perfetto_perfettopb_perfetto_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_trace_perfetto_perfettopb_perfetto_proto_goTypes = []any{
 	(TracePacket_SequenceFlags)(0), // 0: perfetto.protos.TracePacket.SequenceFlags
 	(CounterDescriptor_Unit)(0),    // 1: perfetto.protos.CounterDescriptor.Unit
@@ -1294,39 +1425,43 @@ var file_trace_perfetto_perfettopb_perfetto_proto_goTypes = []any{
 	(*Trace)(nil),                  // 3: perfetto.protos.Trace
 	(*TracePacket)(nil),            // 4: perfetto.protos.TracePacket
 	(*ClockSnapshot)(nil),          // 5: perfetto.protos.ClockSnapshot
-	(*TrackDescriptor)(nil),        // 6: perfetto.protos.TrackDescriptor
-	(*ProcessDescriptor)(nil),      // 7: perfetto.protos.ProcessDescriptor
-	(*ThreadDescriptor)(nil),       // 8: perfetto.protos.ThreadDescriptor
-	(*CounterDescriptor)(nil),      // 9: perfetto.protos.CounterDescriptor
-	(*TrackEvent)(nil),             // 10: perfetto.protos.TrackEvent
-	(*DebugAnnotation)(nil),        // 11: perfetto.protos.DebugAnnotation
-	(*InternedData)(nil),           // 12: perfetto.protos.InternedData
-	(*EventCategory)(nil),          // 13: perfetto.protos.EventCategory
-	(*EventName)(nil),              // 14: perfetto.protos.EventName
-	(*DebugAnnotationName)(nil),    // 15: perfetto.protos.DebugAnnotationName
-	(*ClockSnapshot_Clock)(nil),    // 16: perfetto.protos.ClockSnapshot.Clock
+	(*TracePacketDefaults)(nil),    // 6: perfetto.protos.TracePacketDefaults
+	(*TrackEventDefaults)(nil),     // 7: perfetto.protos.TrackEventDefaults
+	(*TrackDescriptor)(nil),        // 8: perfetto.protos.TrackDescriptor
+	(*ProcessDescriptor)(nil),      // 9: perfetto.protos.ProcessDescriptor
+	(*ThreadDescriptor)(nil),       // 10: perfetto.protos.ThreadDescriptor
+	(*CounterDescriptor)(nil),      // 11: perfetto.protos.CounterDescriptor
+	(*TrackEvent)(nil),             // 12: perfetto.protos.TrackEvent
+	(*DebugAnnotation)(nil),        // 13: perfetto.protos.DebugAnnotation
+	(*InternedData)(nil),           // 14: perfetto.protos.InternedData
+	(*EventCategory)(nil),          // 15: perfetto.protos.EventCategory
+	(*EventName)(nil),              // 16: perfetto.protos.EventName
+	(*DebugAnnotationName)(nil),    // 17: perfetto.protos.DebugAnnotationName
+	(*ClockSnapshot_Clock)(nil),    // 18: perfetto.protos.ClockSnapshot.Clock
 }
 var file_trace_perfetto_perfettopb_perfetto_proto_depIdxs = []int32{
 	4,  // 0: perfetto.protos.Trace.packet:type_name -> perfetto.protos.TracePacket
 	5,  // 1: perfetto.protos.TracePacket.clock_snapshot:type_name -> perfetto.protos.ClockSnapshot
-	10, // 2: perfetto.protos.TracePacket.track_event:type_name -> perfetto.protos.TrackEvent
-	6,  // 3: perfetto.protos.TracePacket.track_descriptor:type_name -> perfetto.protos.TrackDescriptor
-	12, // 4: perfetto.protos.TracePacket.interned_data:type_name -> perfetto.protos.InternedData
-	16, // 5: perfetto.protos.ClockSnapshot.clocks:type_name -> perfetto.protos.ClockSnapshot.Clock
-	7,  // 6: perfetto.protos.TrackDescriptor.process:type_name -> perfetto.protos.ProcessDescriptor
-	8,  // 7: perfetto.protos.TrackDescriptor.thread:type_name -> perfetto.protos.ThreadDescriptor
-	9,  // 8: perfetto.protos.TrackDescriptor.counter:type_name -> perfetto.protos.CounterDescriptor
-	1,  // 9: perfetto.protos.CounterDescriptor.unit:type_name -> perfetto.protos.CounterDescriptor.Unit
-	2,  // 10: perfetto.protos.TrackEvent.type:type_name -> perfetto.protos.TrackEvent.Type
-	11, // 11: perfetto.protos.TrackEvent.debug_annotations:type_name -> perfetto.protos.DebugAnnotation
-	13, // 12: perfetto.protos.InternedData.event_categories:type_name -> perfetto.protos.EventCategory
-	14, // 13: perfetto.protos.InternedData.event_names:type_name -> perfetto.protos.EventName
-	15, // 14: perfetto.protos.InternedData.debug_annotation_names:type_name -> perfetto.protos.DebugAnnotationName
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	12, // 2: perfetto.protos.TracePacket.track_event:type_name -> perfetto.protos.TrackEvent
+	8,  // 3: perfetto.protos.TracePacket.track_descriptor:type_name -> perfetto.protos.TrackDescriptor
+	14, // 4: perfetto.protos.TracePacket.interned_data:type_name -> perfetto.protos.InternedData
+	6,  // 5: perfetto.protos.TracePacket.trace_packet_defaults:type_name -> perfetto.protos.TracePacketDefaults
+	18, // 6: perfetto.protos.ClockSnapshot.clocks:type_name -> perfetto.protos.ClockSnapshot.Clock
+	7,  // 7: perfetto.protos.TracePacketDefaults.track_event_defaults:type_name -> perfetto.protos.TrackEventDefaults
+	9,  // 8: perfetto.protos.TrackDescriptor.process:type_name -> perfetto.protos.ProcessDescriptor
+	10, // 9: perfetto.protos.TrackDescriptor.thread:type_name -> perfetto.protos.ThreadDescriptor
+	11, // 10: perfetto.protos.TrackDescriptor.counter:type_name -> perfetto.protos.CounterDescriptor
+	1,  // 11: perfetto.protos.CounterDescriptor.unit:type_name -> perfetto.protos.CounterDescriptor.Unit
+	2,  // 12: perfetto.protos.TrackEvent.type:type_name -> perfetto.protos.TrackEvent.Type
+	13, // 13: perfetto.protos.TrackEvent.debug_annotations:type_name -> perfetto.protos.DebugAnnotation
+	15, // 14: perfetto.protos.InternedData.event_categories:type_name -> perfetto.protos.EventCategory
+	16, // 15: perfetto.protos.InternedData.event_names:type_name -> perfetto.protos.EventName
+	17, // 16: perfetto.protos.InternedData.debug_annotation_names:type_name -> perfetto.protos.DebugAnnotationName
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_trace_perfetto_perfettopb_perfetto_proto_init() }
@@ -1340,7 +1475,7 @@ func file_trace_perfetto_perfettopb_perfetto_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trace_perfetto_perfettopb_perfetto_proto_rawDesc), len(file_trace_perfetto_perfettopb_perfetto_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

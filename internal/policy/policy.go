@@ -1,0 +1,255 @@
+// Package policy holds the scheduler's policy decisions as pure functions
+// of counts: how many packets a bucket take moves, how many parked workers
+// an add or a stage opening wakes, how many packets a steal takes, whether
+// a take is held privately. The scheduler (package scheduler) calls them on
+// its hot paths and `wsched simulate` (package trace/simulate) calls them
+// in its replay, so that a simulated run makes exactly the decisions a real
+// one makes: there is one decision code, not two that can drift.
+//
+// Every function here is small enough to inline and allocates nothing.
+package policy
+
+import "strconv"
+
+// Kind is one policy of one of four families: wake (whom an add or a stage
+// opening wakes), steal (how many packets a steal takes), take (how many a
+// bucket take moves) and local (the order of a worker's own queue). The
+// zero Kind, Default, stands for the family's default.
+type Kind uint8
+
+const (
+	Default Kind = iota
+	WakeOne
+	WakeAll
+	WakeN
+	WakeSearcher
+	StealOne
+	StealHalf
+	TakeFair
+	TakeFixed
+	TakeGuided
+	LocalPrivate
+	LocalLIFO
+	LocalFIFO
+	end
+)
+
+// Family is a Kind's family.
+type Family uint8
+
+const (
+	FamilyNone Family = iota
+	FamilyWake
+	FamilySteal
+	FamilyTake
+	FamilyLocal
+)
+
+var names = [...]string{
+	Default:      "default",
+	WakeOne:      "wake-one",
+	WakeAll:      "wake-all",
+	WakeN:        "wake-n",
+	WakeSearcher: "wake-searcher",
+	StealOne:     "steal-one",
+	StealHalf:    "steal-half",
+	TakeFair:     "take-fair",
+	TakeFixed:    "take-fixed",
+	TakeGuided:   "take-guided",
+	LocalPrivate: "local-private",
+	LocalLIFO:    "local-lifo",
+	LocalFIFO:    "local-fifo",
+}
+
+var families = [...]Family{
+	WakeOne: FamilyWake, WakeAll: FamilyWake, WakeN: FamilyWake, WakeSearcher: FamilyWake,
+	StealOne: FamilySteal, StealHalf: FamilySteal,
+	TakeFair: FamilyTake, TakeFixed: FamilyTake, TakeGuided: FamilyTake,
+	LocalPrivate: FamilyLocal, LocalLIFO: FamilyLocal, LocalFIFO: FamilyLocal,
+	end: FamilyNone,
+}
+
+// Valid reports whether k is Default or a known policy.
+func (k Kind) Valid() bool { return k < end }
+
+// Family returns k's family (FamilyNone for Default or an unknown Kind).
+func (k Kind) Family() Family {
+	if k >= end {
+		return FamilyNone
+	}
+	return families[k]
+}
+
+// String returns k's name ("wake-n", "take-guided", ...), or "policy(N)"
+// for an unknown Kind.
+func (k Kind) String() string {
+	if k < end {
+		return names[k]
+	}
+	return "policy(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Parse returns the Kind named s, and false if there is none.
+func Parse(s string) (Kind, bool) {
+	for i, n := range names {
+		if s == n {
+			return Kind(i), true
+		}
+	}
+	return 0, false
+}
+
+// Names returns the names of family f's policies, for messages.
+func Names(f Family) []string {
+	var out []string
+	for k := Kind(1); k < end; k++ {
+		if families[k] == f {
+			out = append(out, names[k])
+		}
+	}
+	return out
+}
+
+// Defaults, each justified where the scheduler documents its Config field
+// (scheduler/config.go) and chosen by the sweeps in
+// benchmarks/results/DEFAULTS.md.
+const (
+	DefaultWake  = WakeN
+	DefaultSteal = StealHalf
+	DefaultTake  = TakeGuided
+	DefaultLocal = LocalPrivate
+)
+
+// Resolve returns k, or def when k is Default.
+func Resolve(k, def Kind) Kind {
+	if k == Default {
+		return def
+	}
+	return k
+}
+
+// MaxTake is the most packets one bucket take or one steal moves: one
+// block of a bucket's queue, and the size of a worker's private array for
+// a taken or stolen batch. The Go runtime and Tokio steal at most as many
+// (half of a 256-slot run queue).
+const MaxTake = 128
+
+// GuidedFactor bounds a guided take at this many times the bucket batch
+// (and at MaxTake): with the default batch of 32, one bucket block of 128,
+// and a small batch keeps takes small.
+const GuidedFactor = 4
+
+// MinHeld is the fewest packets, beyond the one run at once, that a worker
+// keeps private from a full take or a steal; fewer go to its deque at once.
+// Near the end of a stage a packet held behind a long one keeps an idle
+// worker waiting for the whole long packet (examples/prepare's
+// configuration (d) on 2 workers: holding every take of 8 or more ran its
+// Prepare stage 1.09–1.14× its bound against 1.035–1.055).
+const MinHeld = 8
+
+// TakeLimit is how many packets a take from a bucket's normal lane may
+// move under take (TakeFair, TakeFixed or TakeGuided), for a bucket batch
+// of batch, a lane depth packets deep and workers workers; at least 1 and
+// at most min(MaxTake, GuidedFactor × batch).
+//
+//   - TakeFixed takes batch (MMTk's rule).
+//   - TakeFair takes min(batch, ⌈depth ÷ workers⌉): at most the worker's
+//     fair share, so that the first worker to reach a small stage does not
+//     hoard it while the others wake (mmtk-core #1507).
+//   - TakeGuided takes what TakeFair takes, or ⌈depth ÷ 2·workers⌉ when
+//     that is more, up to GuidedFactor × batch and MaxTake: guided
+//     self-scheduling with factoring's factor of two. While a bucket is
+//     deep a take moves up to four batches; as it drains, takes shrink
+//     back to the fair share, so the end of a stage is unchanged.
+func TakeLimit(take Kind, batch, depth, workers int) int {
+	batch = min(batch, MaxTake)
+	if take == TakeFixed {
+		return max(batch, 1)
+	}
+	limit := max(1, min(batch, (depth+workers-1)/workers)) // the fair share
+	if take == TakeGuided {
+		if g := (depth + 2*workers - 1) / (2 * workers); g > limit {
+			limit = min(g, GuidedFactor*batch, MaxTake)
+		}
+	}
+	return limit
+}
+
+// HoldTake reports whether a worker keeps a bucket take of got packets
+// (the one it runs included) private: only a full take, one that the
+// fair share did not cut (got ≥ min(batch, MaxTake)), with at least
+// MinHeld packets beyond the one it runs. Others go to its deque, where
+// idle workers can take them.
+func HoldTake(got, batch int) bool {
+	return got >= min(batch, MaxTake) && got-1 >= MinHeld
+}
+
+// HoldSteal reports whether a thief keeps a stolen batch of got packets
+// private: with at least MinHeld beyond the one it runs.
+func HoldSteal(got int) bool { return got-1 >= MinHeld }
+
+// StealLimit is the most packets one steal takes under steal (StealOne or
+// StealHalf) with a limit of limit (1..MaxTake) for StealHalf. A steal
+// under StealHalf takes ⌈n ÷ 2⌉ of a victim's n packets, at most that.
+func StealLimit(steal Kind, limit int) int {
+	if steal == StealOne {
+		return 1
+	}
+	return limit
+}
+
+// StealCount is how many of a victim's n packets a steal with limit
+// takes: ⌈n ÷ 2⌉, at most limit (so 1 under StealOne's limit of 1).
+func StealCount(n, limit int) int { return min((n+1)/2, limit) }
+
+// AddWakes is how many parked workers an add of k visible packets wakes
+// under wake, with parked workers parked and searching searching: WakeOne
+// one, WakeAll all, WakeN min(k, parked), WakeSearcher one if nobody
+// searches. A one-packet add uses SingleWake(wake).
+func AddWakes(wake Kind, k, parked, searching int) int {
+	switch wake {
+	case WakeAll:
+		return parked
+	case WakeN:
+		return min(k, parked)
+	case WakeSearcher:
+		if searching != 0 {
+			return 0
+		}
+	}
+	return min(1, parked)
+}
+
+// SingleWake is the policy of a one-packet add under the scheduler's wake
+// policy wake: one worker, throttled under WakeSearcher.
+func SingleWake(wake Kind) Kind {
+	if wake == WakeSearcher {
+		return WakeSearcher
+	}
+	return WakeOne
+}
+
+// OpenWakes is how many workers a stage opening with k visible packets
+// wakes under wake, on workers workers (the opener included when it
+// resumes itself): WakeAll every worker, WakeN k, WakeOne and WakeSearcher
+// one (the rest follow as work spreads).
+func OpenWakes(wake Kind, k, workers int) int {
+	switch wake {
+	case WakeAll:
+		return workers
+	case WakeN:
+		return k
+	}
+	return 1
+}
+
+// Surplus reports whether a worker whose deque gained packets (or a thief
+// that left packets behind) wakes one parked worker: when some worker is
+// parked and none searches.
+func Surplus(parked, searching int) bool { return parked != 0 && searching == 0 }
+
+// WantsWork reports whether a worker with local packets in its deque
+// should offer more, or hand a child off instead of running it inline:
+// some worker is idle (parked or searching) and the deque holds fewer
+// packets than there are idle workers.
+func WantsWork(idle, local int) bool { return idle != 0 && local < idle }

@@ -1,0 +1,349 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// v1Chain is a value packet that spawns its successor, by value, until
+// its chain is done.
+type v1Chain struct {
+	left int
+	done *atomic.Int64
+}
+
+func (c v1Chain) Run(w *Worker) error {
+	if c.left > 1 {
+		Spawn(w, v1Chain{c.left - 1, c.done})
+		return nil
+	}
+	c.done.Add(1)
+	return nil
+}
+
+// BenchmarkSpawnValue: b.N value packets in Workers() chains, each packet
+// spawning the next by value (BenchmarkSpawnTrivial's shape with value
+// structs instead of a reused pointer); ns/packet is the per-packet
+// overhead of a value spawn, and a spawn allocates nothing. The naive
+// baseline is BenchmarkSpawnValueWaitGroup.
+func BenchmarkSpawnValue(b *testing.B) {
+	s, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	chains := s.Workers()
+	var done atomic.Int64
+	ps := make([]Packet, chains)
+	for i := range ps {
+		ps[i] = v1Chain{max(b.N/chains, 1), &done}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if err := s.AddAll(ps); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if done.Load() != int64(chains) {
+		b.Fatalf("%d of %d chains done", done.Load(), chains)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+// BenchmarkSpawnValueWaitGroup is the naive baseline of
+// BenchmarkSpawnValue: go f() and a sync.WaitGroup per packet.
+func BenchmarkSpawnValueWaitGroup(b *testing.B) {
+	b.ReportAllocs()
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	wg.Add(b.N)
+	for range b.N {
+		go func() { n.Add(1); wg.Done() }()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
+}
+
+// v1JoinNode is a node of a binary fork-join tree: it opens a join and
+// spawns its two children by value; the continuation adds their results.
+type v1JoinNode struct {
+	depth int
+	out   *int64
+}
+
+type v1JoinSum struct {
+	a, b int64
+	out  *int64
+}
+
+func (s v1JoinSum) Run(*Worker) error { *s.out = s.a + s.b; return nil }
+
+func (n v1JoinNode) Run(w *Worker) error {
+	if n.depth == 0 {
+		*n.out = 1
+		return nil
+	}
+	s := Join(w, v1JoinSum{out: n.out})
+	Spawn(w, v1JoinNode{n.depth - 1, &s.a})
+	Spawn(w, v1JoinNode{n.depth - 1, &s.b})
+	return nil
+}
+
+// BenchmarkJoin: a binary fork-join tree of depth 20 per op, each inner
+// node opening a join and spawning two value children, its continuation
+// adding their results: 2^21-1 nodes and 2^20-1 continuations. ns/packet
+// counts both; ns/join is the time per inner node, its join and its
+// continuation, against two packets of BenchmarkSpawnValue.
+func BenchmarkJoin(b *testing.B) {
+	const depth = 20
+	s, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	tree := func() {
+		var out int64
+		if err := s.Add(v1JoinNode{depth, &out}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if out != 1<<depth {
+			b.Fatalf("tree sum %d, want %d", out, 1<<depth)
+		}
+	}
+	tree() // the workers' arenas reach their size
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tree()
+	}
+	b.StopTimer()
+	const joins = 1<<depth - 1
+	const packets = 1<<(depth+1) - 1 + joins
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(ns/packets, "ns/packet")
+	b.ReportMetric(ns/joins, "ns/join")
+}
+
+// v1TreeNode is v1JoinNode without the join: a node spawns its two
+// children and nothing combines their results.
+type v1TreeNode struct{ depth int }
+
+func (n v1TreeNode) Run(w *Worker) error {
+	if n.depth > 0 {
+		Spawn(w, v1TreeNode{n.depth - 1})
+		Spawn(w, v1TreeNode{n.depth - 1})
+	}
+	return nil
+}
+
+// BenchmarkJoinBaselineTree is BenchmarkJoin's tree without joins: 2^21-1
+// value packets per op. ns/node is the time per inner node, to set
+// against BenchmarkJoin's ns/join: the difference is what a join, its
+// continuation and the result passing cost in that shape.
+func BenchmarkJoinBaselineTree(b *testing.B) {
+	const depth = 20
+	s, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	tree := func() {
+		if err := s.Add(v1TreeNode{depth}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tree()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tree()
+	}
+	b.StopTimer()
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(ns/(1<<(depth+1)-1), "ns/packet")
+	b.ReportMetric(ns/(1<<depth-1), "ns/node")
+}
+
+// v1AbortRun is one cycle of BenchmarkAbortLatency: the packets spin
+// for d each; the first to start once trigger packets have started and
+// every worker has started one (so that packets run on every worker)
+// fires: it fails after its spin (fail), recording when, or closes gate
+// before it (a canceller waits on gate).
+type v1AbortRun struct {
+	d       time.Duration
+	trigger int64
+	all     int32 // a bit per worker
+	fail    bool
+
+	seen    atomic.Int32
+	started atomic.Int64
+	fired   atomic.Bool
+	failed  time.Time
+	gate    chan struct{}
+}
+
+// reset readies r for the next cycle. The workers are parked.
+func (r *v1AbortRun) reset() {
+	r.seen.Store(0)
+	r.started.Store(0)
+	r.fired.Store(false)
+	r.gate = make(chan struct{})
+}
+
+type v1Spinner struct{ r *v1AbortRun }
+
+var v1ErrBench = errors.New("v1 bench failure")
+
+func (p v1Spinner) Run(w *Worker) error {
+	r := p.r
+	r.seen.Or(1 << w.ID())
+	fire := r.started.Add(1) >= r.trigger && r.seen.Load() == r.all && r.fired.CompareAndSwap(false, true)
+	if fire && !r.fail {
+		close(r.gate)
+		// Every P runs a worker: without a yield the canceller would
+		// wait for the runtime to preempt one (10 ms).
+		runtime.Gosched()
+	}
+	for start := time.Now(); time.Since(start) < r.d; {
+	}
+	if fire && r.fail {
+		r.failed = time.Now()
+		return v1ErrBench
+	}
+	return nil
+}
+
+// BenchmarkAbortLatency: the time from a cycle's cause to Run's return,
+// one abort per op, while 20 us packets run on both workers (a stage of
+// 1,000 of them: 10 ms of work per worker, the runtime's preemption
+// period, so that a canceller descheduled meanwhile still cancels the
+// cycle before it ends). error: a packet returns an error once 20 have
+// started and both workers run packets (the time is taken just before
+// its return). cancel: another goroutine cancels Run's context once 10
+// packets have started on both workers (the time is taken just before
+// cancel). ns/abort is the mean over the timed ops, p50-ns/abort and
+// p90-ns/abort the quantiles; untimed/op counts the ops left out: the
+// cycle ended before its trigger (a worker did not start in time) or
+// before the cancel reached Run.
+func BenchmarkAbortLatency(b *testing.B) {
+	const spin = 20 * time.Microsecond
+	const n = 1000
+	const workers = 2
+	setup := func(b *testing.B, r *v1AbortRun) (*Scheduler, []Packet) {
+		s, err := New(Config{Workers: workers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		r.d, r.all = spin, 1<<workers-1
+		ps := make([]Packet, n)
+		for i := range ps {
+			ps[i] = v1Spinner{r}
+		}
+		return s, ps
+	}
+	report := func(b *testing.B, lat []time.Duration) {
+		if len(lat) == 0 {
+			b.Fatal("no op timed")
+		}
+		b.ReportMetric(float64(b.N-len(lat))/float64(b.N), "untimed/op")
+		var sum time.Duration
+		for _, d := range lat {
+			sum += d
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(sum.Nanoseconds())/float64(len(lat)), "ns/abort")
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns/abort")
+		b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds()), "p90-ns/abort")
+	}
+	b.Run("error", func(b *testing.B) {
+		r := &v1AbortRun{trigger: 20, fail: true}
+		s, ps := setup(b, r)
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			r.reset()
+			if err := s.AddAll(ps); err != nil {
+				b.Fatal(err)
+			}
+			err := s.Run(context.Background())
+			end := time.Now()
+			if !r.fired.Load() {
+				continue
+			}
+			if !errors.Is(err, v1ErrBench) {
+				b.Fatalf("Run = %v", err)
+			}
+			lat = append(lat, end.Sub(r.failed))
+		}
+		b.StopTimer()
+		report(b, lat)
+	})
+	b.Run("cancel", func(b *testing.B) {
+		r := &v1AbortRun{trigger: 10}
+		s, ps := setup(b, r)
+		// The canceller is one goroutine, blocked on the gate before each
+		// cycle starts (a goroutine started with the cycle could still be
+		// waiting in a run queue when the gate closes).
+		type request struct {
+			gate, stop, done chan struct{}
+			cancel           context.CancelFunc
+			at               *time.Time
+		}
+		requests, ready := make(chan request), make(chan struct{})
+		go func() {
+			for q := range requests {
+				ready <- struct{}{}
+				select {
+				case <-q.gate:
+					*q.at = time.Now()
+				case <-q.stop: // the cycle ended before its trigger
+				}
+				q.cancel()
+				close(q.done)
+			}
+		}()
+		defer close(requests)
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			r.reset()
+			ctx, cancel := context.WithCancel(context.Background())
+			var cancelled time.Time
+			q := request{r.gate, make(chan struct{}), make(chan struct{}), cancel, &cancelled}
+			requests <- q
+			<-ready
+			if err := s.AddAll(ps); err != nil {
+				b.Fatal(err)
+			}
+			err := s.Run(ctx)
+			end := time.Now()
+			close(q.stop)
+			<-q.done
+			if !r.fired.Load() || err == nil {
+				continue
+			}
+			if !errors.Is(err, context.Canceled) {
+				b.Fatalf("Run = %v", err)
+			}
+			lat = append(lat, end.Sub(cancelled))
+		}
+		b.StopTimer()
+		report(b, lat)
+	})
+}

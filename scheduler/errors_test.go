@@ -1,0 +1,302 @@
+package scheduler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+// v1CodeError is a custom error type: errors.Is compares it by value,
+// errors.As finds it.
+type v1CodeError struct{ code int }
+
+func (e v1CodeError) Error() string { return fmt.Sprintf("v1 code %d", e.code) }
+
+// TestPacketErrorEndsCycle: a packet's error ends the cycle at once. The
+// packet running on the other worker finishes (its context is cancelled)
+// and nothing queued starts: not the bucket's packets, not the later
+// stage's, not what the two packets spawned. Run returns a *CycleError
+// that wraps the error and names the packet, its stage and worker, with
+// every packet not run in Dropped.
+func TestPacketErrorEndsCycle(t *testing.T) {
+	s := v1Sched(t, Config{Workers: 2, Stages: []string{"mark", "sweep"}})
+	var started atomic.Int64 // packets that must never start
+	var holderDone atomic.Bool
+	fStarted, aSpawned := make(chan struct{}), make(chan struct{})
+	// Worker 0 runs its designated holder first; worker 1 takes the
+	// priority packet, the failer, before any normal one.
+	require.NoError(t, s.AddDesignated(0, Func("holder", func(w *Worker) error {
+		<-fStarted
+		for range 10 {
+			Spawn(w, v1Count{&started})
+		}
+		close(aSpawned)
+		<-w.Context().Done() // the failure cancels it
+		holderDone.Store(true)
+		return nil
+	})))
+	require.NoError(t, s.Add(Func("failer", func(w *Worker) error {
+		close(fStarted)
+		<-aSpawned
+		for range 5 {
+			Spawn(w, v1Count{&started})
+		}
+		return fmt.Errorf("marking: %w", v1CodeError{7})
+	}), Priority))
+	require.NoError(t, s.AddAll(v1Counts(1000, &started)))
+	require.NoError(t, s.AddAll(v1Counts(500, &started), StageID(2)))
+
+	err := v1Run(t, s)
+	require.Error(t, err)
+	assert.True(t, holderDone.Load(), "the holder finished its run")
+	assert.Zero(t, started.Load(), "queued packets started after the failure")
+
+	assert.ErrorIs(t, err, v1CodeError{7})
+	var code v1CodeError
+	require.ErrorAs(t, err, &code)
+	assert.Equal(t, 7, code.code)
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "failer", ce.Packet)
+	assert.Equal(t, StageID(1), ce.Stage)
+	assert.Equal(t, "mark", ce.StageName)
+	assert.Equal(t, 1, ce.Worker)
+	assert.False(t, ce.Panicked)
+	assert.EqualValues(t, 1, ce.Cycle)
+	assert.EqualValues(t, 1000+500+10+5, ce.Dropped)
+	assert.Contains(t, ce.Error(), "packet failer (stage mark) failed on worker 1: marking: v1 code 7 (cycle 1; 1515 queued packets dropped)")
+
+	st := s.Stats()
+	assert.EqualValues(t, 2, st.Ran, "the holder and the failer")
+	assert.EqualValues(t, 1, st.Aborted)
+	assert.EqualValues(t, 1515, st.Dropped)
+	assert.EqualValues(t, 1, st.Workers[1].Failed)
+	assert.Zero(t, st.Workers[0].Failed)
+
+	// The next cycle starts clean and runs exactly what it is given.
+	var ran atomic.Int64
+	require.NoError(t, s.AddAll(v1Counts(100, &ran), StageID(2)))
+	require.NoError(t, s.AddAll(v1Counts(100, &ran)))
+	require.NoError(t, v1Run(t, s))
+	assert.EqualValues(t, 200, ran.Load())
+	assert.Zero(t, started.Load())
+}
+
+// v1HoldUntilAbort waits until w's cycle is aborting. Run's context is
+// the cycle context's parent: its cancellation reaches a packet waiting
+// on w.Context() before Run has aborted the cycle, and until it has, the
+// workers go on (see TestContextDoneEndsWorkerRun).
+func v1HoldUntilAbort(w *Worker) {
+	for !w.s.abort.Load() {
+		runtime.Gosched()
+	}
+}
+
+type v1FailKid struct{}
+
+var v1ErrKid = errors.New("v1 kid failed")
+
+func (v1FailKid) Run(*Worker) error { return v1ErrKid }
+
+// TestSpawnOrRunInlineError: a child SpawnOrRun runs inline that fails
+// ends the cycle with a *CycleError naming the child; SpawnOrRun returns
+// and the parent goes on, its context cancelled, and what it spawned
+// before and after is dropped.
+func TestSpawnOrRunInlineError(t *testing.T) {
+	s := v1Sched(t, Config{Workers: 1, Stages: []string{"only"}})
+	var ran atomic.Int64
+	var returned bool
+	var ctxErr error
+	require.NoError(t, s.Add(Func("parent", func(w *Worker) error {
+		for range 3 {
+			Spawn(w, v1Count{&ran})
+		}
+		SpawnOrRun(w, v1FailKid{}) // one worker, busy: inline
+		returned = true
+		ctxErr = w.Context().Err()
+		for range 4 {
+			Spawn(w, v1Count{&ran})
+		}
+		return nil
+	})))
+	err := v1Run(t, s)
+	require.ErrorIs(t, err, v1ErrKid)
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "scheduler.v1FailKid", ce.Packet)
+	assert.Equal(t, "only", ce.StageName)
+	assert.Equal(t, 0, ce.Worker)
+	assert.EqualValues(t, 7, ce.Dropped)
+	assert.True(t, returned, "SpawnOrRun returned to the parent")
+	assert.ErrorIs(t, ctxErr, context.Canceled, "the parent's context is cancelled")
+	assert.Zero(t, ran.Load())
+	st := s.Stats()
+	assert.EqualValues(t, 2, st.Ran, "the parent and the inline child")
+	assert.EqualValues(t, 1, st.Workers[0].Failed)
+	assert.EqualValues(t, 1, v1StatCount(st, "scheduler.v1FailKid"))
+}
+
+// TestCancelKeepsCause: cancelling Run's context with a cause ends the
+// cycle with a *CycleError that wraps the cause and context.Canceled;
+// the running packet sees the same cause through its context; nothing
+// queued starts. A context cancelled before Run runs nothing.
+func TestCancelKeepsCause(t *testing.T) {
+	myErr := errors.New("v1 shutdown")
+	t.Run("during", func(t *testing.T) {
+		s := v1Sched(t, Config{Workers: 1})
+		ctx, cancel := context.WithCancelCause(v1Bg)
+		defer cancel(nil)
+		var ran atomic.Int64
+		var seen error
+		started := make(chan struct{})
+		require.NoError(t, s.AddDesignated(0, Func("waiter", func(w *Worker) error {
+			close(started)
+			<-w.Context().Done()
+			seen = context.Cause(w.Context())
+			v1HoldUntilAbort(w)
+			return nil
+		})))
+		require.NoError(t, s.AddAll(v1Counts(100, &ran)))
+		go func() {
+			<-started
+			cancel(myErr)
+		}()
+		err := v1RunCtx(t, s, ctx)
+		assert.ErrorIs(t, err, myErr)
+		assert.ErrorIs(t, err, context.Canceled)
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce)
+		assert.Empty(t, ce.Packet, "ended from outside")
+		assert.Equal(t, -1, ce.Worker)
+		assert.EqualValues(t, 100, ce.Dropped)
+		assert.Zero(t, ran.Load())
+		assert.ErrorIs(t, seen, myErr, "the packet's context cause")
+		assert.Contains(t, ce.Error(), "cycle 1 aborted: v1 shutdown (100 queued packets dropped)")
+	})
+	t.Run("plain", func(t *testing.T) {
+		s := v1Sched(t, Config{Workers: 1})
+		ctx, cancel := context.WithCancel(v1Bg)
+		started := make(chan struct{})
+		require.NoError(t, s.Add(Func("waiter", func(w *Worker) error {
+			close(started)
+			<-w.Context().Done()
+			v1HoldUntilAbort(w)
+			return nil
+		})))
+		go func() {
+			<-started
+			cancel()
+		}()
+		err := v1RunCtx(t, s, ctx)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.IsType(t, (*CycleError)(nil), err)
+	})
+	t.Run("before", func(t *testing.T) {
+		s := v1Sched(t, Config{Workers: 2})
+		ctx, cancel := context.WithCancelCause(v1Bg)
+		cancel(myErr)
+		var ran atomic.Int64
+		require.NoError(t, s.AddAll(v1Counts(10, &ran)))
+		err := v1RunCtx(t, s, ctx)
+		assert.ErrorIs(t, err, myErr)
+		assert.ErrorIs(t, err, context.Canceled)
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce)
+		assert.EqualValues(t, 10, ce.Dropped)
+		assert.Zero(t, ran.Load())
+	})
+}
+
+// TestFuncNames: a Func's name is its name in Stats, in a *CycleError
+// (failed or panicked, added or spawned by value) and in traces: the
+// recorder's packet slices and a Perfetto export.
+func TestFuncNames(t *testing.T) {
+	t.Run("stats-and-trace", func(t *testing.T) {
+		rec := trace.NewRecorder(2, trace.Options{MaxBytes: 1 << 20})
+		s, err := New(Config{Workers: 2, Tracer: rec})
+		require.NoError(t, err)
+		defer s.Close()
+		var n atomic.Int64
+		leaf := Func("v1-leaf", func(*Worker) error { n.Add(1); return nil })
+		require.NoError(t, s.Add(Func("v1-root", func(w *Worker) error {
+			for range 10 {
+				Spawn(w, leaf)
+			}
+			SpawnOrRun(w, leaf) // tracing: spawned
+			return nil
+		})))
+		require.NoError(t, v1Run(t, s))
+		require.EqualValues(t, 11, n.Load())
+		st := s.Stats()
+		assert.EqualValues(t, 1, v1StatCount(st, "v1-root"))
+		assert.EqualValues(t, 11, v1StatCount(st, "v1-leaf"))
+		require.NoError(t, s.Close())
+
+		snap := rec.Snapshot()
+		begins := map[string]int{}
+		for _, e := range snap.All() {
+			if e.Kind() == trace.KindPacketBegin {
+				begins[snap.Name(e.Name())]++
+			}
+		}
+		assert.Equal(t, map[string]int{"v1-root": 1, "v1-leaf": 11}, begins)
+
+		var buf bytes.Buffer
+		_, err = perfetto.Write(&buf, snap, perfetto.Options{})
+		require.NoError(t, err)
+		names := map[string]bool{}
+		require.NoError(t, perfetto.Decode(buf.Bytes(), func(p *perfetto.Packet) error {
+			for _, in := range p.Interned.Names {
+				names[in.Name] = true
+			}
+			if p.HasEvent && p.Event.HasName {
+				names[p.Event.Name] = true
+			}
+			return nil
+		}))
+		assert.True(t, names["v1-root"], "v1-root in the Perfetto export: %v", names)
+		assert.True(t, names["v1-leaf"], "v1-leaf in the Perfetto export: %v", names)
+	})
+	t.Run("errors", func(t *testing.T) {
+		s := v1Sched(t, Config{Workers: 1})
+		boom := errors.New("v1 boom")
+		cases := []struct {
+			name     string
+			add      Packet
+			panicked bool
+		}{
+			{"v1-added", Func("v1-added", func(*Worker) error { return boom }), false},
+			{"v1-spawned", Func("v1-parent", func(w *Worker) error {
+				Spawn(w, Func("v1-spawned", func(*Worker) error { return boom }))
+				return nil
+			}), false},
+			{"v1-inline", Func("v1-parent", func(w *Worker) error {
+				SpawnOrRun(w, Func("v1-inline", func(*Worker) error { return boom }))
+				return nil
+			}), false},
+			{"v1-panics", Func("v1-parent", func(w *Worker) error {
+				Spawn(w, Func("v1-panics", func(*Worker) error { panic(boom) }))
+				return nil
+			}), true},
+		}
+		for _, c := range cases {
+			require.NoError(t, s.Add(c.add))
+			err := v1Run(t, s)
+			var ce *CycleError
+			require.ErrorAs(t, err, &ce, c.name)
+			assert.Equal(t, c.name, ce.Packet)
+			assert.Equal(t, c.panicked, ce.Panicked, c.name)
+			assert.ErrorIs(t, err, boom, c.name)
+		}
+	})
+}

@@ -1,0 +1,272 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/wsched/wsched/scheduler"
+)
+
+// v1Countdown adds n to a total and spawns n-1, by value: the spawned
+// struct is kept in the worker's memory, so spawning allocates nothing.
+type v1Countdown struct {
+	n     int
+	total *atomic.Int64
+}
+
+func (c v1Countdown) Run(w *scheduler.Worker) error {
+	c.total.Add(int64(c.n))
+	if c.n > 1 {
+		scheduler.Spawn(w, v1Countdown{c.n - 1, c.total})
+	}
+	return nil
+}
+
+func ExampleSpawn_value() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	var total atomic.Int64
+	if err := s.Add(v1Countdown{100, &total}); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(total.Load())
+	for _, p := range s.Stats().Packets {
+		fmt.Println(p.Name, p.Count)
+	}
+	// Output:
+	// 5050
+	// scheduler_test.v1Countdown 100
+}
+
+// v1RangeSum adds lo..hi-1 to sum, halving the range with SpawnOrRun:
+// while every worker is busy the halves run inline, at the cost of a
+// call; an idle worker is handed some.
+type v1RangeSum struct {
+	lo, hi int
+	sum    *atomic.Int64
+}
+
+func (r v1RangeSum) Run(w *scheduler.Worker) error {
+	if r.hi-r.lo <= 1000 {
+		var s int64
+		for i := r.lo; i < r.hi; i++ {
+			s += int64(i)
+		}
+		r.sum.Add(s)
+		return nil
+	}
+	mid := (r.lo + r.hi) / 2
+	scheduler.SpawnOrRun(w, v1RangeSum{r.lo, mid, r.sum})
+	scheduler.SpawnOrRun(w, v1RangeSum{mid, r.hi, r.sum})
+	return nil
+}
+
+func ExampleSpawnOrRun() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	var sum atomic.Int64
+	if err := s.Add(v1RangeSum{0, 1_000_000, &sum}); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(sum.Load())
+	// Output: 499999500000
+}
+
+func ExampleFunc() {
+	s, err := scheduler.New(scheduler.Config{Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	hello := scheduler.Func("hello", func(w *scheduler.Worker) error {
+		fmt.Println("hello from worker", w.ID())
+		return nil
+	})
+	if err := s.Add(hello); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+
+	// The name is the packet's in Stats, traces and errors.
+	load := scheduler.Func("load-config", func(*scheduler.Worker) error {
+		return errors.New("file not found")
+	})
+	if err := s.Add(load); err != nil {
+		panic(err)
+	}
+	err = s.Run(context.Background())
+	var ce *scheduler.CycleError
+	if errors.As(err, &ce) {
+		fmt.Printf("%s: %v\n", ce.Packet, ce.Err)
+	}
+	for _, p := range s.Stats().Packets {
+		fmt.Println(p.Name, p.Count)
+	}
+	// Output:
+	// hello from worker 0
+	// load-config: file not found
+	// hello 1
+	// load-config 1
+}
+
+// v1AddN adds n to a sum.
+type v1AddN struct {
+	n   int64
+	sum *atomic.Int64
+}
+
+func (p v1AddN) Run(*scheduler.Worker) error {
+	p.sum.Add(p.n)
+	return nil
+}
+
+func ExampleBlock() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2, MaxQueued: 8})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	var sum atomic.Int64
+
+	// A producer feeding a running cycle: with Block, an add waits for
+	// room under MaxQueued. The hold packet keeps the cycle open until
+	// the producer is done.
+	done := make(chan struct{})
+	if err := s.Add(scheduler.Func("hold", func(*scheduler.Worker) error { <-done; return nil })); err != nil {
+		panic(err)
+	}
+	ran := make(chan error)
+	go func() { ran <- s.Run(ctx) }()
+	for i := 1; i <= 100; i++ {
+		if err := s.Add(v1AddN{int64(i), &sum}, scheduler.Block(ctx)); err != nil {
+			panic(err)
+		}
+	}
+	close(done)
+	if err := <-ran; err != nil {
+		panic(err)
+	}
+	fmt.Println(sum.Load())
+
+	// Without Block, a full queue is an error.
+	for range 8 {
+		if err := s.Add(v1AddN{1, &sum}); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println(s.Add(v1AddN{1, &sum}))
+	// Output:
+	// 5050
+	// scheduler: queue full
+}
+
+func ExamplePolicy_UnmarshalText() {
+	fs := flag.NewFlagSet("gc", flag.ContinueOnError)
+	var cfg scheduler.Config
+	fs.TextVar(&cfg.Wake, "wake", scheduler.WakeN, "whom an add wakes")
+	fs.TextVar(&cfg.Take, "take", scheduler.TakeGuided, "how many packets a bucket take moves")
+	if err := fs.Parse([]string{"-wake=wake-searcher", "-take", "take-fair"}); err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.Wake, cfg.Take)
+
+	var p scheduler.Policy
+	err := p.UnmarshalText([]byte("wake-sometimes"))
+	fmt.Println(errors.Is(err, scheduler.ErrInvalid))
+	// Output:
+	// wake-searcher take-fair
+	// true
+}
+
+type v1RequestKey struct{}
+
+func ExampleWorker_Context() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	// The cycle's context carries Run's context's values...
+	ctx := context.WithValue(context.Background(), v1RequestKey{}, "request 42")
+	if err := s.Add(scheduler.Func("handler", func(w *scheduler.Worker) error {
+		fmt.Println("serving", w.Context().Value(v1RequestKey{}))
+		return nil
+	})); err != nil {
+		panic(err)
+	}
+	if err := s.Run(ctx); err != nil {
+		panic(err)
+	}
+
+	// ...and is cancelled, with the cycle's cause, when a packet fails.
+	errDiskFull := errors.New("disk full")
+	started := make(chan struct{})
+	if err := s.AddDesignated(0, scheduler.Func("waiter", func(w *scheduler.Worker) error {
+		close(started)
+		<-w.Context().Done()
+		fmt.Println("waiter released:", errors.Is(context.Cause(w.Context()), errDiskFull))
+		return nil
+	})); err != nil {
+		panic(err)
+	}
+	if err := s.AddDesignated(1, scheduler.Func("writer", func(*scheduler.Worker) error {
+		<-started
+		return errDiskFull
+	})); err != nil {
+		panic(err)
+	}
+	err = s.Run(ctx)
+	fmt.Println(errors.Is(err, errDiskFull))
+	// Output:
+	// serving request 42
+	// waiter released: true
+	// true
+}
+
+func ExampleCycleError() {
+	s, err := scheduler.New(scheduler.Config{Workers: 1, Stages: []string{"mark"}})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	errCorrupt := errors.New("corrupt object")
+	if err := s.Add(scheduler.Func("scan-roots", func(*scheduler.Worker) error {
+		return fmt.Errorf("root 7: %w", errCorrupt)
+	})); err != nil {
+		panic(err)
+	}
+	var sum atomic.Int64
+	if err := s.AddAll([]scheduler.Packet{v1AddN{1, &sum}, v1AddN{2, &sum}, v1AddN{3, &sum}}); err != nil {
+		panic(err)
+	}
+	err = s.Run(context.Background())
+	var ce *scheduler.CycleError
+	if errors.As(err, &ce) {
+		fmt.Println(ce.Packet, ce.StageName, ce.Worker, ce.Dropped)
+	}
+	fmt.Println(errors.Is(err, errCorrupt))
+	fmt.Println(err)
+	// Output:
+	// scan-roots mark 0 3
+	// true
+	// scheduler: packet scan-roots (stage mark) failed on worker 0: root 7: corrupt object (cycle 1; 3 queued packets dropped)
+}

@@ -1,0 +1,58 @@
+package scheduler
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// v1Abandon makes k schedulers of two workers, runs a cycle of value
+// packets and joins on each, and drops them without Close (all but the
+// last: that one is closed, and dropped too).
+//
+//go:noinline
+func v1Abandon(t *testing.T, k int) {
+	for i := range k {
+		s, err := New(Config{Workers: 2})
+		require.NoError(t, err)
+		var n atomic.Int64
+		out := 0
+		require.NoError(t, s.Add(&v1Fan{n: 100, grand: 1, count: &n}))
+		require.NoError(t, s.Add(v1FibJoin{n: 12, out: &out}))
+		require.NoError(t, s.Add(Func("self", func(w *Worker) error {
+			if w.Scheduler() == nil {
+				n.Add(1000) // the handle must be alive while Run runs
+			}
+			return nil
+		})))
+		require.NoError(t, v1Run(t, s))
+		require.EqualValues(t, 200, n.Load())
+		require.Equal(t, v1Fib(12), out)
+		if i == k-1 {
+			require.NoError(t, s.Close())
+		}
+	}
+}
+
+// TestUnreachableSchedulerReleasesWorkers: a Scheduler dropped without
+// Close is closed by the garbage collector, and its workers exit.
+func TestUnreachableSchedulerReleasesWorkers(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	before := runtime.NumGoroutine()
+	const k = 3
+	v1Abandon(t, k)
+	// The workers of the k-1 schedulers not closed are still there.
+	assert.GreaterOrEqual(t, runtime.NumGoroutine(), before+2*(k-1))
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.GC() // finds them unreachable; their cleanups close them
+		time.Sleep(time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	goleak.VerifyNone(t, ignore)
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package analyze
+
+// raceEnabled: see race_test.go.
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package perfetto_test
+
+const raceEnabled = false

@@ -1,8 +1,0 @@
-//go:build race
-
-package trace
-
-// raceEnabled: the race detector keeps shadow memory for the heap and maps
-// it as the program touches memory, so resident-set figures
-// (TestRecorderTouchesPages) say little under it.
-const raceEnabled = true
