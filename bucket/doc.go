@@ -36,8 +36,8 @@
 // spans; Reclaim forgets them once all are consumed, calling each Source's
 // Release, and AddSpan reports a full bucket so that its caller can copy
 // instead. Spans count in Len and NormalEmpty, and Drain takes them:
-// nothing lent is lost or counted twice. The ordering arguments are beside
-// the code (bucket.go, span.go).
+// nothing lent is lost or counted twice. The memory-ordering arguments are
+// written beside the code.
 //
 // # Costs
 //

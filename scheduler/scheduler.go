@@ -18,8 +18,8 @@ import (
 
 // Scheduler runs packets on a fixed set of worker goroutines, one cycle per
 // Run call, stage by stage. Make one with New; the zero Scheduler is not
-// usable (its methods panic saying so). See the package documentation for
-// the model and wake.go for the parking protocol.
+// usable (its methods panic saying so). The package documentation has the
+// model.
 //
 // Callers: any goroutine may call Add, AddAll, AddDesignated, SetSentinel,
 // Stats and Workers, including packets running on the workers. One

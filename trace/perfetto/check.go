@@ -30,7 +30,7 @@ type CheckError struct {
 func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total, e.Problems) }
 
 // Check validates a Perfetto trace file against the rules Perfetto's trace
-// processor enforces (the rules in doc.go), whoever wrote it:
+// processor enforces (the rules in the package documentation), whoever wrote it:
 //
 //  1. the file is only `0x0A <len> <TracePacket>` records (else a
 //     *DecodeError);
