@@ -370,9 +370,12 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 		return
 	}
 	// Inline: as a spawn that runs at once. It belongs to the spawn join
-	// like a spawned child, and runs with join state of its own.
-	saved := w.js
+	// like a spawned child, and runs with join state of its own. The
+	// parent's state is saved after the child is counted in it: if the
+	// parent opened the spawn join, the count is openedSpawns, part of
+	// that state.
 	j := w.joinForSpawn()
+	saved := w.js
 	w.js = joinState{join: j, spawn: j}
 	w.inlineDepth++
 	restored := false
