@@ -105,9 +105,11 @@ func (a *arena[E]) get() (*E, *chunk[E]) {
 // first (a depth-first run has usually consumed it already), then at
 // refillScan more, taken in turn from where the previous refill stopped:
 // every sealed chunk is looked at again within len(sealed)/refillScan
-// refills, so a chunk that becomes done is reused, wherever it sits, and
-// the arena grows only while more than about refillScan/(refillScan-1)
-// of its chunks hold unconsumed slots. (Looking at fixed positions
+// refills, so a chunk that becomes done is reused, wherever it sits: a
+// round of the list frees its done chunks, while the refills of that
+// round use one chunk each, so the arena grows only while more than
+// about (refillScan-1)/refillScan of its sealed chunks (two thirds) hold
+// unconsumed slots. (Looking at fixed positions
 // instead, the oldest few, failed: removal moves the newest sealed chunk,
 // unconsumed, into the removed one's place, the fixed positions filled
 // with chunks in use, and done chunks further on were never found: a
