@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,15 +34,38 @@ func BenchmarkGCMark(b *testing.B)    { benchWorkload(b, "gcmark") }
 func BenchmarkPrepare(b *testing.B)   { benchWorkload(b, "prepare") }
 func BenchmarkBatch(b *testing.B)     { benchWorkload(b, "batch") }
 
+// The tree searches (UTS T1 and T3, 4.1 million nodes each; about half a
+// second an operation for the sequential recursion), with the sequential
+// baseline (sys=seq) first and ns/task the time per node:
+//
+//	go test -run '^$' -bench 'UTS' -cpu 1,2 -count 10 .
+func BenchmarkUTSGeo(b *testing.B) { benchWorkload(b, "utsgeo") }
+func BenchmarkUTSBin(b *testing.B) { benchWorkload(b, "utsbin") }
+
 func benchWorkload(b *testing.B, name string) {
 	wl, err := harness.LookupWorkload(name)
 	if err != nil {
 		b.Fatal(err)
 	}
 	workers := runtime.GOMAXPROCS(0)
-	targets := []harness.Target{{System: system.WSched, Policy: system.DefaultPolicy}}
+	var targets []harness.Target
 	for _, p := range wl.Peers() {
-		targets = append(targets, harness.Target{System: p})
+		if p == harness.Sequential { // the baseline first
+			targets = append(targets, harness.Target{System: p})
+		}
+	}
+	targets = append(targets, harness.Target{System: system.WSched, Policy: system.DefaultPolicy})
+	if strings.HasPrefix(name, "uts") { // SpawnOrRun: the documented choice for recursion
+		p, err := system.ParsePolicy("spawn=inline")
+		if err != nil {
+			b.Fatal(err)
+		}
+		targets = append(targets, harness.Target{System: system.WSched, Policy: p})
+	}
+	for _, p := range wl.Peers() {
+		if p != harness.Sequential {
+			targets = append(targets, harness.Target{System: p})
+		}
 	}
 	for _, t := range targets {
 		sub := "sys=" + t.System

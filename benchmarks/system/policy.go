@@ -37,6 +37,12 @@ import (
 //	                           lists of 256 or more from the running packet)
 //	                           or AddAll copying them and scheduler.Spawn one
 //	                           by one (copy)
+//	count=worker|join          how the tree searches (utsgeo, utsbin) add up
+//	                           their node count: each node on its worker's
+//	                           counter, indexed by Worker.ID (worker, the
+//	                           default), or through a scheduler.Join per
+//	                           node with children (join); the task trees run
+//	                           only count=worker, the examples ignore it
 //
 // for example "wake=all+steal=batch:8". These short names are the
 // harness's own (committed result files and scripts use them); wake, steal,
@@ -59,6 +65,7 @@ type Policy struct {
 	Take       scheduler.Policy // 0 = default (guided bucket takes)
 	Inline     bool             // spawn with scheduler.SpawnOrRun
 	CopyAdd    bool             // queue roots with AddAll copying, not lending
+	JoinCount  bool             // tree searches count through joins (count=join)
 }
 
 // ParkSpinOff is Policy.ParkSpin for parkspin=off: a negative
@@ -178,8 +185,15 @@ func ParsePolicy(spec string) (Policy, error) {
 			default:
 				return p, fmt.Errorf("policy %q: add must be slice or copy", spec)
 			}
+		case "count":
+			switch v {
+			case "worker", "join":
+				p.JoinCount = v == "join"
+			default:
+				return p, fmt.Errorf("policy %q: count must be worker or join", spec)
+			}
 		default:
-			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn, add)", spec, k)
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn, add, count)", spec, k)
 		}
 	}
 	return p, nil
