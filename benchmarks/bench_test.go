@@ -35,19 +35,31 @@ func BenchmarkPrepare(b *testing.B)   { benchWorkload(b, "prepare") }
 func BenchmarkBatch(b *testing.B)     { benchWorkload(b, "batch") }
 
 // The tree searches (UTS T1 and T3, 4.1 million nodes each; about half a
-// second an operation for the sequential recursion), with the sequential
-// baseline (sys=seq) first and ns/task the time per node:
+// second an operation for the sequential recursion), at 1 and 2 workers
+// (GOMAXPROCS set to match in each sub-benchmark: with -cpu, testing runs
+// sub-benchmarks once before it applies the first -cpu value), the
+// sequential baseline (sys=seq) first, ns/task the time per node:
 //
-//	go test -run '^$' -bench 'UTS' -cpu 1,2 -count 10 .
-func BenchmarkUTSGeo(b *testing.B) { benchWorkload(b, "utsgeo") }
-func BenchmarkUTSBin(b *testing.B) { benchWorkload(b, "utsbin") }
+//	go test -run '^$' -bench 'UTS' -count 10 .
+func BenchmarkUTSGeo(b *testing.B) { benchWorkload(b, "utsgeo", 1, 2) }
+func BenchmarkUTSBin(b *testing.B) { benchWorkload(b, "utsbin", 1, 2) }
 
-func benchWorkload(b *testing.B, name string) {
+// benchWorkload runs workload name on wsched and its peers at each worker
+// count of workersList, GOMAXPROCS set to match; none: at GOMAXPROCS.
+func benchWorkload(b *testing.B, name string, workersList ...int) {
+	if len(workersList) == 0 {
+		workersList = []int{runtime.GOMAXPROCS(0)}
+	}
+	for _, workers := range workersList {
+		benchWorkloadAt(b, name, workers)
+	}
+}
+
+func benchWorkloadAt(b *testing.B, name string, workers int) {
 	wl, err := harness.LookupWorkload(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	workers := runtime.GOMAXPROCS(0)
 	var targets []harness.Target
 	for _, p := range wl.Peers() {
 		if p == harness.Sequential { // the baseline first
@@ -73,6 +85,7 @@ func benchWorkload(b *testing.B, name string) {
 			sub += "/policy=" + t.Policy.Spec
 		}
 		b.Run(sub+"/workers="+strconv.Itoa(workers), func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
 			r, err := wl.New(t, workers, 0)
 			if err != nil {
 				b.Fatal(err)

@@ -16,7 +16,10 @@ import (
 // search runs, as a user of the public API writes it: children spawned
 // with scheduler.Spawn or, under spawn=inline, scheduler.SpawnOrRun; the
 // count added up on per-worker counters or, under count=join, through
-// joins. Against it: the sequential recursion (Sequential, the baseline
+// joins. Under spawn=split a packet searches its subtree by plain
+// recursion and spawns a child only when Worker.ShouldSplit says a worker
+// wants work: not a packet per node, the documented way for a packet with
+// work of its own. Against it: the sequential recursion (Sequential, the baseline
 // T_seq of the efficiency), goroutines and errgroup with a depth cutoff,
 // and the pools with a task per node.
 
@@ -146,7 +149,7 @@ func newUTSExec(t Target, tr *uts.Tree, workers int) (uts.Exec, error) {
 		if err != nil {
 			return nil, err
 		}
-		return uts.WSched(tr, uts.WSchedOptions{Config: cfg, Inline: t.Policy.Inline, Join: t.Policy.JoinCount})
+		return uts.WSched(tr, uts.WSchedOptions{Config: cfg, Inline: t.Policy.Inline, Join: t.Policy.JoinCount, Split: t.Policy.Split})
 	case Sequential:
 		return uts.Sequential(tr), nil
 	case "waitgroup":

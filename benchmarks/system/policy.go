@@ -26,11 +26,15 @@ import (
 //	take=fair|fixed|guided     Config.Take (fixed: MMTk's whole batches;
 //	                           guided, the default: up to 128 while the
 //	                           bucket is deep)
-//	spawn=queue|inline         how tasks spawn children: scheduler.Spawn
+//	spawn=queue|inline|split   how tasks spawn children: scheduler.Spawn
 //	                           (queue, the default) or scheduler.SpawnOrRun
 //	                           (inline: run the child at once unless idle
 //	                           workers lack queued work, as the errgroup
-//	                           peer's TryGo-or-run-inline does)
+//	                           peer's TryGo-or-run-inline does); split, the
+//	                           tree searches only: a packet searches its
+//	                           subtree by plain recursion and spawns a child
+//	                           only when Worker.ShouldSplit says a worker
+//	                           wants work
 //	add=slice|copy             how roots and long lists of children are queued:
 //	                           AddAll with scheduler.Lend (slice, the default:
 //	                           lent, read in place by the workers; children
@@ -42,7 +46,8 @@ import (
 //	                           counter, indexed by Worker.ID (worker, the
 //	                           default), or through a scheduler.Join per
 //	                           node with children (join); the task trees run
-//	                           only count=worker, the examples ignore it
+//	                           only count=worker (and not spawn=split), the
+//	                           examples ignore both
 //
 // for example "wake=all+steal=batch:8". These short names are the
 // harness's own (committed result files and scripts use them); wake, steal,
@@ -64,6 +69,7 @@ type Policy struct {
 	Local      scheduler.Policy // 0 = default
 	Take       scheduler.Policy // 0 = default (guided bucket takes)
 	Inline     bool             // spawn with scheduler.SpawnOrRun
+	Split      bool             // tree searches: recursion, Spawn when Worker.ShouldSplit (spawn=split)
 	CopyAdd    bool             // queue roots with AddAll copying, not lending
 	JoinCount  bool             // tree searches count through joins (count=join)
 }
@@ -173,10 +179,10 @@ func ParsePolicy(spec string) (Policy, error) {
 			p.Take = tp
 		case "spawn":
 			switch v {
-			case "queue", "inline":
-				p.Inline = v == "inline"
+			case "queue", "inline", "split":
+				p.Inline, p.Split = v == "inline", v == "split"
 			default:
-				return p, fmt.Errorf("policy %q: spawn must be queue or inline", spec)
+				return p, fmt.Errorf("policy %q: spawn must be queue, inline or split", spec)
 			}
 		case "add":
 			switch v {

@@ -17,6 +17,12 @@ type WSchedOptions struct {
 	// unless a worker is idle: the documented choice for fine-grained
 	// recursion); otherwise with scheduler.Spawn.
 	Inline bool
+	// Split searches each packet's subtree by plain recursion and hands
+	// a child to another worker, as a packet of its own, only when
+	// Worker.ShouldSplit says an idle worker wants work: the documented
+	// way for a packet that works through work of its own, not a packet
+	// per node. Inline and Join do not apply.
+	Split bool
 	// Join adds the count up the tree through joins (scheduler.Join in
 	// every node with children; each child adds its subtree's count to
 	// its parent's continuation); otherwise every node counts itself on
@@ -55,6 +61,8 @@ func (e *wsExec) Search() (int64, error) {
 	root := e.t.Root()
 	var p scheduler.Packet
 	switch {
+	case e.o.Split:
+		p = splitNode{root, e}
 	case e.o.Join && e.o.Inline:
 		p = joinInlineNode{root, e.t, &e.total}
 	case e.o.Join:
@@ -70,7 +78,7 @@ func (e *wsExec) Search() (int64, error) {
 	if err := e.s.Run(context.Background()); err != nil {
 		return 0, err
 	}
-	if e.o.Join {
+	if e.o.Join && !e.o.Split {
 		return e.total, nil
 	}
 	var n int64
@@ -114,6 +122,34 @@ func (n inlineNode) Run(w *scheduler.Worker) error {
 		scheduler.SpawnOrRun(w, inlineNode{e.t.Child(&n.Node, i), e})
 	}
 	return nil
+}
+
+// splitNode is a subtree searched in one packet: plain recursion that
+// spawns a child as a packet of its own instead of searching it when
+// Worker.ShouldSplit reports an idle worker short of queued work.
+type splitNode struct {
+	Node
+	e *wsExec
+}
+
+func (n splitNode) Run(w *scheduler.Worker) error {
+	n.e.counts[w.ID()].n += n.e.visit(w, n.Node)
+	return nil
+}
+
+// visit searches n's subtree, but for the children it spawns, and returns
+// how many nodes it searched.
+func (e *wsExec) visit(w *scheduler.Worker, n Node) int64 {
+	c := int64(1)
+	for i := range e.t.NumChildren(&n) {
+		child := e.t.Child(&n, i)
+		if w.ShouldSplit() {
+			scheduler.Spawn(w, splitNode{child, e})
+			continue
+		}
+		c += e.visit(w, child)
+	}
+	return c
 }
 
 // joinNode counts its subtree through a join: a leaf adds 1 to its

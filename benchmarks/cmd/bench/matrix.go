@@ -45,7 +45,7 @@ func newMatrixFlags(name string) *matrixFlags {
 	f.IntVar(&m.warmup, "warmup", 2, "untimed iterations at the start of each invocation")
 	f.DurationVar(&m.gap, "gap", 0, "idle time before every iteration (0: back to back); longer than wsched's ParkSpin (200us) it measures workers woken from blocking, as between a GC's cycles")
 	f.StringVar(&m.workers, "workers", defaultWorkers(), "comma-separated worker counts")
-	f.StringVar(&m.policies, "policies", "default", "comma-separated wsched policies, or none: default, or settings joined by '+': wake=one|all|n|searcher, steal=one|half|batch:N, batch=N, spins=N, parkspin=DUR|off, order=lifo|fifo, take=fair|fixed|guided, spawn=queue|inline, add=slice|copy (wake, steal, order and take also take the scheduler's policy names: wake=wake-n, order=local-lifo, ...)")
+	f.StringVar(&m.policies, "policies", "default", "comma-separated wsched policies, or none: default, or settings joined by '+': wake=one|all|n|searcher, steal=one|half|batch:N, batch=N, spins=N, parkspin=DUR|off, order=lifo|fifo, take=fair|fixed|guided, spawn=queue|inline|split, add=slice|copy, count=worker|join (wake, steal, order and take also take the scheduler's policy names: wake=wake-n, order=local-lifo, ...)")
 	f.StringVar(&m.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(harness.WorkloadNames(), ", "))
 	f.StringVar(&m.peers, "peers", "all", "comma-separated peers, all, or none: "+strings.Join(system.Peers(), ", ")+", and "+harness.Sequential+" (the tree searches' sequential recursion)")
 	f.BoolVar(&m.procs, "procs", true, "set GOMAXPROCS to each configuration's worker count, so workers means cores for every system")
