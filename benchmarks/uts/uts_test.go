@@ -2,6 +2,7 @@ package uts
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -151,5 +152,38 @@ func TestWSchedPacketsPerNode(t *testing.T) {
 func TestDefaultCutoff(t *testing.T) {
 	for w, d := range map[int]int{0: 2, 1: 2, 2: 3, 3: 3, 4: 4, 8: 5, 16: 6} {
 		assert.Equal(t, d, DefaultCutoff(w), "workers %d", w)
+	}
+}
+
+// TestSearchUnderCachegrind searches T1S three times, at one worker, with
+// the executor that UTS_EXEC names (skipped without it): a fixed amount
+// of work whose instructions cachegrind counts exactly, where timings on a
+// shared machine move by 10%. An executor's instructions per node over
+// the sequential recursion are the difference of two runs' totals over
+// 3 · 63,914 nodes:
+//
+//	go test -c -o uts.test .
+//	UTS_EXEC=seq valgrind --tool=cachegrind --cache-sim=no ./uts.test -test.run SearchUnderCachegrind -test.v
+//	UTS_EXEC=wsched-inline valgrind --tool=cachegrind --cache-sim=no ./uts.test -test.run SearchUnderCachegrind -test.v
+//
+// (Under valgrind the SHA-1 runs without SHA-NI, so totals are larger than
+// on the machine; the difference is the executor's. Valgrind 3.19 stops
+// at an instruction of the runtime's lock timing now and then: run again.)
+func TestSearchUnderCachegrind(t *testing.T) {
+	name := os.Getenv("UTS_EXEC")
+	if name == "" {
+		t.Skip("UTS_EXEC names the executor")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	tr := MustNew(T1S)
+	mk, ok := executors(tr, 1)[name]
+	require.True(t, ok, "no executor %q", name)
+	ex, err := mk()
+	require.NoError(t, err)
+	defer ex.Close()
+	for range 3 {
+		n, err := ex.Search()
+		require.NoError(t, err)
+		require.Equal(t, int64(63914), n)
 	}
 }
