@@ -59,6 +59,14 @@ func TestUTSBenchNames(t *testing.T) {
 	assert.Equal(t, "UTSBin", utsBench("utsbin", UTSOptions{Rounds: 1}))
 	assert.Equal(t, "UTSBinSmallG2", utsBench("utsbin", UTSOptions{Small: true, Rounds: 2}))
 	assert.Error(t, SetUTS(UTSOptions{Rounds: -1}))
+	for name, want := range map[string]float64{"UTSGeo/sys=seq/workers=1": 4130071, "UTSBinG2/sys=seq/workers=2": 4112897,
+		"UTSGeoSmallG12/sys=seq/workers=1": 63914, "UTSBinSmall/sys=pond/workers=1": 94577} {
+		n, ok := utsNodes(name)
+		assert.True(t, ok, name)
+		assert.Equal(t, want, n, name)
+	}
+	_, ok := utsNodes("Fanout/sys=seq/workers=1")
+	assert.False(t, ok)
 	// The task trees run only count=worker.
 	wl, err := LookupWorkload("forkjoin")
 	require.NoError(t, err)
@@ -71,7 +79,9 @@ func TestUTSBenchNames(t *testing.T) {
 	assert.True(t, wl.SupportsPolicy(system.DefaultPolicy))
 }
 
-// The report's arithmetic on made-up samples: 4 nodes an operation, T_seq
+// The report's arithmetic on made-up samples of a made-up tree (UTSTest,
+// not one of the known trees, so its node count comes from ns/op over
+// ns/task): 4 nodes an operation, T_seq
 // 400 ns (100 per node), wsched 480 at 1 worker (+20 per node) and 250 at
 // 2 (efficiency 0.8), the goroutines 300 at 2.
 func TestUTSReportFigures(t *testing.T) {
@@ -83,19 +93,19 @@ func TestUTSReportFigures(t *testing.T) {
 				{Value: v, Unit: UnitNsOp}, {Value: v / 4, Unit: UnitNsTask}, {Value: 8, Unit: UnitAllocsOp}}})
 		}
 	}
-	add("UTSGeo/sys=seq/workers=1", 400)
-	add("UTSGeo/sys=wsched/policy=default/workers=1", 480)
-	add("UTSGeo/sys=seq/workers=2", 390)
-	add("UTSGeo/sys=wsched/policy=default/workers=2", 250)
-	add("UTSGeo/sys=waitgroup/workers=2", 300)
+	add("UTSTest/sys=seq/workers=1", 400)
+	add("UTSTest/sys=wsched/policy=default/workers=1", 480)
+	add("UTSTest/sys=seq/workers=2", 390)
+	add("UTSTest/sys=wsched/policy=default/workers=2", 250)
+	add("UTSTest/sys=waitgroup/workers=2", 300)
 	set := NewSet(rs)
 	var b bytes.Buffer
 	require.True(t, WriteUTSTable(&b, set))
 	WriteTargets(&b, CheckUTSTargets(set))
 	out := b.String()
 	t.Log(out)
-	for _, want := range []string{"### UTSGeo (4 nodes)", "+20.", "0.80", "[NOT MET] UTSGeo workers=2: wsched/default efficiency",
-		"[MET    ] UTSGeo workers=2: wsched/default faster than goroutines", "[MET    ] UTSGeo workers=1: wsched/default ≤ 25 ns per node over seq — +20.",
+	for _, want := range []string{"### UTSTest (4 nodes)", "+20.", "0.80", "[NOT MET] UTSTest workers=2: wsched/default efficiency",
+		"[MET    ] UTSTest workers=2: wsched/default faster than goroutines", "[MET    ] UTSTest workers=1: wsched/default ≤ 25 ns per node over seq — +20.",
 		"2 "} {
 		assert.Contains(t, out, want)
 	}
