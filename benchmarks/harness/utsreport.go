@@ -152,6 +152,20 @@ func (t *utsTable) seqAt(s *Set, workers int) perNode {
 	return nodeFigures(s, t.name(Sequential, workers))
 }
 
+// coresUsed is the median over name's samples of CPU time over wall time
+// per operation: how many cores the process had.
+func coresUsed(s *Set, name string) string {
+	op, cpu := s.Values(name, UnitNsOp), s.Values(name, UnitCPUOp)
+	if name == "" || len(op) == 0 || len(op) != len(cpu) {
+		return "-"
+	}
+	r := make([]float64, len(op))
+	for i := range op {
+		r[i] = cpu[i] / op[i]
+	}
+	return fmt.Sprintf("%.2f", Summarize(r).Center)
+}
+
 // utsEfficiency is T_seq ÷ (W·T_par) with the interval from the two
 // medians' 95% intervals (T_seq's low end over T_par's high end, and the
 // reverse): conservative, not a confidence interval of the ratio.
@@ -171,7 +185,9 @@ func WriteUTSTable(w io.Writer, s *Set) bool {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "T_seq is %s at 1 worker; efficiency T_seq ÷ (W·T_par), its interval from the two 95%% CIs;\n", Sequential)
 	fmt.Fprintln(w, "overhead is the target's median ns per node at 1 worker minus T_seq's, its interval likewise;")
-	fmt.Fprintln(w, "self speed-up is the target's own median at 1 worker over its median at W.")
+	fmt.Fprintln(w, "self speed-up is the target's own median at 1 worker over its median at W; cores used is the")
+	fmt.Fprintln(w, "process's CPU time over the wall time, median of the samples: near 1 for every target at W = 2,")
+	fmt.Fprintln(w, "the sequential one's included, when another process held a core (then no efficiency is measured).")
 	fmt.Fprintln(w)
 	for _, t := range tables {
 		nodes := 0.0
@@ -192,6 +208,11 @@ func WriteUTSTable(w io.Writer, s *Set) bool {
 		for _, wk := range t.workers {
 			if wk > 1 {
 				hdr = append(hdr, fmt.Sprintf("efficiency w%d", wk), fmt.Sprintf("self speed-up w1→w%d", wk))
+			}
+		}
+		for _, wk := range t.workers {
+			if wk > 1 {
+				hdr = append(hdr, fmt.Sprintf("cores used w%d", wk))
 			}
 		}
 		for _, wk := range t.workers {
@@ -229,6 +250,11 @@ func WriteUTSTable(w io.Writer, s *Set) bool {
 					row = append(row, fmt.Sprintf("%.2f", p1.ns/p.ns))
 				} else {
 					row = append(row, "-")
+				}
+			}
+			for _, wk := range t.workers {
+				if wk > 1 {
+					row = append(row, coresUsed(s, t.name(l, wk)))
 				}
 			}
 			for _, wk := range t.workers {
