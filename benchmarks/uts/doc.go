@@ -30,7 +30,10 @@
 //   - WSched: a value packet per node with a Run method, its children
 //     spawned from Run with scheduler.Spawn or scheduler.SpawnOrRun, the
 //     count kept on per-worker counters (indexed by Worker.ID, a cache line
-//     each) or summed through scheduler.Join (WSchedOptions).
+//     each) or summed through scheduler.Join (WSchedOptions); or, not a
+//     packet per node, a packet per subtree searched by plain recursion
+//     that spawns a child only when Worker.ShouldSplit says a worker wants
+//     work (WSchedOptions.Split).
 //   - Goroutines and Errgroup: a goroutine per node down to a depth cutoff
 //     (DefaultCutoff: log2(workers) + 2), each parent waiting for its
 //     children; plain recursion below the cutoff.
@@ -42,7 +45,9 @@
 // # Costs
 //
 // On the project's 2-vCPU AMD EPYC, a node costs the sequential recursion
-// about 110 ns (one SHA-1 of 24 bytes, with the SHA-NI instructions, and,
-// on the geometric tree, a logarithm). benchmarks/README.md has every
+// 103-109 ns (one SHA-1 of 24 bytes, with the SHA-NI instructions, and,
+// on the geometric tree, a logarithm); a packet per node adds 19-23 ns
+// (SpawnOrRun or Spawn, per-worker counters) or 47-55 ns (joins), and the
+// ShouldSplit search under 1 ns. benchmarks/README.md has every
 // executor's time per node at 1 and 2 workers, with the command.
 package uts

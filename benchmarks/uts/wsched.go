@@ -8,8 +8,9 @@ import (
 )
 
 // WSchedOptions say how the wsched search is written: the two ways the
-// scheduler's documentation offers to spawn children and the two to add
-// up a tree.
+// scheduler's documentation offers to spawn children, the two to add up
+// a tree, and, not a packet per node, the way it offers a packet to split
+// work of its own.
 type WSchedOptions struct {
 	// Config is the scheduler's configuration.
 	Config scheduler.Config
