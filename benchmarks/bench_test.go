@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,15 +34,50 @@ func BenchmarkGCMark(b *testing.B)    { benchWorkload(b, "gcmark") }
 func BenchmarkPrepare(b *testing.B)   { benchWorkload(b, "prepare") }
 func BenchmarkBatch(b *testing.B)     { benchWorkload(b, "batch") }
 
-func benchWorkload(b *testing.B, name string) {
+// The tree searches (UTS T1 and T3, 4.1 million nodes each; about half a
+// second an operation for the sequential recursion), at 1 and 2 workers
+// (GOMAXPROCS set to match in each sub-benchmark: with -cpu, testing runs
+// sub-benchmarks once before it applies the first -cpu value), the
+// sequential baseline (sys=seq) first, ns/task the time per node:
+//
+//	go test -run '^$' -bench 'UTS' -count 10 .
+func BenchmarkUTSGeo(b *testing.B) { benchWorkload(b, "utsgeo", 1, 2) }
+func BenchmarkUTSBin(b *testing.B) { benchWorkload(b, "utsbin", 1, 2) }
+
+// benchWorkload runs workload name on wsched and its peers at each worker
+// count of workersList, GOMAXPROCS set to match; none: at GOMAXPROCS.
+func benchWorkload(b *testing.B, name string, workersList ...int) {
+	if len(workersList) == 0 {
+		workersList = []int{runtime.GOMAXPROCS(0)}
+	}
+	for _, workers := range workersList {
+		benchWorkloadAt(b, name, workers)
+	}
+}
+
+func benchWorkloadAt(b *testing.B, name string, workers int) {
 	wl, err := harness.LookupWorkload(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	workers := runtime.GOMAXPROCS(0)
-	targets := []harness.Target{{System: system.WSched, Policy: system.DefaultPolicy}}
+	var targets []harness.Target
 	for _, p := range wl.Peers() {
-		targets = append(targets, harness.Target{System: p})
+		if p == harness.Sequential { // the baseline first
+			targets = append(targets, harness.Target{System: p})
+		}
+	}
+	targets = append(targets, harness.Target{System: system.WSched, Policy: system.DefaultPolicy})
+	if strings.HasPrefix(name, "uts") { // SpawnOrRun: the documented choice for recursion
+		p, err := system.ParsePolicy("spawn=inline")
+		if err != nil {
+			b.Fatal(err)
+		}
+		targets = append(targets, harness.Target{System: system.WSched, Policy: p})
+	}
+	for _, p := range wl.Peers() {
+		if p != harness.Sequential {
+			targets = append(targets, harness.Target{System: p})
+		}
 	}
 	for _, t := range targets {
 		sub := "sys=" + t.System
@@ -49,6 +85,7 @@ func benchWorkload(b *testing.B, name string) {
 			sub += "/policy=" + t.Policy.Spec
 		}
 		b.Run(sub+"/workers="+strconv.Itoa(workers), func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
 			r, err := wl.New(t, workers, 0)
 			if err != nil {
 				b.Fatal(err)

@@ -310,6 +310,19 @@ func countValue[P Packet](w *Worker, v P) {
 	countValueSlow(w, v)
 }
 
+// countRun is countValue's fast path, without v, for SpawnOrRun, where
+// the call of countValue (not inlined) copied v: it counts a run of the
+// value packet type whose slot key is key, if it is the type counted
+// last, and reports whether it did. Owner.
+func (w *Worker) countRun(key unsafe.Pointer) bool {
+	if key == w.lastType {
+		w.lastRun++
+		return true
+	}
+	return false
+}
+
+// countValueSlow counts a run of v when countRun could not. Owner.
 func countValueSlow[P Packet](w *Worker, v P) {
 	key := slotKey[P]()
 	ti := w.s.reg.valueType(key, reflect.TypeFor[P]())
@@ -427,31 +440,27 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 	// like a spawned child, and runs with join state of its own. The
 	// parent's state is saved after the child is counted in it: if the
 	// parent opened the spawn join, the count is openedSpawns, part of
-	// that state.
-	j := w.joinForSpawn()
-	saved := w.js
-	w.js = joinState{join: j, spawn: j}
+	// that state. Outside joins (no spawn join: the whole state is zero)
+	// there is nothing to save: the child starts from the zero state, and
+	// ends with it (endJoin zeroes what a Join of its own set).
+	var saved joinState
+	if w.js.spawn != nil {
+		j := w.joinForSpawn()
+		saved = w.js
+		w.js = joinState{join: j, spawn: j}
+	}
 	w.inlineDepth++
-	restored := false
-	defer func() {
-		if !restored { // runtime.Goexit: burst reports it, naming v
-			if w.goexitName == "" { // v is the innermost inline run: v called it
-				w.goexitName = safeValueName(v)
-			}
-			w.inlineDepth--
-			w.js = saved
-		}
-	}()
-	countValue(w, v)
-	err, pv, stack, panicked := runInline(w, v)
-	restored = true
-	w.inlineDepth--
-	switch {
-	case panicked:
-		w.packetPanicked(valueName(v), pv, stack)
-		w.js = saved
+	if !w.countRun(slotKey[P]()) {
+		countValueSlow(w, v)
+	}
+	err, pn := runInline(w, v, &saved)
+	if pn != nil { // runInline restored the running packet's state
+		w.goexitName = "" // a panic, not runtime.Goexit: runInline returned
+		w.packetPanicked(valueName(v), pn.value, pn.stack)
 		return
-	case err != nil:
+	}
+	w.inlineDepth--
+	if err != nil {
 		w.packetFailed(valueName(v), err)
 		w.js = saved
 		return
@@ -461,23 +470,49 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 	if w.js.join != nil || w.js.opened != nil {
 		w.endJoin()
 	}
-	w.js = saved
+	if saved.spawn != nil {
+		w.js = saved
+	}
 }
 
-// runInline runs v inline for SpawnOrRun and reports its error, or a
-// recovered panic's value and stack: a flag set on return tells a panic,
-// even panic(nil) under GODEBUG panicnil=1, from a normal return; under
-// runtime.Goexit it does not return.
-func runInline[P Packet](w *Worker, v P) (err error, pv any, stack []byte, panicked bool) {
+// runInline runs v inline for SpawnOrRun and returns its error, or the
+// panic it recovered (non-nil even for panic(nil) under GODEBUG
+// panicnil=1). On a panic, and under runtime.Goexit (then it does not
+// return: the goroutine goes on unwinding and burst reports it, naming
+// v), its
+// deferred function ends the inline run: inlineDepth and the running
+// packet's join state (saved) are restored. One defer for both, and one
+// result for a panic: a second defer in SpawnOrRun for the Goexit case,
+// and the panic's value, stack and flag as results of their own, cost
+// about 50 of the 254 instructions an inline child cost beyond a plain
+// call (cachegrind, benchmarks/uts's small geometric tree).
+func runInline[P Packet](w *Worker, v P, saved *joinState) (err error, pn *inlinePanic) {
 	done := false
 	defer func() {
 		if !done {
-			pv, stack, panicked = recover(), debug.Stack(), true
+			w.inlineDepth--
+			w.js = *saved
+			r := recover()
+			if r == nil && w.goexitName == "" {
+				// runtime.Goexit, or panic(nil) under panicnil=1 (then
+				// runInline returns and SpawnOrRun forgets the name):
+				// v is the innermost inline run, the one that called
+				// it, and burst names it.
+				w.goexitName = safeValueName(v)
+			}
+			pn = &inlinePanic{r, debug.Stack()}
 		}
 	}()
 	err = v.Run(w)
 	done = true
-	return err, nil, nil, false
+	return err, nil
+}
+
+// inlinePanic is a panic recovered from an inline run: its value and
+// stack.
+type inlinePanic struct {
+	value any
+	stack []byte
 }
 
 // maxInline bounds the nesting of SpawnOrRun's inline runs: deeper, it

@@ -283,7 +283,11 @@ func (w *Worker) offerAll() {
 // deque holds fewer packets than there are such workers: the rule by
 // which SpawnOrRun spawns and w offers what it keeps private. Owner.
 func (w *Worker) wantsWork() bool {
-	return policy.WantsWork(w.s.nIdle(), w.local.Len())
+	idle := w.s.nIdle()
+	if idle == 0 { // the common case while every worker is busy: no deque loads
+		return false
+	}
+	return policy.WantsWork(idle, w.local.Len())
 }
 
 // spillPriv moves the older half of a full private stack to the deque

@@ -137,6 +137,7 @@ func init() {
 	RegisterWorkload(treeWorkload("irregular", "Irregular", irregularTree,
 		"32,768-node random spawn tree, heavy-tailed branching (≤64) and costs (Pareto α=1.3 from 100 ns, cap 1 ms)"))
 	registerExamples()
+	registerUTS()
 }
 
 // treeWorkload adapts a task tree to the harness: every system that can
@@ -145,6 +146,10 @@ func treeWorkload(name, bench string, tree func() *workload.Tree, doc string) *W
 	return &Workload{
 		Name: name, Bench: bench, Doc: doc,
 		Tasks: func() int { return tree().N() },
+		// count=join and spawn=split are the tree searches' (uts.go):
+		// the task trees count through their own joins and have no
+		// subtree to search in one packet.
+		SupportsPolicy: func(p system.Policy) bool { return !p.JoinCount && !p.Split },
 		Peers: func() []string {
 			var out []string
 			nested := tree().Nested()

@@ -26,17 +26,28 @@ import (
 //	take=fair|fixed|guided     Config.Take (fixed: MMTk's whole batches;
 //	                           guided, the default: up to 128 while the
 //	                           bucket is deep)
-//	spawn=queue|inline         how tasks spawn children: scheduler.Spawn
+//	spawn=queue|inline|split   how tasks spawn children: scheduler.Spawn
 //	                           (queue, the default) or scheduler.SpawnOrRun
 //	                           (inline: run the child at once unless idle
 //	                           workers lack queued work, as the errgroup
-//	                           peer's TryGo-or-run-inline does)
+//	                           peer's TryGo-or-run-inline does); split, the
+//	                           tree searches only: a packet searches its
+//	                           subtree by plain recursion and spawns a child
+//	                           only when Worker.ShouldSplit says a worker
+//	                           wants work
 //	add=slice|copy             how roots and long lists of children are queued:
 //	                           AddAll with scheduler.Lend (slice, the default:
 //	                           lent, read in place by the workers; children
 //	                           lists of 256 or more from the running packet)
 //	                           or AddAll copying them and scheduler.Spawn one
 //	                           by one (copy)
+//	count=worker|join          how the tree searches (utsgeo, utsbin) add up
+//	                           their node count: each node on its worker's
+//	                           counter, indexed by Worker.ID (worker, the
+//	                           default), or through a scheduler.Join per
+//	                           node with children (join); the task trees run
+//	                           only count=worker (and not spawn=split), the
+//	                           examples ignore both
 //
 // for example "wake=all+steal=batch:8". These short names are the
 // harness's own (committed result files and scripts use them); wake, steal,
@@ -58,7 +69,9 @@ type Policy struct {
 	Local      scheduler.Policy // 0 = default
 	Take       scheduler.Policy // 0 = default (guided bucket takes)
 	Inline     bool             // spawn with scheduler.SpawnOrRun
+	Split      bool             // tree searches: recursion, Spawn when Worker.ShouldSplit (spawn=split)
 	CopyAdd    bool             // queue roots with AddAll copying, not lending
+	JoinCount  bool             // tree searches count through joins (count=join)
 }
 
 // ParkSpinOff is Policy.ParkSpin for parkspin=off: a negative
@@ -166,10 +179,10 @@ func ParsePolicy(spec string) (Policy, error) {
 			p.Take = tp
 		case "spawn":
 			switch v {
-			case "queue", "inline":
-				p.Inline = v == "inline"
+			case "queue", "inline", "split":
+				p.Inline, p.Split = v == "inline", v == "split"
 			default:
-				return p, fmt.Errorf("policy %q: spawn must be queue or inline", spec)
+				return p, fmt.Errorf("policy %q: spawn must be queue, inline or split", spec)
 			}
 		case "add":
 			switch v {
@@ -178,8 +191,15 @@ func ParsePolicy(spec string) (Policy, error) {
 			default:
 				return p, fmt.Errorf("policy %q: add must be slice or copy", spec)
 			}
+		case "count":
+			switch v {
+			case "worker", "join":
+				p.JoinCount = v == "join"
+			default:
+				return p, fmt.Errorf("policy %q: count must be worker or join", spec)
+			}
 		default:
-			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn, add)", spec, k)
+			return p, fmt.Errorf("policy %q: unknown setting %q (wake, steal, batch, spins, parkspin, order, take, spawn, add, count)", spec, k)
 		}
 	}
 	return p, nil

@@ -130,13 +130,15 @@ func TestBadWorkers(t *testing.T) {
 
 func TestParsePolicy(t *testing.T) {
 	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline", "take=guided", "take=fair",
-		"wake=wake-n", "steal=steal-half", "order=local-lifo", "order=local-private", "take=take-fixed"}
+		"wake=wake-n", "steal=steal-half", "order=local-lifo", "order=local-private", "take=take-fixed",
+		"count=join", "count=worker", "spawn=inline+count=join", "spawn=split"}
 	for _, s := range good {
 		_, err := system.ParsePolicy(s)
 		assert.NoError(t, err, s)
 	}
 	bad := []string{"wake", "wake=some", "steal=batch:0", "steal=batch:129", "batch=0", "spins=-1", "order=random", "color=red", "a/b", "wake=all wake=one", "spawn=eager", "parkspin=0s", "parkspin=-1ms", "parkspin=2s", "parkspin=fast", "add=lend", "add=", "take=default", "take=greedy",
-		"wake=default", "wake=steal-one", "steal=wake-n", "order=take-fair", "take=local-fifo", "steal=batch:x"}
+		"wake=default", "wake=steal-one", "steal=wake-n", "order=take-fair", "take=local-fifo", "steal=batch:x",
+		"count=", "count=atomic"}
 	for _, s := range bad {
 		_, err := system.ParsePolicy(s)
 		assert.Error(t, err, "%q accepted", s)

@@ -88,6 +88,32 @@ func TestMatrixSmoke(t *testing.T) {
 	}
 }
 
+// The tree searches on their small trees, at 1 and 2 workers, with the
+// sequential baseline: the summary has their table and targets.
+func TestUTSSmoke(t *testing.T) {
+	defer watchdog.Start(t, 2*time.Minute)()
+	dir := t.TempDir()
+	code, out, errOut := runCmd("-workloads", "utsgeo,utsbin", "-policies", "default,spawn=inline", "-peers", "seq,waitgroup",
+		"-uts-size", "small", "-count", "2", "-iters", "1", "-warmup", "0", "-workers", "1,2", "-plots=false", "-out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"## UTSGeoSmall workers=1", "## UTSBinSmall workers=2", "vs seq:", "### UTSBinSmall (94577 nodes)",
+		"## targets of the tree searches", "wsched/spawn=inline efficiency T_seq/(2·T_par) ≥ 0.95"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "raw.txt"))
+	if err != nil || !strings.Contains(string(raw), "UTSGeoSmall/sys=seq/workers=1") {
+		t.Errorf("raw.txt: %v\n%.500s", err, raw)
+	}
+	code, _, errOut = runCmd("-workloads", "utsgeo", "-uts-size", "medium", "-out", dir)
+	if code != 2 {
+		t.Errorf("-uts-size medium: exit %d, %s", code, errOut)
+	}
+}
+
 func TestSaturateSmoke(t *testing.T) {
 	defer watchdog.Start(t, 2*time.Minute)()
 	dir := t.TempDir()

@@ -31,6 +31,8 @@ type matrixFlags struct {
 	peers     string
 	procs     bool
 	plots     bool
+	utsSize   string
+	utsRounds int
 }
 
 func newMatrixFlags(name string) *matrixFlags {
@@ -43,11 +45,13 @@ func newMatrixFlags(name string) *matrixFlags {
 	f.IntVar(&m.warmup, "warmup", 2, "untimed iterations at the start of each invocation")
 	f.DurationVar(&m.gap, "gap", 0, "idle time before every iteration (0: back to back); longer than wsched's ParkSpin (200us) it measures workers woken from blocking, as between a GC's cycles")
 	f.StringVar(&m.workers, "workers", defaultWorkers(), "comma-separated worker counts")
-	f.StringVar(&m.policies, "policies", "default", "comma-separated wsched policies, or none: default, or settings joined by '+': wake=one|all|n|searcher, steal=one|half|batch:N, batch=N, spins=N, parkspin=DUR|off, order=lifo|fifo, take=fair|fixed|guided, spawn=queue|inline, add=slice|copy (wake, steal, order and take also take the scheduler's policy names: wake=wake-n, order=local-lifo, ...)")
+	f.StringVar(&m.policies, "policies", "default", "comma-separated wsched policies, or none: default, or settings joined by '+': wake=one|all|n|searcher, steal=one|half|batch:N, batch=N, spins=N, parkspin=DUR|off, order=lifo|fifo, take=fair|fixed|guided, spawn=queue|inline|split, add=slice|copy, count=worker|join (wake, steal, order and take also take the scheduler's policy names: wake=wake-n, order=local-lifo, ...)")
 	f.StringVar(&m.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(harness.WorkloadNames(), ", "))
-	f.StringVar(&m.peers, "peers", "all", "comma-separated peers, all, or none: "+strings.Join(system.Peers(), ", "))
+	f.StringVar(&m.peers, "peers", "all", "comma-separated peers, all, or none: "+strings.Join(system.Peers(), ", ")+", and "+harness.Sequential+" (the tree searches' sequential recursion)")
 	f.BoolVar(&m.procs, "procs", true, "set GOMAXPROCS to each configuration's worker count, so workers means cores for every system")
 	f.BoolVar(&m.plots, "plots", true, "write SVG plots beside the results")
+	f.StringVar(&m.utsSize, "uts-size", "full", "trees of the utsgeo and utsbin searches: full (UTS T1 and T3, 4.1 million nodes each) or small (64 and 95 thousand nodes; -quick's)")
+	f.IntVar(&m.utsRounds, "uts-rounds", 1, "SHA-1s per node of the tree searches (UTS -g; 1 as in UTS)")
 	return m
 }
 
@@ -81,6 +85,9 @@ func (m *matrixFlags) applyQuick() {
 	if !set["workers"] {
 		m.workers = strconv.Itoa(runtime.GOMAXPROCS(0))
 	}
+	if !set["uts-size"] {
+		m.utsSize = "small"
+	}
 }
 
 func (m *matrixFlags) validate() error {
@@ -92,6 +99,12 @@ func (m *matrixFlags) validate() error {
 	}
 	if m.out == "" {
 		return usagef("-out must name a directory")
+	}
+	if m.utsSize != "full" && m.utsSize != "small" {
+		return usagef("-uts-size must be full or small")
+	}
+	if err := harness.SetUTS(harness.UTSOptions{Small: m.utsSize == "small", Rounds: m.utsRounds}); err != nil {
+		return usagef("-uts-rounds must be 1..64")
 	}
 	return nil
 }
@@ -140,9 +153,10 @@ func parseWorkloads(s string) ([]*harness.Workload, error) {
 }
 
 func parsePeers(s string) ([]string, error) {
+	all := append(system.Peers(), harness.Sequential)
 	switch s {
 	case "all":
-		return system.Peers(), nil
+		return all, nil
 	case "none", "":
 		return nil, nil
 	}
@@ -152,8 +166,8 @@ func parsePeers(s string) ([]string, error) {
 		if f == "" {
 			continue
 		}
-		if _, err := system.Lookup(f); err != nil || f == system.WSched {
-			return nil, usagef("-peers: unknown peer %q (known: %s)", f, strings.Join(system.Peers(), ", "))
+		if _, err := system.Lookup(f); (err != nil || f == system.WSched) && f != harness.Sequential {
+			return nil, usagef("-peers: unknown peer %q (known: %s)", f, strings.Join(all, ", "))
 		}
 		out = append(out, f)
 	}
@@ -231,10 +245,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) error {
 	}
 	var sum bytes.Buffer
 	header(&sum, "wsched benchmark matrix", m.out, "raw.txt")
-	harness.WriteSummary(&sum, set)
-	fmt.Fprintln(&sum, "## targets (issue 6)")
-	fmt.Fprintln(&sum)
-	harness.WriteTargets(&sum, harness.CheckTargets(set))
+	writeMatrixSummary(&sum, set)
 	if err := os.WriteFile(filepath.Join(m.out, "summary.txt"), sum.Bytes(), 0o644); err != nil {
 		return err
 	}
@@ -251,6 +262,23 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "plots: %s\n", strings.Join(append(files, sp...), " "))
 	}
 	return nil
+}
+
+// writeMatrixSummary writes a matrix's summary after its header: every
+// group, the targets of issue 6, and the tree searches' table and targets
+// when the set has them.
+func writeMatrixSummary(w io.Writer, set *harness.Set) {
+	harness.WriteSummary(w, set)
+	fmt.Fprintln(w, "## targets (issue 6)")
+	fmt.Fprintln(w)
+	harness.WriteTargets(w, harness.CheckTargets(set))
+	fmt.Fprintln(w)
+	if harness.WriteUTSTable(w, set) {
+		fmt.Fprintln(w, "## targets of the tree searches")
+		fmt.Fprintln(w)
+		harness.WriteTargets(w, harness.CheckUTSTargets(set))
+		fmt.Fprintln(w)
+	}
 }
 
 // measure runs the configurations, writing DIR/rawName as it goes, and

@@ -74,10 +74,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 			plots = append(plots, svg)
 		} else {
 			header(&sum, "wsched benchmark matrix", filepath.Dir(path), filepath.Base(path))
-			harness.WriteSummary(&sum, set)
-			fmt.Fprintln(&sum, "## targets (issue 6)")
-			fmt.Fprintln(&sum)
-			harness.WriteTargets(&sum, harness.CheckTargets(set))
+			writeMatrixSummary(&sum, set)
 			files, err := harness.PlotBars(set, dir, stem+"-bars-")
 			if err != nil {
 				return err

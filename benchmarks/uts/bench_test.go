@@ -1,0 +1,159 @@
+package uts
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkSearch: every executor on T1 (geometric) and T3 (binomial),
+// 4.1 million nodes each, at 1 and 2 workers (GOMAXPROCS set to match), the
+// sequential recursion first; ns/node and cpu-ns/node (the process's CPU
+// time) beside ns/op:
+//
+//	go test -run '^$' -bench 'Search/' -count 10 . > search.txt
+//
+// (The worker counts are sub-benchmarks, not -cpu: testing runs a
+// benchmark's sub-benchmarks once before it applies the first -cpu value,
+// so with -cpu 1,2 the "1" results would be measured at the default
+// GOMAXPROCS.)
+func BenchmarkSearch(b *testing.B) { benchSearch(b, T1, T3) }
+
+// BenchmarkSearchSmall is BenchmarkSearch on the small trees, T1S and
+// T3S (64 and 95 thousand nodes).
+func BenchmarkSearchSmall(b *testing.B) { benchSearch(b, T1S, T3S) }
+
+// benchWorkers are the worker counts of the benchmarks: 1 and 2, and the
+// machine's CPU count if more.
+func benchWorkers() []int {
+	ws := []int{1, 2}
+	if n := runtime.NumCPU(); n > 2 {
+		ws = append(ws, n)
+	}
+	return ws
+}
+
+// withProcs runs f with GOMAXPROCS set to workers.
+func withProcs(workers int, f func()) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
+	f()
+}
+
+func benchSearch(b *testing.B, trees ...Params) {
+	for _, p := range trees {
+		tr := MustNew(p)
+		want := tr.Count()
+		var names []string
+		for n := range executors(tr, 1) {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			return rank(names[i]) < rank(names[j]) || rank(names[i]) == rank(names[j]) && names[i] < names[j]
+		})
+		for _, workers := range benchWorkers() {
+			for _, name := range names {
+				b.Run(fmt.Sprintf("tree=%s/workers=%d/exec=%s", p.Name, workers, name), func(b *testing.B) {
+					withProcs(workers, func() {
+						ex, err := executors(tr, workers)[name]()
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer ex.Close()
+						b.ReportAllocs()
+						cpu0 := processCPU()
+						for b.Loop() {
+							n, err := ex.Search()
+							if err != nil || n != want {
+								b.Fatalf("%d nodes, %v; want %d", n, err, want)
+							}
+						}
+						cpu := processCPU() - cpu0
+						nodes := float64(b.N) * float64(want)
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/nodes, "ns/node")
+						b.ReportMetric(float64(cpu.Nanoseconds())/nodes, "cpu-ns/node")
+					})
+				})
+			}
+		}
+	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rank puts the sequential baseline first, then wsched, then the peers.
+func rank(name string) int {
+	switch {
+	case name == "seq":
+		return 0
+	case len(name) > 6 && name[:6] == "wsched":
+		return 1
+	}
+	return 2
+}
+
+// BenchmarkSearchMin measures on a shared machine what BenchmarkSearch
+// cannot resolve there: each wsched executor's cost over the sequential
+// recursion on the small trees, as the fastest of b.N searches, the
+// executors taking turns (seq, then each wsched executor, then seq
+// again, …), so that a moment of interference on the machine costs one
+// search, not a sample. min-ns/node is an executor's fastest search;
+// over-seq-ns/node is that minus the sequential recursion's fastest. For
+// example, 60 rounds:
+//
+//	go test -run '^$' -bench SearchMin -benchtime 60x .
+func BenchmarkSearchMin(b *testing.B) {
+	for _, p := range []Params{T1S, T3S} {
+		tr := MustNew(p)
+		want := tr.Count()
+		for _, workers := range benchWorkers() {
+			b.Run(fmt.Sprintf("tree=%s/workers=%d", p.Name, workers), func(b *testing.B) {
+				withProcs(workers, func() { searchMin(b, tr, want, workers) })
+			})
+		}
+	}
+}
+
+func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
+	mk := executors(tr, workers)
+	names := []string{"seq", "wsched-inline", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split"}
+	exs := make([]Exec, len(names))
+	for i, n := range names {
+		ex, err := mk[n]()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ex.Close()
+		exs[i] = ex
+	}
+	best := make([]time.Duration, len(names))
+	for b.Loop() {
+		for i, ex := range exs {
+			t0 := time.Now()
+			n, err := ex.Search()
+			d := time.Since(t0)
+			if err != nil || n != want {
+				b.Fatalf("%s: %d nodes, %v; want %d", names[i], n, err, want)
+			}
+			if best[i] == 0 || d < best[i] {
+				best[i] = d
+			}
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(want) }
+	for i, n := range names {
+		b.ReportMetric(per(best[i]), n+"-min-ns/node")
+		if i > 0 {
+			b.ReportMetric(per(best[i])-per(best[0]), n+"-over-seq-ns/node")
+		}
+	}
+}

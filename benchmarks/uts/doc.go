@@ -1,0 +1,53 @@
+// Package uts is a tree search in the manner of the Unbalanced Tree Search
+// benchmark (UTS, Olivier et al., 2006): a tree that exists only while it is
+// searched, every node's children derived from a hash of the node, and a
+// search of it by each executor the benchmarks compare: the sequential
+// recursion (the baseline), wsched with a packet per node, goroutines and
+// errgroup with a depth cutoff, and pools with a task per node.
+//
+// # Model
+//
+// A node is its 20-byte state and its depth. The root's state is the SHA-1
+// of its seed; child i's state is the SHA-1 of its parent's state and i
+// (Tree.Child), computed Params.Rounds times (UTS's granularity, -g). The
+// number of children comes from the node's own state (Tree.NumChildren):
+//
+//   - Geometric (UTS T1): a geometric number with mean 4 down to depth 10
+//     (shape Fixed), none below: 4,130,071 nodes.
+//   - Binomial (UTS T3): 2,000 children at the root; every other node has 8
+//     children with probability 0.124875, else none (8 · 0.124875 =
+//     0.999): 4,112,897 nodes, depth 1,572, most of them in a few long
+//     subtrees.
+//
+// The counts are UTS's own (TestPublishedTrees checks them). T1S and T3S
+// are small trees of the same shapes for tests and quick runs. A search's
+// result is the node count, checked against the sequential recursion.
+//
+// The executors (Exec) are written as each one's users write them:
+//
+//   - Sequential: plain recursion, no scheduler: the T_seq of efficiency
+//     figures.
+//   - WSched: a value packet per node with a Run method, its children
+//     spawned from Run with scheduler.Spawn or scheduler.SpawnOrRun, the
+//     count kept on per-worker counters (indexed by Worker.ID, a cache line
+//     each) or summed through scheduler.Join (WSchedOptions); or, not a
+//     packet per node, a packet per subtree searched by plain recursion
+//     that spawns a child only when Worker.ShouldSplit says a worker wants
+//     work (WSchedOptions.Split).
+//   - Goroutines and Errgroup: a goroutine per node down to a depth cutoff
+//     (DefaultCutoff: log2(workers) + 2), each parent waiting for its
+//     children; plain recursion below the cutoff.
+//   - ChanPool and Ants: a task per node on a pool of workers goroutines,
+//     submitted without blocking or, when the pool is full, searched in
+//     place (what users of a bounded pool do to avoid deadlock).
+//   - Pond: a task per node, queued with Go (pond's unbounded queue).
+//
+// # Costs
+//
+// On the project's 2-vCPU AMD EPYC, a node costs the sequential recursion
+// 103-109 ns (one SHA-1 of 24 bytes, with the SHA-NI instructions, and,
+// on the geometric tree, a logarithm); a packet per node adds 19-23 ns
+// (SpawnOrRun or Spawn, per-worker counters) or 47-55 ns (joins), and the
+// ShouldSplit search under 1 ns. benchmarks/README.md has every
+// executor's time per node at 1 and 2 workers, with the command.
+package uts

@@ -1,0 +1,309 @@
+package uts
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
+	"github.com/alitto/pond/v2"
+	"github.com/panjf2000/ants/v2"
+	"golang.org/x/sync/errgroup"
+)
+
+// An Exec searches one tree with one executor: Search returns the number
+// of nodes. An Exec is not reentrant: one Search at a time.
+type Exec interface {
+	Search() (int64, error)
+	// Close stops the executor's goroutines and waits for them.
+	Close() error
+}
+
+// count is the sequential recursion: n's subtree's node count. (n is
+// passed by value: the address of a local passed to a recursive call
+// escapes, and each node would be a heap allocation.)
+func (t *Tree) count(n Node) int64 {
+	c := int64(1)
+	for i := range t.NumChildren(&n) {
+		c += t.count(t.Child(&n, i))
+	}
+	return c
+}
+
+// Count searches the tree sequentially, by plain recursion on the calling
+// goroutine, and returns its node count.
+func (t *Tree) Count() int64 {
+	return t.count(t.Root())
+}
+
+// Sequential is the baseline: plain recursion, on a goroutine of its own
+// (started per search, as every other executor's searching goroutines
+// are). On the calling goroutine the same recursion ran T1 10-12% slower
+// in the harness (cmd/bench's goroutine, deep in its call stack), where a
+// fresh goroutine, the goroutines of the cutoff executors and a
+// standalone program all ran it at the same speed: an effect of where the
+// caller's stack lies, not of the search.
+func Sequential(t *Tree) Exec { return seqExec{t} }
+
+type seqExec struct{ t *Tree }
+
+func (e seqExec) Search() (int64, error) {
+	c := make(chan int64)
+	go func() { c <- e.t.Count() }()
+	return <-c, nil
+}
+func (e seqExec) Close() error { return nil }
+
+// DefaultCutoff is the depth to which the cutoff executors (Goroutines,
+// Errgroup) make a goroutine per node for the given number of workers:
+// log2(workers) + 2, the usual rule (a few subtrees per worker below it on
+// a binary tree; more on UTS's wider ones).
+func DefaultCutoff(workers int) int {
+	return bits.Len(uint(max(workers, 1))) - 1 + 2
+}
+
+// Goroutines runs a goroutine per node above depth cutoff, joined with a
+// sync.WaitGroup, and plain recursion below: what careful Go code does
+// for a parallel tree search.
+func Goroutines(t *Tree, cutoff int) Exec { return &goExec{t: t, cutoff: cutoff} }
+
+type goExec struct {
+	t      *Tree
+	cutoff int
+}
+
+func (e *goExec) Search() (int64, error) {
+	return e.count(e.t.Root()), nil
+}
+
+func (e *goExec) count(n Node) int64 {
+	if int(n.Height) >= e.cutoff {
+		return e.t.count(n)
+	}
+	k := e.t.NumChildren(&n)
+	sums := make([]int64, k)
+	var wg sync.WaitGroup
+	for i := range k {
+		c := e.t.Child(&n, i)
+		wg.Go(func() { sums[i] = e.count(c) })
+	}
+	wg.Wait()
+	s := int64(1)
+	for _, v := range sums {
+		s += v
+	}
+	return s
+}
+
+func (e *goExec) Close() error { return nil }
+
+// Errgroup is Goroutines written with errgroup.Group (no limit: a limit
+// would deadlock a parent waiting for children that cannot start).
+func Errgroup(t *Tree, cutoff int) Exec { return &egExec{t: t, cutoff: cutoff} }
+
+type egExec struct {
+	t      *Tree
+	cutoff int
+}
+
+func (e *egExec) Search() (int64, error) {
+	return e.count(e.t.Root())
+}
+
+func (e *egExec) count(n Node) (int64, error) {
+	if int(n.Height) >= e.cutoff {
+		return e.t.count(n), nil
+	}
+	k := e.t.NumChildren(&n)
+	sums := make([]int64, k)
+	var g errgroup.Group
+	for i := range k {
+		c := e.t.Child(&n, i)
+		g.Go(func() (err error) {
+			sums[i], err = e.count(c)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	s := int64(1)
+	for _, v := range sums {
+		s += v
+	}
+	return s, nil
+}
+
+func (e *egExec) Close() error { return nil }
+
+// poolCap bounds the channel pool's queue, as the harness's channel pool
+// peer does (1024 nodes).
+const poolCap = 1024
+
+// ChanPool is a pool of workers goroutines ranging over one buffered
+// channel of nodes: a task per node, each child sent without blocking or,
+// when the channel is full, searched in place (a task counts what it
+// searched and adds it to the total once).
+func ChanPool(t *Tree, workers int) (Exec, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("uts: workers must be >= 1, got %d", workers)
+	}
+	e := &chanExec{t: t, ch: make(chan Node, poolCap)}
+	e.done.Add(workers)
+	for range workers {
+		go func() {
+			defer e.done.Done()
+			for n := range e.ch {
+				e.total.Add(e.visit(n))
+				e.pending.Done()
+			}
+		}()
+	}
+	return e, nil
+}
+
+type chanExec struct {
+	t       *Tree
+	ch      chan Node
+	pending sync.WaitGroup // nodes sent and not yet searched
+	done    sync.WaitGroup // worker goroutines
+	total   atomic.Int64
+}
+
+func (e *chanExec) visit(n Node) int64 {
+	c := int64(1)
+	for i := range e.t.NumChildren(&n) {
+		child := e.t.Child(&n, i)
+		e.pending.Add(1)
+		select {
+		case e.ch <- child:
+		default:
+			c += e.visit(child)
+			e.pending.Done()
+		}
+	}
+	return c
+}
+
+func (e *chanExec) Search() (int64, error) {
+	e.total.Store(0)
+	e.pending.Add(1)
+	e.ch <- e.t.Root()
+	e.pending.Wait()
+	return e.total.Load(), nil
+}
+
+func (e *chanExec) Close() error {
+	close(e.ch)
+	e.done.Wait()
+	return nil
+}
+
+// Ants is an ants/v2 pool of workers goroutines, non-blocking: a task
+// (a closure) per node, each child submitted or, when the pool is full,
+// searched in place.
+func Ants(t *Tree, workers int) (Exec, error) {
+	p, err := ants.NewPool(workers, ants.WithNonblocking(true), ants.WithPreAlloc(true))
+	if err != nil {
+		return nil, err
+	}
+	return &antsExec{t: t, p: p}, nil
+}
+
+type antsExec struct {
+	t       *Tree
+	p       *ants.Pool
+	pending sync.WaitGroup
+	total   atomic.Int64
+}
+
+func (e *antsExec) visit(n Node) int64 {
+	c := int64(1)
+	for i := range e.t.NumChildren(&n) {
+		child := e.t.Child(&n, i)
+		e.pending.Add(1)
+		err := e.p.Submit(func() {
+			e.total.Add(e.visit(child))
+			e.pending.Done()
+		})
+		if err != nil {
+			c += e.visit(child)
+			e.pending.Done()
+		}
+	}
+	return c
+}
+
+func (e *antsExec) Search() (int64, error) {
+	e.total.Store(0)
+	root := e.t.Root()
+	e.pending.Add(1)
+	for {
+		err := e.p.Submit(func() {
+			e.total.Add(e.visit(root))
+			e.pending.Done()
+		})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ants.ErrPoolOverload) {
+			return 0, err
+		}
+	}
+	e.pending.Wait()
+	return e.total.Load(), nil
+}
+
+func (e *antsExec) Close() error {
+	e.p.Release()
+	return nil
+}
+
+// Pond is a pond/v2 pool of workers goroutines with its default unbounded
+// queue: a task (a closure) per node, every child queued with Go.
+func Pond(t *Tree, workers int) (Exec, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("uts: workers must be >= 1, got %d", workers)
+	}
+	return &pondExec{t: t, p: pond.NewPool(workers)}, nil
+}
+
+type pondExec struct {
+	t       *Tree
+	p       pond.Pool
+	pending sync.WaitGroup
+	total   atomic.Int64
+	err     atomic.Pointer[error]
+}
+
+func (e *pondExec) submit(n Node) {
+	e.pending.Add(1)
+	if err := e.p.Go(func() { e.visit(n) }); err != nil {
+		e.err.CompareAndSwap(nil, &err)
+		e.pending.Done()
+	}
+}
+
+func (e *pondExec) visit(n Node) {
+	e.total.Add(1)
+	for i := range e.t.NumChildren(&n) {
+		e.submit(e.t.Child(&n, i))
+	}
+	e.pending.Done()
+}
+
+func (e *pondExec) Search() (int64, error) {
+	e.total.Store(0)
+	e.submit(e.t.Root())
+	e.pending.Wait()
+	if p := e.err.Load(); p != nil {
+		return 0, *p
+	}
+	return e.total.Load(), nil
+}
+
+func (e *pondExec) Close() error {
+	e.p.StopAndWait()
+	return nil
+}

@@ -1,0 +1,210 @@
+package uts
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/wsched/wsched/scheduler"
+)
+
+// WSchedOptions say how the wsched search is written: the two ways the
+// scheduler's documentation offers to spawn children, the two to add up
+// a tree, and, not a packet per node, the way it offers a packet to split
+// work of its own.
+type WSchedOptions struct {
+	// Config is the scheduler's configuration.
+	Config scheduler.Config
+	// Inline spawns children with scheduler.SpawnOrRun (run at once
+	// unless a worker is idle: the documented choice for fine-grained
+	// recursion); otherwise with scheduler.Spawn.
+	Inline bool
+	// Split searches each packet's subtree by plain recursion and hands
+	// a child to another worker, as a packet of its own, only when
+	// Worker.ShouldSplit says an idle worker wants work: the documented
+	// way for a packet that works through work of its own, not a packet
+	// per node. Inline and Join do not apply.
+	Split bool
+	// Join adds the count up the tree through joins (scheduler.Join in
+	// every node with children; each child adds its subtree's count to
+	// its parent's continuation); otherwise every node counts itself on
+	// its worker's counter (indexed by Worker.ID, one cache line each).
+	Join bool
+}
+
+// WSched searches with a wsched scheduler: every node a value packet,
+// created while the search runs, as a user of the public API writes it
+// (see the node types below).
+func WSched(t *Tree, o WSchedOptions) (Exec, error) {
+	s, err := scheduler.New(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &wsExec{t: t, s: s, o: o, counts: make([]counter, s.Workers())}, nil
+}
+
+type wsExec struct {
+	t      *Tree
+	s      *scheduler.Scheduler
+	o      WSchedOptions
+	counts []counter
+	total  int64 // the join variants' sum
+}
+
+// counter is one worker's node count, alone on its cache line.
+type counter struct {
+	n int64
+	_ [56]byte
+}
+
+func (e *wsExec) Search() (int64, error) {
+	clear(e.counts)
+	e.total = 0
+	root := e.t.Root()
+	var p scheduler.Packet
+	switch {
+	case e.o.Split:
+		p = splitNode{root, e}
+	case e.o.Join && e.o.Inline:
+		p = joinInlineNode{root, e.t, &e.total}
+	case e.o.Join:
+		p = joinNode{root, e.t, &e.total}
+	case e.o.Inline:
+		p = inlineNode{root, e}
+	default:
+		p = node{root, e}
+	}
+	if err := e.s.Add(p); err != nil {
+		return 0, err
+	}
+	if err := e.s.Run(context.Background()); err != nil {
+		return 0, err
+	}
+	if e.o.Join && !e.o.Split {
+		return e.total, nil
+	}
+	var n int64
+	for i := range e.counts {
+		n += e.counts[i].n
+	}
+	return n, nil
+}
+
+func (e *wsExec) Close() error { return e.s.Close() }
+
+// Scheduler returns the scheduler (its stats, in tests).
+func (e *wsExec) Scheduler() *scheduler.Scheduler { return e.s }
+
+// node is a tree node as a packet, spawning its children with
+// scheduler.Spawn and counting itself on its worker's counter.
+type node struct {
+	Node
+	e *wsExec
+}
+
+func (n node) Run(w *scheduler.Worker) error {
+	e := n.e
+	e.counts[w.ID()].n++
+	for i := range e.t.NumChildren(&n.Node) {
+		scheduler.Spawn(w, node{e.t.Child(&n.Node, i), e})
+	}
+	return nil
+}
+
+// inlineNode is node with scheduler.SpawnOrRun.
+type inlineNode struct {
+	Node
+	e *wsExec
+}
+
+func (n inlineNode) Run(w *scheduler.Worker) error {
+	e := n.e
+	e.counts[w.ID()].n++
+	for i := range e.t.NumChildren(&n.Node) {
+		scheduler.SpawnOrRun(w, inlineNode{e.t.Child(&n.Node, i), e})
+	}
+	return nil
+}
+
+// splitNode is a subtree searched in one packet: plain recursion that
+// spawns a child as a packet of its own instead of searching it when
+// Worker.ShouldSplit reports an idle worker short of queued work.
+type splitNode struct {
+	Node
+	e *wsExec
+}
+
+func (n splitNode) Run(w *scheduler.Worker) error {
+	n.e.counts[w.ID()].n += n.e.visit(w, n.Node)
+	return nil
+}
+
+// visit searches n's subtree, but for the children it spawns, and returns
+// how many nodes it searched.
+func (e *wsExec) visit(w *scheduler.Worker, n Node) int64 {
+	c := int64(1)
+	for i := range e.t.NumChildren(&n) {
+		child := e.t.Child(&n, i)
+		if w.ShouldSplit() {
+			scheduler.Spawn(w, splitNode{child, e})
+			continue
+		}
+		c += e.visit(w, child)
+	}
+	return c
+}
+
+// joinNode counts its subtree through a join: a leaf adds 1 to its
+// parent's sum; a node with children opens a join whose continuation
+// (subtreeSum) adds 1 and what the children added to its own parent's
+// sum. Children spawned with scheduler.Spawn.
+type joinNode struct {
+	Node
+	t   *Tree
+	out *int64 // the parent's subtreeSum.n, added to atomically
+}
+
+func (n joinNode) Run(w *scheduler.Worker) error {
+	k := n.t.NumChildren(&n.Node)
+	if k == 0 {
+		atomic.AddInt64(n.out, 1)
+		return nil
+	}
+	sum := scheduler.Join(w, subtreeSum{out: n.out})
+	for i := range k {
+		scheduler.Spawn(w, joinNode{n.t.Child(&n.Node, i), n.t, &sum.n})
+	}
+	return nil
+}
+
+// joinInlineNode is joinNode with scheduler.SpawnOrRun.
+type joinInlineNode struct {
+	Node
+	t   *Tree
+	out *int64
+}
+
+func (n joinInlineNode) Run(w *scheduler.Worker) error {
+	k := n.t.NumChildren(&n.Node)
+	if k == 0 {
+		atomic.AddInt64(n.out, 1)
+		return nil
+	}
+	sum := scheduler.Join(w, subtreeSum{out: n.out})
+	for i := range k {
+		scheduler.SpawnOrRun(w, joinInlineNode{n.t.Child(&n.Node, i), n.t, &sum.n})
+	}
+	return nil
+}
+
+// subtreeSum is the continuation of a node's join: n is what its
+// children added (their subtrees' counts), and the node itself is one
+// more.
+type subtreeSum struct {
+	n   int64
+	out *int64
+}
+
+func (s subtreeSum) Run(*scheduler.Worker) error {
+	atomic.AddInt64(s.out, s.n+1)
+	return nil
+}
