@@ -45,8 +45,9 @@ per packet; writes a Perfetto trace per configuration.
               c  b + the heavy packet in the priority lane
               d  b + the heavy packet split into 4096-slot packets
               e  b with wake-N
-  gcmark    a parallel mark of a synthetic heap (2 Mi objects at scale 1),
-            checked against a sequential BFS. Policies are WAKE/STEAL[/fifo]:
+  gcmark    a parallel mark of a synthetic heap (2 Mi objects at scale 1,
+            the power-law heap), checked against a sequential BFS.
+            Policies are WAKE/STEAL[/fifo]:
             WAKE one|all|n|searcher|default (Config.Wake: wake-one ...),
             STEAL one|half|batch:N|default (Config.Steal: steal-one,
             steal-half; batch:N is steal-half with Config.StealLimit N),
@@ -251,7 +252,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 	// gcmark: one heap, checked against the sequential BFS every cycle.
 	if len(c.mark) > 0 {
 		prog.printf("gcmark: building the heap (scale %g)", c.scale)
-		h := gcmark.NewHeap(gcmark.DefaultHeapConfig(c.scale, c.seed))
+		h := gcmark.NewHeap(gcmark.PowerLawHeapConfig(c.scale, c.seed))
 		want := h.MarkSequential()
 		for _, mp := range c.mark {
 			prog.printf("gcmark %s: %d cycles", mp.name, c.cycles)

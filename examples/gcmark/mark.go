@@ -122,7 +122,7 @@ func (m *Marker) Scheduler() *scheduler.Scheduler { return m.sched }
 type Result struct {
 	Marked    int64 // objects marked in Closure
 	Live      int64 // objects counted live by Release (equals Marked)
-	LiveBytes int64 // their size, at 16 bytes of header plus 4 per slot
+	LiveBytes int64 // their size (Heap.Bytes: 4 a word)
 	Slots     int64 // non-null reference slots traced
 	Elapsed   time.Duration
 	Stages    []stagetime.Stage  // per-stage makespan and lower bound
@@ -333,7 +333,8 @@ func (p *processEdges) Run(w *scheduler.Worker) error {
 	return nil
 }
 
-// scanArrayChunk traces slots [lo, hi) of a huge reference array, in place.
+// scanArrayChunk traces Words[lo:hi], slots of a huge reference array, in
+// place.
 type scanArrayChunk struct {
 	m      *Marker
 	lo, hi uint32
@@ -345,7 +346,7 @@ func (p *scanArrayChunk) PacketName() string { return "ScanArrayChunk" }
 func (p *scanArrayChunk) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
-	m.trace(w, &m.workers[w.ID()], m.heap.Refs[p.lo:p.hi])
+	m.trace(w, &m.workers[w.ID()], m.heap.Words[p.lo:p.hi])
 	m.clock.Done(w.ID(), int(stageClosure), t)
 	return nil
 }
@@ -359,7 +360,7 @@ func (p *scanArrayChunk) Run(w *scheduler.Worker) error {
 // one miss be in flight at a time; with the passes apart, the scan loop's
 // misses overlap. On the default heap this makes one worker 1.4× faster.
 func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
-	off, refs := m.heap.Offsets, m.heap.Refs
+	off, words := m.heap.Offsets, m.heap.Words
 	won := ws.won[:0]
 	slots := int64(0)
 	for _, o := range in {
@@ -374,7 +375,8 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 	out := m.getBuf(ws)
 	buf := out.slots // a local copy: the compiler keeps it in registers
 	for _, o := range won {
-		lo, hi := off[o], off[o+1]
+		lo := off[o] + 1 // past the header
+		hi := lo + words[lo-1]
 		if hi-lo > ChunkSlots {
 			// A huge array: one packet per ChunkSlots slots, scanned in place.
 			for c := lo; c < hi; c += ChunkSlots {
@@ -382,7 +384,7 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 			}
 			continue
 		}
-		for _, c := range refs[lo:hi] {
+		for _, c := range words[lo:hi] {
 			if c == Null {
 				continue
 			}
@@ -461,7 +463,7 @@ func (p *sweep) Run(w *scheduler.Worker) error {
 			o := uint32(i)*64 + uint32(bits.TrailingZeros64(word))
 			word &= word - 1
 			if o < n {
-				bytes += 16 + 4*int64(off[o+1]-off[o])
+				bytes += 4 * int64(off[o+1]-off[o])
 			}
 		}
 	}
