@@ -189,6 +189,40 @@ func TestMarkMatchesBFS(t *testing.T) {
 	}
 }
 
+// TestBaselinesMatchBFS checks every baseline's marks and counts, on both
+// shapes, against the sequential search and the Marker's.
+func TestBaselinesMatchBFS(t *testing.T) {
+	for _, h := range testHeaps() {
+		want := h.MarkSequential()
+		m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 2}, RootSlotWork: -1})
+		require.NoError(t, err)
+		mr := checkCycles(t, m, want, 1)[0]
+		require.NoError(t, m.Close())
+		for _, kind := range BaselineKinds {
+			for _, workers := range []int{1, 3} {
+				batch := 2*workers - 1 // 1 and 5
+				name := fmt.Sprintf("%v/%v/workers=%d/batch=%d", h.Config().Shape, kind, workers, batch)
+				t.Run(name, func(t *testing.T) {
+					b, err := NewBaseline(h, kind, BaselineOptions{Workers: workers, Batch: batch})
+					require.NoError(t, err)
+					for cycle := range 2 {
+						r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return b.Mark(context.Background()) })
+						got := b.Marks()
+						if d := FirstDifference(got, want); d >= 0 {
+							t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
+						}
+						assert.Equal(t, mr.Marked, r.Marked, "cycle %d: Marked", cycle)
+						assert.Equal(t, mr.Live, r.Live, "cycle %d: Live", cycle)
+						assert.Equal(t, mr.LiveBytes, r.LiveBytes, "cycle %d: LiveBytes", cycle)
+						assert.Equal(t, mr.Slots, r.Slots, "cycle %d: Slots", cycle)
+						require.Len(t, r.Stages, len(Stages))
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestStageFigures checks that the per-stage figures add up.
 func TestStageFigures(t *testing.T) {
 	h := NewHeap(DefaultHeapConfig(0.02, 3))
