@@ -168,25 +168,55 @@ func checkCycles(t *testing.T, m *Marker, want Bitmap, cycles int) []Result {
 }
 
 // TestMarkMatchesBFS checks that the parallel mark finds exactly the objects
-// a sequential breadth-first search finds, on both heap shapes, under
-// every policy and 1–3 workers, twice on the same Marker (the second cycle
-// must clear the first's marks).
+// a sequential breadth-first search finds, on both heap shapes, with both
+// Closure designs, under every policy and 1–3 workers, twice on the same
+// Marker (the second cycle must clear the first's marks).
 func TestMarkMatchesBFS(t *testing.T) {
 	for _, h := range testHeaps() {
 		want := h.MarkSequential()
-		for _, cfg := range policies() {
-			for _, workers := range []int{1, 2, 3} {
-				cfg.Workers = workers
-				name := fmt.Sprintf("%v/wake=%v/steal=%v/limit=%d/local=%v/workers=%d", h.Config().Shape, cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Local, workers)
-				t.Run(name, func(t *testing.T) {
-					m, err := NewMarker(h, Options{Scheduler: cfg, CodeCache: CodeCachePlacement(workers % 3), RootSlotWork: -1})
-					require.NoError(t, err)
-					defer m.Close()
-					checkCycles(t, m, want, 2)
-				})
+		for _, tracing := range []Tracing{TraceDepthFirst, TraceEdgeBuffers} {
+			for _, cfg := range policies() {
+				for _, workers := range []int{1, 2, 3} {
+					cfg.Workers = workers
+					name := fmt.Sprintf("%v/%v/wake=%v/steal=%v/limit=%d/local=%v/workers=%d", h.Config().Shape, tracing, cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Local, workers)
+					t.Run(name, func(t *testing.T) {
+						m, err := NewMarker(h, Options{Scheduler: cfg, Trace: tracing, CodeCache: CodeCachePlacement(workers % 3), RootSlotWork: -1})
+						require.NoError(t, err)
+						defer m.Close()
+						checkCycles(t, m, want, 2)
+					})
+				}
 			}
 		}
 	}
+}
+
+// TestSplitMatchesBFS checks the depth-first mark's splits: asking
+// ShouldSplit after every object, giving away from one object to all but
+// one, going on with the rest or spawning it too; the marks must not
+// change. With 3 workers on these heaps some cycles split.
+func TestSplitMatchesBFS(t *testing.T) {
+	var splits int64
+	for _, h := range testHeaps() {
+		want := h.MarkSequential()
+		for _, share := range []float64{0.01, 0.5, 0.99} {
+			for _, rest := range []bool{false, true} {
+				for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
+					name := fmt.Sprintf("%v/share=%v/rest=%v/local=%v", h.Config().Shape, share, rest, local)
+					t.Run(name, func(t *testing.T) {
+						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 3, Local: local},
+							SplitEvery: 1, SplitShare: share, SplitRest: rest, Batch: 5, RootSlotWork: -1})
+						require.NoError(t, err)
+						defer m.Close()
+						for _, r := range checkCycles(t, m, want, 3) {
+							splits += r.Splits
+						}
+					})
+				}
+			}
+		}
+	}
+	t.Logf("%d splits", splits)
 }
 
 // TestBaselinesMatchBFS checks every baseline's marks and counts, on both
@@ -221,6 +251,46 @@ func TestBaselinesMatchBFS(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestOptionsInvalid checks that NewMarker and NewBaseline refuse what
+// they cannot run.
+func TestOptionsInvalid(t *testing.T) {
+	h := testHeaps()[0]
+	for _, o := range []Options{
+		{Trace: Tracing(9)},
+		{SplitEvery: -1},
+		{SplitShare: 1},
+		{SplitShare: -0.5},
+		{Batch: MaxBatch + 1},
+		{Scheduler: scheduler.Config{Workers: -1}},
+	} {
+		m, err := NewMarker(h, o)
+		if !assert.Error(t, err, "%+v", o) {
+			m.Close()
+		}
+	}
+	_, err := NewBaseline(h, BaselineKind(0), BaselineOptions{})
+	assert.Error(t, err)
+	_, err = NewBaseline(h, Goroutines, BaselineOptions{Workers: -1})
+	assert.Error(t, err)
+	_, err = NewBaseline(h, SequentialDFS, BaselineOptions{Batch: -1})
+	assert.Error(t, err)
+	for _, k := range BaselineKinds {
+		got, err := ParseBaseline(k.String())
+		require.NoError(t, err)
+		assert.Equal(t, k, got)
+	}
+	_, err = ParseBaseline("nope")
+	assert.Error(t, err)
+	var tr Tracing
+	require.NoError(t, tr.UnmarshalText([]byte("edges")))
+	assert.Equal(t, TraceEdgeBuffers, tr)
+	assert.Error(t, tr.UnmarshalText([]byte("bfs")))
+	var s HeapShape
+	require.NoError(t, s.UnmarshalText([]byte("powerlaw")))
+	assert.Equal(t, ShapePowerLaw, s)
+	assert.Error(t, s.UnmarshalText([]byte("round")))
 }
 
 // TestStageFigures checks that the per-stage figures add up.
