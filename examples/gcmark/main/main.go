@@ -16,10 +16,11 @@
 //
 // A marker is a baseline's name (seq-dfs, seq-dfs-atomic, seq-bfs,
 // goroutines) or a Closure design (dfs, edges) on the scheduler, each at
-// every count of -workers (the sequential ones at one). With -sweep split
-// or -sweep policy it compares the depth-first marker's split settings
-// (every × share × rest × local order) or the scheduler's policies (wake ×
-// steal × local order) at the last count of -workers, beside seq-dfs:
+// every count of -workers (the sequential ones at one). -sweep batch
+// compares the batch sizes of seq-dfs and dfs at every count of -workers;
+// -sweep split the dfs marker's split settings (every × share × rest ×
+// local order) and -sweep policy the scheduler's policies (wake × steal ×
+// local order) at the last count of -workers; each beside seq-dfs:
 //
 //	go run ./examples/gcmark/main -sweep split -workers 2 -rounds 10
 //
@@ -71,7 +72,7 @@ func main() {
 	cycles := flag.Int("cycles", 3, "GC cycles to run")
 	traceFile := flag.String("trace", "", "write a Perfetto trace of the last cycle to this file")
 	compare := flag.String("compare", "", "time these markers against each other, interleaved (see the package doc)")
-	sweep := flag.String("sweep", "", "sweep the dfs marker's split settings (split) or the scheduler's policies (policy)")
+	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split) or the scheduler's policies (policy)")
 	rounds := flag.Int("rounds", 10, "-compare, -sweep: rounds (samples per marker)")
 	flag.Parse()
 
@@ -185,14 +186,17 @@ type marker interface {
 // contenders lists the markers of -compare, or of -sweep's grid.
 func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*contender, error) {
 	var out []*contender
+	baselineBatch := func(k gcmark.BaselineKind, w int, batch int, name string) {
+		out = append(out, &contender{name: name, workers: w, new: func(h *gcmark.Heap) (marker, error) {
+			return gcmark.NewBaseline(h, k, gcmark.BaselineOptions{Workers: w, RootSlotWork: opts.RootSlotWork, Batch: batch})
+		}})
+	}
 	baseline := func(k gcmark.BaselineKind, w int) {
 		name := k.String()
 		if k == gcmark.Goroutines {
 			name = fmt.Sprintf("%v/%d", k, w)
 		}
-		out = append(out, &contender{name: name, workers: w, new: func(h *gcmark.Heap) (marker, error) {
-			return gcmark.NewBaseline(h, k, gcmark.BaselineOptions{Workers: w, RootSlotWork: opts.RootSlotWork, Batch: opts.Batch})
-		}})
+		baselineBatch(k, w, opts.Batch, name)
 	}
 	wsched := func(name string, o gcmark.Options, w int) {
 		o.Scheduler.Workers = w
@@ -217,6 +221,17 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 			}
 		}
 		return out, nil
+	case "batch":
+		baseline(gcmark.SequentialDFS, 1)
+		for _, batch := range []int{1, 4, 8, 16, 24, 32} {
+			baselineBatch(gcmark.SequentialDFS, 1, batch, fmt.Sprintf("seq-dfs/batch=%d", batch))
+			for _, w := range workers {
+				o := opts
+				o.Trace, o.Batch = gcmark.TraceDepthFirst, batch
+				wsched(fmt.Sprintf("dfs/%d/batch=%d", w, batch), o, w)
+			}
+		}
+		return out, nil
 	case "policy":
 		baseline(gcmark.SequentialDFS, 1)
 		for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO, scheduler.LocalFIFO} {
@@ -230,7 +245,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		}
 		return out, nil
 	default:
-		return nil, fmt.Errorf("-sweep %q: want split or policy", sweep)
+		return nil, fmt.Errorf("-sweep %q: want batch, split or policy", sweep)
 	}
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
