@@ -5,22 +5,21 @@ import (
 )
 
 // markStack is the depth-first Closure packet: a mark stack. Its Run
-// pops the newest object, scans it and pushes the referents it marks,
+// pops the newest objects, scans them and pushes the referents it marks,
 // until the stack is empty; every SplitEvery objects it asks
 // Worker.ShouldSplit, and when a worker is idle it gives the oldest
 // SplitShare of its stack away as a packet of its own (see split).
 //
-// A packet starts in one of three forms: objs holds referents still to be
-// claimed (marked), in a buffer it owns (a root packet from Prepare), or
-// in the heap itself (view: a chunk of a huge array, not written); or
-// objs holds objects this worker's marks already claimed (a split-off
-// stack), to be scanned. A stored by value packet (scheduler.Spawn puts
-// it in the worker's arena): 40 bytes, no allocation.
+// objs is a buffer the packet owns, from a worker's pool: either root
+// referents still to be claimed (a root packet from Prepare), or objects
+// already claimed, to be scanned (a stack split off). A huge array needs
+// no packets of its own here: its referents go on the stack like any
+// object's, and a split shares them out. A value packet (scheduler.Spawn
+// stores it in the worker's arena): 40 bytes, no allocation.
 type markStack struct {
 	m       *Marker
 	objs    []uint32
 	claimed bool // objs are marked: scan them
-	view    bool // objs is a slice of the heap: claim into a buffer of our own
 }
 
 // PacketName names the packet.
@@ -32,11 +31,7 @@ func (p markStack) Run(w *scheduler.Worker) error {
 	ws := &m.workers[w.ID()]
 	stack := p.objs
 	if !p.claimed {
-		if p.view {
-			stack = m.getStack(ws)
-		} else {
-			stack = stack[:0] // claimed referents overwrite the ones read
-		}
+		stack = stack[:0] // claimed referents overwrite the ones read
 		slots, marks := int64(0), m.marks
 		for _, o := range p.objs {
 			if o == Null {
@@ -48,62 +43,31 @@ func (p markStack) Run(w *scheduler.Worker) error {
 			}
 		}
 		ws.slots += slots
-		ws.marked += int64(len(stack))
+	}
+	if len(stack) <= cap(ws.big) && cap(stack) < cap(ws.big) {
+		// Work in the worker's big buffer, which its deepest stack grew
+		// once (about 200 Ki entries on the default heap), rather than
+		// grow this one again.
+		big := append(ws.big[:0], stack...)
+		ws.big = nil
+		m.putStack(ws, stack)
+		stack = big
 	}
 	m.drain(w, ws, stack)
 	m.clock.Done(w.ID(), int(stageClosure), t)
 	return nil
 }
 
-// drain empties stack (a buffer this packet owns), depth-first: newest
-// first, an object's slots pushed last to first so that its first slot is
-// scanned next, which reads a heap built depth-first in allocation order.
-// Every SplitEvery objects it asks w.ShouldSplit and, if another worker
-// is idle, splits (split). Huge arrays are scanned as packets of
-// ChunkSlots slots each. The buffer goes back to ws's pool at the end.
+// drain empties stack (a buffer this packet owns), depth-first: scanRun
+// by scanRun, asking w.ShouldSplit between them and, if another worker is
+// idle, splitting (split). The buffer goes back to ws's pool at the end.
 func (m *Marker) drain(w *scheduler.Worker, ws *workerState, stack []uint32) {
-	off, words, marks := m.heap.Offsets, m.heap.Words, m.marks
-	batch := m.opts.Batch
-	var at, hd, arr [MaxBatch]uint32 // a batch's headers; the arrays among them
-	slots, marked := int64(0), int64(0)
+	var slots, scanned int64
 	for len(stack) > 0 {
-		// Up to SplitEvery objects with no call in the loop, so that its
-		// variables stay in registers; a huge array ends the run early.
-		arrays := 0
-		n := m.splitEvery
-		for n > 0 && len(stack) > 0 && arrays == 0 {
-			k := min(batch, len(stack))
-			for i, o := range stack[len(stack)-k:] { // independent loads: their misses overlap
-				at[i] = off[o]
-				hd[i] = words[at[i]]
-			}
-			stack = stack[:len(stack)-k]
-			n -= k
-			for i := k - 1; i >= 0; i-- {
-				if hd[i] > ChunkSlots {
-					// A huge array: scanned by packets of its own.
-					arr[arrays] = at[i]
-					arrays++
-					continue
-				}
-				s := words[at[i]+1 : at[i]+1+hd[i]]
-				for j := len(s) - 1; j >= 0; j-- {
-					c := s[j]
-					if c == Null {
-						continue
-					}
-					slots++
-					if casMark(marks, c) {
-						stack = append(stack, c)
-						marked++
-					}
-				}
-			}
-		}
-		for _, a := range arr[:arrays] {
-			m.spawnArray(w, a)
-		}
-		if n <= 0 && len(stack) >= 2 && w.ShouldSplit() {
+		var s, k int64
+		stack, s, k = m.scanRun(ws, stack, m.splitEvery)
+		slots, scanned = slots+s, scanned+k
+		if len(stack) >= 2 && w.ShouldSplit() {
 			var done bool
 			if stack, done = m.split(w, ws, stack); done {
 				break
@@ -111,21 +75,56 @@ func (m *Marker) drain(w *scheduler.Worker, ws *workerState, stack []uint32) {
 		}
 	}
 	ws.slots += slots
-	ws.marked += marked
-	if stack != nil {
+	ws.marked += scanned
+	switch {
+	case stack == nil: // handed on by split
+	case cap(stack) > cap(ws.big):
+		if ws.big != nil {
+			m.putStack(ws, ws.big)
+		}
+		ws.big = stack[:0]
+	default:
 		m.putStack(ws, stack)
 	}
 }
 
-// spawnArray spawns the huge array whose header is at words[at] as one
-// packet per ChunkSlots slots, each claiming and scanning its slots where
-// they lie.
-func (m *Marker) spawnArray(w *scheduler.Worker, at uint32) {
-	words := m.heap.Words
-	end := at + 1 + words[at]
-	for lo := at + 1; lo < end; lo += ChunkSlots {
-		scheduler.Spawn(w, markStack{m: m, objs: words[lo:min(lo+ChunkSlots, end)], view: true})
+// scanRun pops about budget objects off stack (fewer if it empties), Batch
+// at a time: it loads the batch's headers first, so that their misses
+// overlap, then scans each object last slot to first, pushing the
+// referents it marks, so that an object's first slot is scanned next and
+// a heap built depth-first is read in allocation order. It returns the
+// stack, the slots traced and the objects scanned (each object marked is
+// pushed once, and scanned once, by whichever packet holds it then). A function of its own,
+// with nothing live but the loop's variables: inlined in drain, with the
+// scheduler's values live across the loop, the compiler kept the loop's
+// counters on the stack and the mark ran 16% slower.
+func (m *Marker) scanRun(ws *workerState, stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
+	off, words, marks, batch := m.heap.Offsets, m.heap.Words, m.marks, m.opts.Batch
+	at, hd := &ws.at, &ws.hd // not locals: those would be zeroed every call
+	for budget > 0 && len(stack) > 0 {
+		k := min(batch, len(stack))
+		for i, o := range stack[len(stack)-k:] { // independent loads
+			at[i] = off[o]
+			hd[i] = words[at[i]]
+		}
+		stack = stack[:len(stack)-k]
+		budget -= k
+		for i := k - 1; i >= 0; i-- {
+			s := words[at[i]+1 : at[i]+1+hd[i]]
+			for j := len(s) - 1; j >= 0; j-- {
+				c := s[j]
+				if c == Null {
+					continue
+				}
+				slots++
+				if casMark(marks, c) {
+					stack = append(stack, c)
+				}
+			}
+		}
+		scanned += int64(k)
 	}
+	return stack, slots, scanned
 }
 
 // split gives away the oldest SplitShare of stack (at least one object,
@@ -157,8 +156,8 @@ func (m *Marker) getStack(ws *workerState) []uint32 {
 
 // maxStacks bounds each worker's pool of mark-stack buffers: a cycle
 // holds one per root packet (71 at the defaults: 64 stacks and 7 chunks
-// of code cache, queued in Prepare before Closure gives any back), one
-// per array chunk and one per split; 256 buffers of 16 KiB are 4 MiB.
+// of code cache, queued in Prepare before Closure gives any back) and one
+// per split; 256 buffers of 16 KiB are 4 MiB (more where stacks grew).
 const maxStacks = 256
 
 // putStack returns a buffer to ws's pool (which another worker's packet

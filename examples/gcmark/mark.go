@@ -147,7 +147,7 @@ const (
 	DefaultSplitEvery = 64
 	DefaultSplitShare = 0.5
 	DefaultBatch      = 1
-	MaxBatch          = 32 // the most objects popped at once
+	MaxBatch          = 64 // the most objects popped at once
 )
 
 // Marker marks a Heap in parallel, one GC cycle per call to Mark, on a
@@ -170,12 +170,14 @@ type Marker struct {
 // counters. Padded so that two workers' counters never share a cache line.
 type workerState struct {
 	free      []*processEdges
-	stacks    [][]uint32 // free mark-stack buffers
-	splits    int64      // stacks split off
-	won       []uint32   // trace's scratch: the objects this packet marked
-	slots     int64      // slots traced (non-null references loaded)
-	marked    int64      // objects this worker marked
-	live      int64      // live objects counted by Release
+	stacks    [][]uint32       // free mark-stack buffers
+	big       []uint32         // the largest free one, kept for the deepest stacks
+	at, hd    [MaxBatch]uint32 // scanRun's batch: where each header is, and its slots
+	splits    int64            // stacks split off
+	won       []uint32         // trace's scratch: the objects this packet marked
+	slots     int64            // slots traced (non-null references loaded)
+	marked    int64            // objects this worker marked
+	live      int64            // live objects counted by Release
 	liveBytes int64
 	sink      uint64 // keeps the root-slot work from being optimised away
 	_         [64]byte
