@@ -176,7 +176,7 @@ type contender struct {
 
 	m       marker
 	elapsed []float64 // ms per cycle
-	closure []float64 // ms of the Closure stage per cycle
+	stage   [3][]float64 // ms of each stage (Prepare, Closure, Release) per cycle
 	ratio   []float64 // per round: seq-dfs's cycle ÷ this one's
 	splits  int64
 	steals  uint64
@@ -217,7 +217,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		baseline(gcmark.SequentialDFS, 1)
 		for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
 			for _, rest := range []bool{false, true} {
-				for _, every := range []int{16, 64, 256, 1024} {
+				for _, every := range []int{16, 64, 256} {
 					for _, share := range []float64{0.25, 0.5, 0.75} {
 						o := opts
 						o.Trace, o.SplitEvery, o.SplitShare, o.SplitRest, o.Scheduler.Local = gcmark.TraceDepthFirst, every, share, rest, local
@@ -229,7 +229,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		return out, nil
 	case "batch":
 		baseline(gcmark.SequentialDFS, 1)
-		for _, batch := range []int{1, 4, 8, 16, 24, 32} {
+		for _, batch := range []int{1, 8, 16, 32, 48, 64} {
 			baselineBatch(gcmark.SequentialDFS, 1, batch, fmt.Sprintf("seq-dfs/batch=%d", batch))
 			for _, w := range workers {
 				o := opts
@@ -339,7 +339,9 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 			ms := float64(r.Elapsed) / 1e6
 			cycle[(i+round)%len(cs)] = ms
 			c.elapsed = append(c.elapsed, ms)
-			c.closure = append(c.closure, float64(r.Stages[1].Makespan)/1e6)
+			for s := range c.stage {
+				c.stage[s] = append(c.stage[s], float64(r.Stages[s].Makespan)/1e6)
+			}
 			c.splits += r.Splits
 			c.steals += r.Stats.Steals
 		}
@@ -354,12 +356,12 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 	fmt.Fprintf(out, "commit %s, %s, %s, GOMAXPROCS %d, %s; load average %s at the start, %s at the end (%v)\n",
 		commit(), time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.GOMAXPROCS(0), cpuModel(), load0, loadavg(), time.Since(t0).Round(time.Second))
 	fmt.Fprintf(out, "%d rounds after one of warm-up, each marker once a round in turn; ms per cycle (median, range, 95%% CI of the median);\n", rounds)
-	fmt.Fprintf(out, "speed = seq-dfs's cycle ÷ this marker's, per round (median and 95%% CI); closure = the Closure stage's median\n")
+	fmt.Fprintf(out, "speed = seq-dfs's cycle ÷ this marker's, per round (median and 95%% CI); prep, closure, rel = the stages' medians\n")
 	if quiet > 0 {
 		fmt.Fprintf(out, "a cycle was run again (redone) when other processes used more than %.0f%% of a CPU during it, up to 20 times (then kept: busy)\n", 100*quiet)
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(out, "%-44s %8s %17s %17s %8s %18s %7s %7s %6s %5s\n", "marker", "median", "range", "95% CI", "closure", "speed vs seq-dfs", "splits", "steals", "redone", "busy")
+	fmt.Fprintf(out, "%-44s %8s %17s %17s %6s %8s %6s %18s %7s %7s %6s %5s\n", "marker", "median", "range", "95% CI", "prep", "closure", "rel", "speed vs seq-dfs", "splits", "steals", "redone", "busy")
 	for _, c := range cs {
 		med, lo, hi := medianCI(c.elapsed)
 		speed := "-"
@@ -367,11 +369,14 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 			m, l, u := medianCI(c.ratio)
 			speed = fmt.Sprintf("%.3f [%.3f,%.3f]", m, l, u)
 		}
-		cm, _, _ := medianCI(c.closure)
+		var sm [3]float64
+		for s := range sm {
+			sm[s], _, _ = medianCI(c.stage[s])
+		}
 		n := float64(len(c.elapsed))
-		fmt.Fprintf(out, "%-44s %8.2f %17s %17s %8.2f %18s %7.1f %7.1f %6d %5d\n", c.name, med,
+		fmt.Fprintf(out, "%-44s %8.2f %17s %17s %6.2f %8.2f %6.2f %18s %7.1f %7.1f %6d %5d\n", c.name, med,
 			fmt.Sprintf("%.2f–%.2f", slices.Min(c.elapsed), slices.Max(c.elapsed)), fmt.Sprintf("[%.2f, %.2f]", lo, hi),
-			cm, speed, float64(c.splits)/n, float64(c.steals)/n, c.redone, c.busy)
+			sm[0], sm[1], sm[2], speed, float64(c.splits)/n, float64(c.steals)/n, c.redone, c.busy)
 	}
 	return nil
 }
