@@ -130,14 +130,15 @@ func (m *Marker) scanRun(ws *workerState, stack []uint32, budget int) (_ []uint3
 // split gives away the oldest SplitShare of stack (at least one object,
 // at most all but one) as a markStack packet, and reports the stack to go
 // on with, or done: the rest went out as a packet too, that this worker
-// runs next (SplitRest). Called when w.ShouldSplit: a worker is idle.
+// runs next (unless Options.KeepRest). Called when w.ShouldSplit: a
+// worker is idle.
 func (m *Marker) split(w *scheduler.Worker, ws *workerState, stack []uint32) ([]uint32, bool) {
 	k := min(max(int(float64(len(stack))*m.opts.SplitShare), 1), len(stack)-1)
 	give := append(m.getStack(ws), stack[:k]...)
 	rest := stack[:copy(stack, stack[k:])]
 	scheduler.Spawn(w, markStack{m: m, objs: give, claimed: true})
 	ws.splits++
-	if !m.opts.SplitRest {
+	if m.opts.KeepRest {
 		return rest, false
 	}
 	scheduler.Spawn(w, markStack{m: m, objs: rest, claimed: true})

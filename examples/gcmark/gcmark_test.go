@@ -200,12 +200,12 @@ func TestSplitMatchesBFS(t *testing.T) {
 	for _, h := range testHeaps() {
 		want := h.MarkSequential()
 		for _, share := range []float64{0.01, 0.5, 0.99} {
-			for _, rest := range []bool{false, true} {
+			for _, keep := range []bool{false, true} {
 				for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
-					name := fmt.Sprintf("%v/share=%v/rest=%v/local=%v", h.Config().Shape, share, rest, local)
+					name := fmt.Sprintf("%v/share=%v/keep=%v/local=%v", h.Config().Shape, share, keep, local)
 					t.Run(name, func(t *testing.T) {
 						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 3, Local: local},
-							SplitEvery: 1, SplitShare: share, SplitRest: rest, Batch: 5, RootSlotWork: -1})
+							SplitEvery: 1, SplitShare: share, KeepRest: keep, Batch: 5, RootSlotWork: -1})
 						require.NoError(t, err)
 						defer m.Close()
 						for _, r := range checkCycles(t, m, want, 3) {

@@ -81,9 +81,13 @@ type Options struct {
 	// at once: it loads their headers, whose cache misses then overlap,
 	// before it scans any of them (0: DefaultBatch; at most MaxBatch).
 	Batch int
-	// SplitRest makes a depth-first packet that splits spawn the rest of
-	// its stack as a packet too and return, instead of going on with it.
-	SplitRest bool
+	// KeepRest makes a depth-first packet that splits go on with the
+	// rest of its stack. By default it spawns the rest as a packet too,
+	// which this worker runs next, and returns: under the default
+	// Config.Local (scheduler.LocalPrivate) the lone spawn of the part
+	// given away would otherwise stay in the worker's private stack,
+	// unseen by thieves, until the packet spawned again or returned.
+	KeepRest bool
 	// RootSlotWork is the work spent per root slot before its referent is
 	// traced, in rounds of a 64-bit xorshift (about 1.8 ns each here,
 	// six dependent instructions): the synthetic heap has no stack maps or relocation records to
@@ -142,11 +146,20 @@ func (t *Tracing) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Defaults of the depth-first Closure.
+// Defaults of the depth-first Closure, from the sweeps in
+// benchmarks/results/epyc2/gcmark-dfs (see the package doc's Costs):
+// batches of 32 mark the built heap 1.7–1.9 times as fast as one object
+// at a time, sequentially or in the Marker, and 48 or 64 no faster; every
+// split setting swept (asking every 16 to 256 objects, giving away a
+// quarter to three quarters, spawning the rest or not, LocalPrivate or
+// LocalLIFO) marked within the sweep's noise of the others on 2
+// workers, so these are the middle values, and a split spawns the rest
+// too, which makes it visible at once under LocalPrivate (see
+// Options.KeepRest).
 const (
 	DefaultSplitEvery = 64
 	DefaultSplitShare = 0.5
-	DefaultBatch      = 1
+	DefaultBatch      = 32
 	MaxBatch          = 64 // the most objects popped at once
 )
 

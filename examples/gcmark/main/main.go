@@ -21,7 +21,7 @@
 // goroutines) or a Closure design (dfs, edges) on the scheduler, each at
 // every count of -workers (the sequential ones at one). -sweep batch
 // compares the batch sizes of seq-dfs and dfs at every count of -workers;
-// -sweep split the dfs marker's split settings (every × share × rest ×
+// -sweep split the dfs marker's split settings (every × share × keep ×
 // local order) and -sweep policy the scheduler's policies (wake × steal ×
 // local order) at the last count of -workers; each beside seq-dfs:
 //
@@ -68,7 +68,7 @@ func main() {
 	flag.TextVar(&opts.Trace, "closure", gcmark.TraceDepthFirst, "Closure design: dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
 	flag.IntVar(&opts.SplitEvery, "split-every", 0, "dfs: objects scanned between two ShouldSplit calls (0: the default)")
 	flag.Float64Var(&opts.SplitShare, "split-share", 0, "dfs: share of the mark stack given away on a split (0: the default)")
-	flag.BoolVar(&opts.SplitRest, "split-rest", false, "dfs: on a split, spawn the rest of the stack too and return")
+	flag.BoolVar(&opts.KeepRest, "keep-rest", false, "dfs: on a split, go on with the rest of the stack (default: spawn it too, and return)")
 	flag.IntVar(&opts.Batch, "batch", 0, "dfs and the depth-first baselines: objects popped at once (0: the default)")
 	flag.TextVar(&opts.CodeCache, "codecache", gcmark.CodeCachePriority, "how the code-cache roots are queued: priority, last, split")
 	flag.IntVar(&opts.RootSlotWork, "root-work", 0, "work per root slot in xorshift rounds (0: the default, negative: none)")
@@ -77,7 +77,7 @@ func main() {
 	compare := flag.String("compare", "", "time these markers against each other, interleaved (see the package doc)")
 	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split) or the scheduler's policies (policy)")
 	rounds := flag.Int("rounds", 10, "-compare, -sweep: rounds (samples per marker)")
-	quiet := flag.Float64("quiet", 0, "-compare, -sweep: run a cycle again (up to 20 times) when other processes, and the hypervisor's steal, used more than this share of one CPU during it (Linux; 0: never)")
+	quiet := flag.Float64("quiet", 0, "-compare, -sweep: run a cycle again (up to 5 tries) when other processes, and the hypervisor's steal, used more than this share of one CPU during it (Linux; 0: never)")
 	flag.Parse()
 
 	hc := gcmark.DefaultHeapConfig(*scale, *seed)
@@ -175,13 +175,13 @@ type contender struct {
 	new     func(h *gcmark.Heap) (marker, error)
 
 	m       marker
-	elapsed []float64 // ms per cycle
+	elapsed []float64    // ms per cycle
 	stage   [3][]float64 // ms of each stage (Prepare, Closure, Release) per cycle
-	ratio   []float64 // per round: seq-dfs's cycle ÷ this one's
+	ratio   []float64    // per round: seq-dfs's cycle ÷ this one's
 	splits  int64
 	steals  uint64
 	redone  int // cycles run again: others were busy (-quiet)
-	busy    int // cycles kept though others were busy: 20 tries were
+	busy    int // cycles kept though others were busy after maxTries
 }
 
 // marker is what a Marker and a Baseline have in common.
@@ -216,12 +216,12 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 	case "split":
 		baseline(gcmark.SequentialDFS, 1)
 		for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
-			for _, rest := range []bool{false, true} {
+			for _, keep := range []bool{false, true} {
 				for _, every := range []int{16, 64, 256} {
 					for _, share := range []float64{0.25, 0.5, 0.75} {
 						o := opts
-						o.Trace, o.SplitEvery, o.SplitShare, o.SplitRest, o.Scheduler.Local = gcmark.TraceDepthFirst, every, share, rest, local
-						wsched(fmt.Sprintf("dfs/%d/every=%d/share=%g/rest=%v/%v", w, every, share, rest, local), o, w)
+						o.Trace, o.SplitEvery, o.SplitShare, o.KeepRest, o.Scheduler.Local = gcmark.TraceDepthFirst, every, share, keep, local
+						wsched(fmt.Sprintf("dfs/%d/every=%d/share=%g/keep=%v/%v", w, every, share, keep, local), o, w)
 					}
 				}
 			}
@@ -320,7 +320,7 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 				if quiet <= 0 || !busy(before, cpuTicks(), r.Elapsed, quiet) {
 					break
 				}
-				if try == 20 {
+				if try == maxTries {
 					if round > 0 {
 						c.busy++
 					}
@@ -358,7 +358,7 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 	fmt.Fprintf(out, "%d rounds after one of warm-up, each marker once a round in turn; ms per cycle (median, range, 95%% CI of the median);\n", rounds)
 	fmt.Fprintf(out, "speed = seq-dfs's cycle ÷ this marker's, per round (median and 95%% CI); prep, closure, rel = the stages' medians\n")
 	if quiet > 0 {
-		fmt.Fprintf(out, "a cycle was run again (redone) when other processes used more than %.0f%% of a CPU during it, up to 20 times (then kept: busy)\n", 100*quiet)
+		fmt.Fprintf(out, "a cycle was run again (redone) when other processes used more than %.0f%% of a CPU during it, up to %d tries (then kept: busy)\n", 100*quiet, maxTries)
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "%-44s %8s %17s %17s %6s %8s %6s %18s %7s %7s %6s %5s\n", "marker", "median", "range", "95% CI", "prep", "closure", "rel", "speed vs seq-dfs", "splits", "steals", "redone", "busy")
@@ -380,6 +380,10 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 	}
 	return nil
 }
+
+// maxTries bounds the cycles run for one sample under -quiet: retrying
+// forever would only add to a busy neighbour's load.
+const maxTries = 5
 
 // ticks are CPU times in clock ticks (USER_HZ, 100 a second on Linux).
 type ticks struct{ busy, self int64 }
