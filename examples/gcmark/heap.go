@@ -87,9 +87,11 @@ const (
 	// that an object's children and their descendants sit right after it.
 	// A marker that goes depth-first reads memory in allocation order.
 	ShapeBuilt HeapShape = iota + 1
-	// ShapePowerLaw points references to nearby objects (within 64) or
-	// anywhere, with no tree underneath: no traversal order finds more
-	// locality than another. (The zero Shape means this one.)
+	// ShapePowerLaw points references to nearby objects (within 64 either
+	// way) or anywhere, with no tree underneath: a depth-first marker
+	// stays near where it is by following the nearby ones at once, but
+	// reads no structure in allocation order. (The zero Shape means this
+	// one.)
 	ShapePowerLaw HeapShape = 0
 )
 
