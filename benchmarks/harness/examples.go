@@ -21,7 +21,7 @@ import (
 // Sizes of the example workloads in the harness, chosen so that one
 // operation takes tens of milliseconds here.
 const (
-	// GCMarkScale: 512 Ki objects, about 1.4 million reference slots.
+	// GCMarkScale: 512 Ki objects, about 1.6 million reference slots.
 	GCMarkScale = 0.25
 	// PrepareScale: the luindex model at full size (≈ 4.3 ms of Prepare
 	// work, 2.7 ms of it one packet, and ≈ 15 ms of Closure work).
@@ -75,22 +75,31 @@ func wakeOnly(p system.Policy) bool {
 func registerExamples() {
 	RegisterWorkload(&Workload{
 		Name: "gcmark", Bench: "GCMark",
-		Doc:   "examples/gcmark: parallel mark of a 512 Ki-object power-law heap, stages Prepare → Closure → Release",
-		Peers: func() []string { return nil },
+		Doc: "examples/gcmark: parallel mark of a 512 Ki-object heap built depth-first (5% long-range references), stages Prepare → Closure → Release; " +
+			"against the sequential depth-first and breadth-first markers and a goroutine marker (whole cycles, the same root work)",
+		Peers: func() []string { return GCMarkPeers },
 		New: func(t Target, workers int, extra float64) (Runner, error) {
+			h, want := gcmarkHeap()
 			if t.System != system.WSched {
-				return nil, fmt.Errorf("gcmark runs on wsched only")
+				kind, err := gcmark.ParseBaseline(t.System)
+				if err != nil || kind == gcmark.SequentialDFSAtomic {
+					return nil, fmt.Errorf("gcmark does not run on %s", t.System)
+				}
+				b, err := gcmark.NewBaseline(h, kind, gcmark.BaselineOptions{Workers: workers})
+				if err != nil {
+					return nil, err
+				}
+				return &gcmarkRunner{m: b, close: func() error { return nil }, want: int64(want)}, nil
 			}
 			cfg, err := t.Policy.Config(workers)
 			if err != nil {
 				return nil, err
 			}
-			h, want := gcmarkHeap()
 			m, err := gcmark.NewMarker(h, gcmark.Options{Scheduler: cfg})
 			if err != nil {
 				return nil, err
 			}
-			return &gcmarkRunner{m: m, want: int64(want)}, nil
+			return &gcmarkRunner{m: m, close: m.Close, want: int64(want)}, nil
 		},
 	})
 	RegisterWorkload(&Workload{
@@ -144,9 +153,17 @@ func registerExamples() {
 	})
 }
 
+// GCMarkPeers are gcmark's peers: its baselines (examples/gcmark
+// BaselineKind names), the markers a collector has without wsched. They
+// run nothing but gcmark.
+var GCMarkPeers = []string{gcmark.SequentialDFS.String(), gcmark.SequentialBFS.String(), gcmark.Goroutines.String()}
+
 type gcmarkRunner struct {
-	m    *gcmark.Marker
-	want int64
+	m interface {
+		Mark(context.Context) (gcmark.Result, error)
+	}
+	close func() error
+	want  int64
 }
 
 func (r *gcmarkRunner) Reset() {}
@@ -162,7 +179,7 @@ func (r *gcmarkRunner) Op() error {
 	return nil
 }
 
-func (r *gcmarkRunner) Close() error { return r.m.Close() }
+func (r *gcmarkRunner) Close() error { return r.close() }
 
 type prepareRunner struct{ r *prepare.Runner }
 

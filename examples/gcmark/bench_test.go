@@ -11,61 +11,173 @@ import (
 	"github.com/wsched/wsched/scheduler"
 )
 
-// benchHeap is the default heap (scale 1: 2 Mi objects), built once.
-var benchHeap = sync.OnceValue(func() *Heap { return NewHeap(DefaultHeapConfig(1, 1)) })
+// benchHeaps are the scale-1 heaps (2 Mi objects), each built once.
+var benchHeaps = map[HeapShape]func() *Heap{
+	ShapeBuilt:    sync.OnceValue(func() *Heap { return NewHeap(DefaultHeapConfig(1, 1)) }),
+	ShapePowerLaw: sync.OnceValue(func() *Heap { return NewHeap(PowerLawHeapConfig(1, 1)) }),
+}
 
-// BenchmarkGCMark marks the default heap once per op with 1 and 2 workers
-// (default policies), beside the sequential BFS it must beat. Metrics:
-// each stage's makespan ÷ lower bound (median over ops), traced slots per
-// second, steals and wake-ups per op, Go GCs per op.
+// BenchmarkGCMark marks each scale-1 heap once per op: the baselines (the
+// sequential depth-first marker with plain and with CAS mark bits, the
+// sequential breadth-first one, the goroutine marker at 1 and 2
+// goroutines), then the Marker with each Closure design at 1 and 2
+// workers (default policies). Every one does a whole cycle: clear the
+// bits, decode the roots, mark, count. Metrics: each stage's makespan ÷
+// lower bound (median over ops; the Marker's), traced slots per second,
+// splits, steals and wake-ups per op, Go GCs per op.
 //
-//	go test -run XXX -bench GCMark -benchtime 5x -count 5 ./examples/gcmark/
+//	go test -run '^$' -bench 'GCMark/heap=built' -benchtime 10x -count 10 ./examples/gcmark/
+//
+// go test runs the sub-benchmarks one after another; the command's
+// -compare mode interleaves them, which a shared machine needs.
 func BenchmarkGCMark(b *testing.B) {
-	h := benchHeap()
-	b.Run("sequential", func(b *testing.B) {
-		b.ReportAllocs()
-		gcs := numGC()
-		for b.Loop() {
-			h.MarkSequential()
-		}
-		b.ReportMetric(float64(numGC()-gcs)/float64(b.N), "gcs/op")
-	})
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer m.Close()
-			if _, err := m.Mark(context.Background()); err != nil { // warm: buffers, page faults
-				b.Fatal(err)
-			}
-			ratios := make([][]float64, len(Stages))
-			var slots, steals, wakes uint64
-			b.ReportAllocs()
-			gcs := numGC()
-			for b.Loop() {
-				r, err := m.Mark(context.Background())
-				if err != nil {
-					b.Fatal(err)
+	for _, shape := range []HeapShape{ShapeBuilt, ShapePowerLaw} {
+		b.Run("heap="+shape.String(), func(b *testing.B) {
+			h := benchHeaps[shape]()
+			for _, kind := range BaselineKinds {
+				ws := []int{1}
+				if kind == Goroutines {
+					ws = []int{1, 2}
 				}
-				for i, s := range r.Stages {
-					ratios[i] = append(ratios[i], s.Ratio())
+				for _, w := range ws {
+					name := "marker=" + kind.String()
+					if kind == Goroutines {
+						name += fmt.Sprintf("/workers=%d", w)
+					}
+					b.Run(name, func(b *testing.B) {
+						bl, err := NewBaseline(h, kind, BaselineOptions{Workers: w})
+						if err != nil {
+							b.Fatal(err)
+						}
+						benchMarker(b, bl, nil)
+					})
 				}
-				slots += uint64(r.Slots)
-				steals += r.Stats.Steals
-				wakes += r.Stats.Wakes
 			}
-			n := float64(b.N)
-			b.ReportMetric(float64(numGC()-gcs)/n, "gcs/op")
-			for i, name := range Stages {
-				b.ReportMetric(median(ratios[i]), name+"-ratio")
+			for _, tracing := range []Tracing{TraceDepthFirst, TraceEdgeBuffers} {
+				for _, workers := range []int{1, 2} {
+					b.Run(fmt.Sprintf("marker=%v/workers=%d", tracing, workers), func(b *testing.B) {
+						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing})
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer m.Close()
+						benchMarker(b, m, m)
+					})
+				}
 			}
-			b.ReportMetric(float64(slots)/b.Elapsed().Seconds(), "slots/s")
-			b.ReportMetric(float64(steals)/n, "steals/op")
-			b.ReportMetric(float64(wakes)/n, "wakes/op")
 		})
 	}
+}
+
+// benchMarker times mk's cycles; stages are reported for a Marker m.
+func benchMarker(b *testing.B, mk interface {
+	Mark(context.Context) (Result, error)
+}, m *Marker) {
+	if _, err := mk.Mark(context.Background()); err != nil { // warm: buffers, page faults
+		b.Fatal(err)
+	}
+	ratios := make([][]float64, len(Stages))
+	var slots, splits, steals, wakes uint64
+	b.ReportAllocs()
+	gcs := numGC()
+	for b.Loop() {
+		r, err := mk.Mark(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, s := range r.Stages {
+			ratios[i] = append(ratios[i], s.Ratio())
+		}
+		slots += uint64(r.Slots)
+		splits += uint64(r.Splits)
+		steals += r.Stats.Steals
+		wakes += r.Stats.Wakes
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(numGC()-gcs)/n, "gcs/op")
+	b.ReportMetric(float64(slots)/b.Elapsed().Seconds(), "slots/s")
+	if m == nil {
+		return
+	}
+	for i, name := range Stages {
+		b.ReportMetric(median(ratios[i]), name+"-ratio")
+	}
+	b.ReportMetric(float64(splits)/n, "splits/op")
+	b.ReportMetric(float64(steals)/n, "steals/op")
+	b.ReportMetric(float64(wakes)/n, "wakes/op")
+}
+
+// BenchmarkSequentialDFS is the sequential depth-first mark alone (plain
+// mark bits, no roots' decode work, no sweep) on the built heap: popping
+// batch objects at a time (1: one at a time), and scanning an object's
+// slots first to last (its first slot is popped next: the heap's
+// allocation order) or last to first. Go test's sub-benchmarks run one
+// after another: compare them over several -count.
+//
+//	go test -run '^$' -bench SequentialDFS -count 6 ./examples/gcmark/
+func BenchmarkSequentialDFS(b *testing.B) {
+	h := benchHeaps[ShapeBuilt]()
+	bl, err := NewBaseline(h, SequentialDFS, BaselineOptions{RootSlotWork: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := bl.decodeRoots(nil)
+	marks := NewBitmap(h.Objects())
+	var stack []uint32
+	for _, batch := range []int{1, 8, 32} {
+		for _, firstFirst := range []bool{true, false} {
+			order := "first-slot-first"
+			if !firstFirst {
+				order = "last-slot-first"
+			}
+			b.Run(fmt.Sprintf("batch=%d/order=%s", batch, order), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					clear(marks)
+					stack = markOrder(h, marks, roots, stack[:0], batch, firstFirst)
+				}
+			})
+		}
+	}
+}
+
+// markOrder is Baseline.markDFS with a choice of slot order.
+func markOrder(h *Heap, marks Bitmap, roots, stack []uint32, batch int, firstFirst bool) []uint32 {
+	off, words := h.Offsets, h.Words
+	push := func(c uint32) {
+		if c == Null {
+			return
+		}
+		if w, bit := &marks[c>>6], uint64(1)<<(c&63); *w&bit == 0 {
+			*w |= bit
+			stack = append(stack, c)
+		}
+	}
+	for _, o := range roots {
+		push(o)
+	}
+	var at, hd [MaxBatch]uint32
+	for len(stack) > 0 {
+		k := min(batch, len(stack))
+		for i, o := range stack[len(stack)-k:] {
+			at[i] = off[o]
+			hd[i] = words[at[i]]
+		}
+		stack = stack[:len(stack)-k]
+		for i := k - 1; i >= 0; i-- {
+			s := words[at[i]+1 : at[i]+1+hd[i]]
+			if firstFirst {
+				for j := len(s) - 1; j >= 0; j-- {
+					push(s[j])
+				}
+			} else {
+				for _, c := range s {
+					push(c)
+				}
+			}
+		}
+	}
+	return stack
 }
 
 func numGC() uint32 {

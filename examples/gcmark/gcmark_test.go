@@ -2,7 +2,10 @@ package gcmark
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,21 +17,116 @@ import (
 )
 
 func TestHeapDeterministic(t *testing.T) {
-	a := NewHeap(DefaultHeapConfig(0.01, 7))
-	b := NewHeap(DefaultHeapConfig(0.01, 7))
-	c := NewHeap(DefaultHeapConfig(0.01, 8))
-	require.Equal(t, a.Refs, b.Refs, "same seed built different heaps")
-	require.Equal(t, a.Offsets, b.Offsets, "same seed built different heaps")
-	require.Equal(t, a.CodeCache, b.CodeCache, "same seed built different heaps")
-	require.NotEqual(t, a.Refs, c.Refs, "different seeds built the same heap")
-	require.Len(t, a.CodeCache, CodeCacheSlots, "code cache slots")
-	for _, arr := range a.Arrays {
-		assert.Greater(t, len(a.Slots(arr)), ChunkSlots, "array %d: want more than one chunk of slots", arr)
+	for _, cfg := range []func(float64, uint64) HeapConfig{DefaultHeapConfig, PowerLawHeapConfig} {
+		a := NewHeap(cfg(0.01, 7))
+		b := NewHeap(cfg(0.01, 7))
+		c := NewHeap(cfg(0.01, 8))
+		shape := a.Config().Shape
+		require.Equal(t, a.Words, b.Words, "%v: same seed built different heaps", shape)
+		require.Equal(t, a.Offsets, b.Offsets, "%v: same seed built different heaps", shape)
+		require.Equal(t, a.CodeCache, b.CodeCache, "%v: same seed built different heaps", shape)
+		require.NotEqual(t, a.Words, c.Words, "%v: different seeds built the same heap", shape)
+		require.Len(t, a.CodeCache, CodeCacheSlots, "%v: code cache slots", shape)
+		for _, arr := range a.Arrays {
+			assert.Greater(t, len(a.Slots(arr)), ChunkSlots, "%v: array %d: want more than one chunk of slots", shape, arr)
+		}
+		refs := 0
+		for o := range uint32(a.Objects()) {
+			for _, c := range a.Slots(o) {
+				require.True(t, c == Null || int(c) < a.Objects(), "%v: object %d points at %d", shape, o, c)
+			}
+			refs += len(a.Slots(o))
+		}
+		assert.Equal(t, a.References(), refs, "%v: References", shape)
 	}
 }
 
+// TestPowerLawHeapGraph checks that the power-law heap is the graph it has
+// always been for its seed: the hash of its degrees, targets and roots,
+// laid out as they were before objects had headers.
+func TestPowerLawHeapGraph(t *testing.T) {
+	h := NewHeap(PowerLawHeapConfig(0.02, 1))
+	f := fnv.New64a()
+	var b [4]byte
+	put := func(v uint32) {
+		binary.LittleEndian.PutUint32(b[:], v)
+		f.Write(b[:])
+	}
+	total := uint32(0)
+	for o := range uint32(h.Objects()) { // the old Offsets
+		put(total)
+		total += uint32(len(h.Slots(o)))
+	}
+	put(total)
+	for o := range uint32(h.Objects()) { // the old Refs
+		for _, c := range h.Slots(o) {
+			put(c)
+		}
+	}
+	for _, vs := range append([][]uint32{h.Arrays, h.CodeCache}, h.Stacks...) {
+		for _, v := range vs {
+			put(v)
+		}
+	}
+	assert.Equal(t, uint64(0x765fbfa38e989ce0), f.Sum64(), "the power-law heap of seed 1 changed")
+}
+
+// TestBuiltHeapLocality checks what the built heap is for: a depth-first
+// mark (first slot first) reads it mostly in allocation order, a
+// breadth-first one does not; and with no long-range references nearly
+// all of a depth-first mark is in order.
+func TestBuiltHeapLocality(t *testing.T) {
+	inOrder := func(h *Heap, dfs bool) float64 {
+		marks := NewBitmap(h.Objects())
+		var q, order []uint32
+		push := func(o uint32) {
+			if o != Null && !marks.Has(o) {
+				marks[o>>6] |= 1 << (o & 63)
+				q = append(q, o)
+			}
+		}
+		for _, s := range append(h.Stacks, h.CodeCache) {
+			for _, o := range s {
+				push(o)
+			}
+		}
+		for len(q) > 0 {
+			var o uint32
+			if dfs {
+				o, q = q[len(q)-1], q[:len(q)-1]
+			} else {
+				o, q = q[0], q[1:]
+			}
+			order = append(order, o)
+			s := h.Slots(o)
+			for i := range s {
+				if dfs {
+					push(s[len(s)-1-i]) // first slot popped first
+				} else {
+					push(s[i]) // first slot queued first
+				}
+			}
+		}
+		next := 0
+		for i := 1; i < len(order); i++ {
+			if order[i] == order[i-1]+1 {
+				next++
+			}
+		}
+		return float64(next) / float64(len(order))
+	}
+	cfg := DefaultHeapConfig(0.1, 1)
+	h := NewHeap(cfg)
+	dfs, bfs := inOrder(h, true), inOrder(h, false)
+	t.Logf("next object scanned is the next allocated: depth-first %.2f, breadth-first %.2f", dfs, bfs)
+	assert.Greater(t, dfs, 0.65, "depth-first")
+	assert.Less(t, bfs, 0.35, "breadth-first")
+	cfg.LongRange = 0
+	assert.Greater(t, inOrder(NewHeap(cfg), true), 0.9, "depth-first, no long-range references")
+}
+
 // policies is every wake policy crossed with each way of stealing: one
-// packet, half, and half at most 8.
+// packet, half, and half at most 8; then the two other local orders.
 func policies() []scheduler.Config {
 	var out []scheduler.Config
 	for _, wake := range []scheduler.Policy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher} {
@@ -39,35 +137,160 @@ func policies() []scheduler.Config {
 			out = append(out, scheduler.Config{Wake: wake, Steal: steal.p, StealLimit: steal.limit})
 		}
 	}
+	for _, local := range []scheduler.Policy{scheduler.LocalLIFO, scheduler.LocalFIFO} {
+		out = append(out, scheduler.Config{Local: local})
+	}
+	return out
+}
+
+// testHeaps are small heaps of both shapes (~42 Ki objects: fast under
+// -race), with the marks a sequential breadth-first search finds.
+var testHeaps = sync.OnceValue(func() []*Heap {
+	return []*Heap{NewHeap(DefaultHeapConfig(0.02, 1)), NewHeap(PowerLawHeapConfig(0.02, 1))}
+})
+
+// checkCycles runs cycles on m and checks each cycle's marks against
+// want and its counts against each other.
+func checkCycles(t *testing.T, m *Marker, want Bitmap, cycles int) []Result {
+	t.Helper()
+	var out []Result
+	for cycle := range cycles {
+		r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
+		got := m.Marks()
+		if d := FirstDifference(got, want); d >= 0 {
+			t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
+		}
+		require.Equal(t, int64(want.Count()), r.Marked, "cycle %d: Marked", cycle)
+		require.Equal(t, r.Marked, r.Live, "cycle %d: Live", cycle)
+		out = append(out, r)
+	}
 	return out
 }
 
 // TestMarkMatchesBFS checks that the parallel mark finds exactly the objects
-// a sequential breadth-first search finds, under every policy, twice on the
-// same Marker (the second cycle must clear the first's marks).
+// a sequential breadth-first search finds, on both heap shapes, with both
+// Closure designs, under every policy and 1–3 workers, twice on the same
+// Marker (the second cycle must clear the first's marks).
 func TestMarkMatchesBFS(t *testing.T) {
-	h := NewHeap(DefaultHeapConfig(0.02, 1)) // ~42 Ki objects: fast under -race
-	want := h.MarkSequential()
-	for _, cfg := range policies() {
-		for _, workers := range []int{1, 2, 3} {
-			cfg.Workers = workers
-			name := fmt.Sprintf("wake=%v/steal=%v/limit=%d/workers=%d", cfg.Wake, cfg.Steal, cfg.StealLimit, workers)
-			t.Run(name, func(t *testing.T) {
-				m, err := NewMarker(h, Options{Scheduler: cfg, CodeCache: CodeCachePlacement(workers % 3), RootSlotWork: -1})
-				require.NoError(t, err)
-				defer m.Close()
-				for cycle := range 2 {
-					r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
-					got := m.Marks()
-					if d := FirstDifference(got, want); d >= 0 {
-						t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
-					}
-					require.Equal(t, int64(want.Count()), r.Marked, "cycle %d: Marked", cycle)
-					require.Equal(t, r.Marked, r.Live, "cycle %d: Live", cycle)
+	for _, h := range testHeaps() {
+		want := h.MarkSequential()
+		for _, tracing := range []Tracing{TraceDepthFirst, TraceEdgeBuffers} {
+			for _, cfg := range policies() {
+				for _, workers := range []int{1, 2, 3} {
+					cfg.Workers = workers
+					name := fmt.Sprintf("%v/%v/wake=%v/steal=%v/limit=%d/local=%v/workers=%d", h.Config().Shape, tracing, cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Local, workers)
+					t.Run(name, func(t *testing.T) {
+						m, err := NewMarker(h, Options{Scheduler: cfg, Trace: tracing, CodeCache: CodeCachePlacement(workers % 3), RootSlotWork: -1})
+						require.NoError(t, err)
+						defer m.Close()
+						checkCycles(t, m, want, 2)
+					})
 				}
-			})
+			}
 		}
 	}
+}
+
+// TestSplitMatchesBFS checks the depth-first mark's splits: asking
+// ShouldSplit after every object, giving away from one object to all but
+// one, going on with the rest or spawning it too; the marks must not
+// change. With 3 workers on these heaps some cycles split.
+func TestSplitMatchesBFS(t *testing.T) {
+	var splits int64
+	for _, h := range testHeaps() {
+		want := h.MarkSequential()
+		for _, share := range []float64{0.01, 0.5, 0.99} {
+			for _, keep := range []bool{false, true} {
+				for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
+					name := fmt.Sprintf("%v/share=%v/keep=%v/local=%v", h.Config().Shape, share, keep, local)
+					t.Run(name, func(t *testing.T) {
+						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 3, Local: local},
+							SplitEvery: 1, SplitShare: share, KeepRest: keep, Batch: 5, RootSlotWork: -1})
+						require.NoError(t, err)
+						defer m.Close()
+						for _, r := range checkCycles(t, m, want, 3) {
+							splits += r.Splits
+						}
+					})
+				}
+			}
+		}
+	}
+	t.Logf("%d splits", splits)
+}
+
+// TestBaselinesMatchBFS checks every baseline's marks and counts, on both
+// shapes, against the sequential search and the Marker's.
+func TestBaselinesMatchBFS(t *testing.T) {
+	for _, h := range testHeaps() {
+		want := h.MarkSequential()
+		m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 2}, RootSlotWork: -1})
+		require.NoError(t, err)
+		mr := checkCycles(t, m, want, 1)[0]
+		require.NoError(t, m.Close())
+		for _, kind := range BaselineKinds {
+			for _, workers := range []int{1, 3} {
+				batch := 2*workers - 1 // 1 and 5
+				name := fmt.Sprintf("%v/%v/workers=%d/batch=%d", h.Config().Shape, kind, workers, batch)
+				t.Run(name, func(t *testing.T) {
+					b, err := NewBaseline(h, kind, BaselineOptions{Workers: workers, Batch: batch})
+					require.NoError(t, err)
+					for cycle := range 2 {
+						r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return b.Mark(context.Background()) })
+						got := b.Marks()
+						if d := FirstDifference(got, want); d >= 0 {
+							t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
+						}
+						assert.Equal(t, mr.Marked, r.Marked, "cycle %d: Marked", cycle)
+						assert.Equal(t, mr.Live, r.Live, "cycle %d: Live", cycle)
+						assert.Equal(t, mr.LiveBytes, r.LiveBytes, "cycle %d: LiveBytes", cycle)
+						assert.Equal(t, mr.Slots, r.Slots, "cycle %d: Slots", cycle)
+						require.Len(t, r.Stages, len(Stages))
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestOptionsInvalid checks that NewMarker and NewBaseline refuse what
+// they cannot run.
+func TestOptionsInvalid(t *testing.T) {
+	h := testHeaps()[0]
+	for _, o := range []Options{
+		{Trace: Tracing(9)},
+		{SplitEvery: -1},
+		{SplitShare: 1},
+		{SplitShare: -0.5},
+		{Batch: MaxBatch + 1},
+		{Scheduler: scheduler.Config{Workers: -1}},
+	} {
+		m, err := NewMarker(h, o)
+		if !assert.Error(t, err, "%+v", o) {
+			m.Close()
+		}
+	}
+	_, err := NewBaseline(h, BaselineKind(0), BaselineOptions{})
+	assert.Error(t, err)
+	_, err = NewBaseline(h, Goroutines, BaselineOptions{Workers: -1})
+	assert.Error(t, err)
+	_, err = NewBaseline(h, SequentialDFS, BaselineOptions{Batch: -1})
+	assert.Error(t, err)
+	for _, k := range BaselineKinds {
+		got, err := ParseBaseline(k.String())
+		require.NoError(t, err)
+		assert.Equal(t, k, got)
+	}
+	_, err = ParseBaseline("nope")
+	assert.Error(t, err)
+	var tr Tracing
+	require.NoError(t, tr.UnmarshalText([]byte("edges")))
+	assert.Equal(t, TraceEdgeBuffers, tr)
+	assert.Error(t, tr.UnmarshalText([]byte("bfs")))
+	var s HeapShape
+	require.NoError(t, s.UnmarshalText([]byte("powerlaw")))
+	assert.Equal(t, ShapePowerLaw, s)
+	assert.Error(t, s.UnmarshalText([]byte("round")))
 }
 
 // TestStageFigures checks that the per-stage figures add up.

@@ -19,44 +19,138 @@ const ChunkSlots = 4096
 // investigation (mmtk-core #1200).
 const CodeCacheSlots = 26845
 
-// Heap is an immutable object graph in compressed sparse row form, plus its
-// roots. Object ids are 0 … Objects()-1; object i's reference slots are
-// Refs[Offsets[i]:Offsets[i+1]], each an object id or Null.
+// Heap is an immutable object graph laid out as objects in memory, plus
+// its roots. Object ids are 0 … Objects()-1, in allocation order; object
+// i occupies Words[Offsets[i]:Offsets[i+1]]: a header word holding its
+// number of reference slots n, those n slots (each an object id or Null),
+// then its scalar (non-reference) words. A marker reads an object's header
+// and slots, as a collector reads an object's header (its type) and
+// pointer fields; it never reads the scalar words, which only take up
+// memory between objects.
 type Heap struct {
-	Offsets   []uint32   // len Objects()+1
-	Refs      []uint32   // all reference slots, object by object
+	Offsets   []uint32   // len Objects()+1: where each object starts in Words
+	Words     []uint32   // all objects, in id order
 	Arrays    []uint32   // ids of the huge reference arrays
 	Stacks    [][]uint32 // one stack of root slots per mutator
 	CodeCache []uint32   // the code-cache root slots
 
-	cfg HeapConfig
+	cfg  HeapConfig
+	refs int64 // reference slots, all objects
 }
 
 // HeapConfig shapes a synthetic heap. The same config always builds the
 // same heap.
 type HeapConfig struct {
-	Objects    int     // number of objects
-	LeafShare  float64 // share of objects with no reference slots
-	Alpha      float64 // power-law exponent of the other objects' out-degrees
-	MaxDegree  int     // cap on an ordinary object's out-degree
-	Locality   float64 // share of references to a nearby object (the rest go anywhere)
-	NullShare  float64 // share of slots (object and stack) that hold Null
-	Arrays     int     // number of huge reference arrays
-	ArraySlots int     // slots per huge array
-	Mutators   int     // number of mutator stacks (one root packet each)
-	StackSlots int     // minimum slots per stack; depths follow a power law above it
-	CodeCache  int     // slots in the code-cache root set
-	Seed       uint64
+	Shape      HeapShape // how references are laid out (ShapeBuilt, ShapePowerLaw)
+	Objects    int       // number of objects
+	LeafShare  float64   // share of objects with no reference slots
+	Alpha      float64   // power-law exponent of the other objects' out-degrees
+	MaxDegree  int       // cap on an ordinary object's out-degree
+	NullShare  float64   // share of slots (object and stack) that hold Null
+	Arrays     int       // number of huge reference arrays
+	ArraySlots int       // slots per huge array
+	Mutators   int       // number of mutator stacks (one root packet each)
+	StackSlots int       // minimum slots per stack; depths follow a power law above it
+	CodeCache  int       // slots in the code-cache root set
+	// ScalarWords is the mean number of scalar words an object holds after
+	// its reference slots (exponentially distributed; 0: none): what makes
+	// objects take up memory as a program's do.
+	ScalarWords float64
+	Seed        uint64
+
+	// ShapePowerLaw only: the share of references to an object allocated
+	// within 64 of the source (the rest go anywhere).
+	Locality float64
+
+	// ShapeBuilt only.
+	//
+	// LongRange is the share of non-null references that go to any object
+	// (a shared type, an interned string, another structure): the knob
+	// that trades the heap's locality away.
+	LongRange float64
+	// Children is the share of the other references that own a new
+	// object while the source's subtree has objects left to allocate
+	// (the rest point back at an object under construction: a parent).
+	Children float64
+	// Structure is the smallest structure, in objects; sizes follow a
+	// power law above it (exponent 1.2), capped at Objects/16.
+	Structure int
 }
 
-// DefaultHeapConfig returns the heap the examples use at a given scale:
-// scale 1 is 2 Mi objects (about 5.5 million reference slots, 30 MB) with
-// four arrays of 128 Ki slots each (at least 10 Ki at any scale); the roots (64 mutator stacks and a
-// code cache of CodeCacheSlots slots) do not grow with scale, as a program's
-// threads and compiled code do not grow with its heap.
+// HeapShape says how a synthetic heap's references are laid out.
+type HeapShape uint8
+
+const (
+	// ShapeBuilt allocates objects in the order a program builds its data:
+	// structures one after another, each depth-first (an object, then the
+	// whole subtree under its first child, then under its second), so
+	// that an object's children and their descendants sit right after it.
+	// A marker that goes depth-first reads memory in allocation order.
+	ShapeBuilt HeapShape = iota + 1
+	// ShapePowerLaw points references to nearby objects (within 64 either
+	// way) or anywhere, with no tree underneath: a depth-first marker
+	// stays near where it is by following the nearby ones at once, but
+	// reads no structure in allocation order. (The zero Shape means this
+	// one.)
+	ShapePowerLaw HeapShape = 0
+)
+
+// String names the shape as the command's -shape flag does.
+func (s HeapShape) String() string {
+	switch s {
+	case ShapeBuilt:
+		return "built"
+	case ShapePowerLaw:
+		return "powerlaw"
+	}
+	return fmt.Sprintf("HeapShape(%d)", uint8(s))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HeapShape) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: "built" or "powerlaw".
+func (s *HeapShape) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "built":
+		*s = ShapeBuilt
+	case "powerlaw":
+		*s = ShapePowerLaw
+	default:
+		return fmt.Errorf("gcmark: unknown heap shape %q (want built or powerlaw)", b)
+	}
+	return nil
+}
+
+// DefaultHeapConfig returns the heap the examples use at a given scale: a
+// built heap (ShapeBuilt) of 2 Mi objects at scale 1, about 6.5 million
+// reference slots, 5% of the non-null ones long-range, objects holding 4
+// scalar words on average (64 MB in all), structures of 16 objects or
+// more, and four arrays of 32 Ki slots each (at least 10 Ki at any
+// scale); the roots (64 mutator stacks and a code cache of CodeCacheSlots
+// slots) do not grow with scale, as a program's threads and compiled code
+// do not grow with its heap.
 func DefaultHeapConfig(scale float64, seed uint64) HeapConfig {
+	cfg := PowerLawHeapConfig(scale, seed)
+	cfg.Shape = ShapeBuilt
+	cfg.Locality = 0
+	cfg.LongRange = 0.05
+	cfg.Children = 1
+	cfg.Structure = 16
+	cfg.ScalarWords = 4
+	cfg.ArraySlots = max(cfg.Objects/64, 5*ChunkSlots/2)
+	return cfg
+}
+
+// PowerLawHeapConfig returns the power-law heap (ShapePowerLaw) at a given
+// scale: 2 Mi objects at scale 1, about 6.9 million reference slots (36
+// MB with the headers), 60% of references to objects within 64 and the
+// rest anywhere, four arrays of 128 Ki slots (at least 10 Ki), the same
+// degrees and roots as DefaultHeapConfig, and no scalar words.
+func PowerLawHeapConfig(scale float64, seed uint64) HeapConfig {
 	n := max(int(math.Round(scale*(1<<21))), 1024)
 	return HeapConfig{
+		Shape:      ShapePowerLaw,
 		Objects:    n,
 		LeafShare:  0.25,
 		Alpha:      1.8,
@@ -79,7 +173,16 @@ func (h *Heap) Config() HeapConfig { return h.cfg }
 func (h *Heap) Objects() int { return len(h.Offsets) - 1 }
 
 // Slots returns object o's reference slots.
-func (h *Heap) Slots(o uint32) []uint32 { return h.Refs[h.Offsets[o]:h.Offsets[o+1]] }
+func (h *Heap) Slots(o uint32) []uint32 {
+	at := h.Offsets[o]
+	return h.Words[at+1 : at+1+h.Words[at]]
+}
+
+// References returns the number of reference slots of all objects.
+func (h *Heap) References() int { return int(h.refs) }
+
+// Bytes returns the heap's size: 4 bytes a word (header, slots, scalars).
+func (h *Heap) Bytes() int { return 4 * len(h.Words) }
 
 // RootSlots returns the number of root slots (stacks and code cache).
 func (h *Heap) RootSlots() int {
@@ -91,22 +194,41 @@ func (h *Heap) RootSlots() int {
 }
 
 func (h *Heap) String() string {
-	return fmt.Sprintf("%d objects, %d reference slots (%d in %d arrays), %d root slots (%d stacks, code cache %d)",
-		h.Objects(), len(h.Refs), len(h.Arrays)*h.cfg.ArraySlots, len(h.Arrays),
+	return fmt.Sprintf("%v, %d objects, %d reference slots (%d in %d arrays), %.1f MB, %d root slots (%d stacks, code cache %d)",
+		h.cfg.Shape, h.Objects(), h.refs, len(h.Arrays)*h.cfg.ArraySlots, len(h.Arrays), float64(h.Bytes())/1e6,
 		h.RootSlots(), len(h.Stacks), len(h.CodeCache))
 }
 
 // NewHeap builds a heap. It panics on a config no heap can satisfy
-// (Objects < 2, or more array slots than a uint32 can index).
+// (Objects < 2, an unknown Shape, or more slots than a uint32 can index).
 //
 // The out-degree of an ordinary object is 0 with probability LeafShare and
 // otherwise ⌊2·u^(−1/Alpha)⌋ for uniform u, capped at MaxDegree: a discrete
 // power law with most objects holding 2–4 references and a few holding
-// hundreds. A reference goes, with probability Locality, to an object
-// allocated within 64 of its source (objects allocated together point at
-// each other), and otherwise to any object. The huge arrays are spread
-// through the heap and referenced from the first stacks. Stack depths are
-// StackSlots plus a power law (mean about four times StackSlots).
+// hundreds. The huge arrays sit at evenly spaced ids and are referenced
+// from the first stacks. Stack depths are StackSlots plus a power law
+// (mean about four times StackSlots).
+//
+// ShapePowerLaw: a reference goes, with probability Locality, to an object
+// allocated within 64 of its source, and otherwise to any object; stack
+// and code-cache slots point anywhere.
+//
+// ShapeBuilt: objects are allocated structure by structure, as a program
+// builds a tree, a list, a parsed file: each structure depth-first from
+// its root (an object, then the whole subtree under its first child, then
+// under its second), so that an object's descendants sit right after it.
+// A structure gets a size drawn from a power law above Structure objects;
+// each object's subtree gets a share of its parent's (uniform, the last
+// child the rest; what a subtree leaves unused goes back to its parent).
+// A non-null slot goes anywhere with probability LongRange; otherwise it
+// owns a new child with probability Children while its object's subtree
+// has objects left to allocate, and else points back at one of the (up
+// to 8) nearest objects under construction: a parent pointer, already
+// marked when a marker comes down from the structure's root. An array's
+// slots point, in order, to objects allocated before it, evenly spaced (a
+// slice of pointers collected as they were built). Stack and code-cache
+// slots point to structure roots (a program's variables and constants
+// hold its data structures).
 func NewHeap(cfg HeapConfig) *Heap {
 	if cfg.Objects < 2 {
 		panic("gcmark: a heap needs at least 2 objects")
@@ -124,44 +246,82 @@ func NewHeap(cfg HeapConfig) *Heap {
 			h.Arrays = append(h.Arrays, id)
 		}
 	}
+	switch cfg.Shape {
+	case ShapePowerLaw:
+		h.buildPowerLaw(rng, isArray)
+	case ShapeBuilt:
+		h.buildDepthFirst(rng, isArray)
+	default:
+		panic(fmt.Sprintf("gcmark: unknown heap shape %d", cfg.Shape))
+	}
+	return h
+}
 
-	// Pass 1: degrees, as prefix sums.
+// buildPowerLaw fills h's objects and roots for ShapePowerLaw.
+func (h *Heap) buildPowerLaw(rng *rand.Rand, isArray map[uint32]bool) {
+	cfg := &h.cfg
+	n := cfg.Objects
+
+	// Pass 1: sizes, as prefix sums.
+	deg := make([]uint32, n)
 	total := uint64(0)
-	inv := -1 / cfg.Alpha
 	for i := range n {
 		h.Offsets[i] = uint32(total)
-		var d int
-		switch {
-		case isArray[uint32(i)]:
-			d = cfg.ArraySlots
-		case rng.Float64() < cfg.LeafShare:
-			d = 0
-		default:
-			d = min(int(2*math.Pow(1-rng.Float64(), inv)), cfg.MaxDegree)
-		}
-		total += uint64(d)
+		d := degree(rng, cfg, isArray[uint32(i)])
+		deg[i] = uint32(d)
+		h.refs += int64(d)
+		total += uint64(1 + d + scalars(rng, cfg))
 		if total >= uint64(math.MaxUint32) {
-			panic("gcmark: too many reference slots for uint32 offsets")
+			panic("gcmark: too many words for uint32 offsets")
 		}
 	}
 	h.Offsets[n] = uint32(total)
 
-	// Pass 2: targets.
-	h.Refs = make([]uint32, total)
+	// Pass 2: headers and targets.
+	h.Words = make([]uint32, total)
 	for i := range n {
-		src := uint32(i)
-		for j := h.Offsets[i]; j < h.Offsets[i+1]; j++ {
-			h.Refs[j] = pickTarget(rng, &cfg, src)
+		src, at := uint32(i), h.Offsets[i]
+		h.Words[at] = deg[i]
+		for j := at + 1; j <= at+deg[i]; j++ {
+			h.Words[j] = pickTarget(rng, cfg, src)
 		}
 	}
 
 	// Roots: stacks (the first ones also hold the arrays), then code cache.
+	h.makeRoots(rng, func() uint32 { return rootTarget(rng, cfg) })
+}
+
+// scalars draws an object's number of scalar words (none, without a draw,
+// when ScalarWords is 0).
+func scalars(rng *rand.Rand, cfg *HeapConfig) int {
+	if cfg.ScalarWords <= 0 {
+		return 0
+	}
+	return int(-cfg.ScalarWords * math.Log(1-rng.Float64()))
+}
+
+// degree draws an object's out-degree.
+func degree(rng *rand.Rand, cfg *HeapConfig, array bool) int {
+	switch {
+	case array:
+		return cfg.ArraySlots
+	case rng.Float64() < cfg.LeafShare:
+		return 0
+	default:
+		return min(int(2*math.Pow(1-rng.Float64(), -1/cfg.Alpha)), cfg.MaxDegree)
+	}
+}
+
+// makeRoots draws the stacks and the code cache, each slot from rootSlot,
+// and puts the arrays on the first stacks.
+func (h *Heap) makeRoots(rng *rand.Rand, rootSlot func() uint32) {
+	cfg := &h.cfg
 	h.Stacks = make([][]uint32, cfg.Mutators)
 	for m := range h.Stacks {
 		depth := cfg.StackSlots + min(int(float64(cfg.StackSlots)*math.Pow(1-rng.Float64(), -1/1.5)), 64*cfg.StackSlots)
 		s := make([]uint32, depth)
 		for k := range s {
-			s[k] = rootTarget(rng, &cfg)
+			s[k] = rootSlot()
 		}
 		h.Stacks[m] = s
 	}
@@ -173,9 +333,162 @@ func NewHeap(cfg HeapConfig) *Heap {
 	}
 	h.CodeCache = make([]uint32, cfg.CodeCache)
 	for k := range h.CodeCache {
-		h.CodeCache[k] = rootTarget(rng, &cfg)
+		h.CodeCache[k] = rootSlot()
 	}
-	return h
+}
+
+// buildDepthFirst fills h's objects and roots for ShapeBuilt: it
+// allocates objects (ids in order) as a program building its structures
+// depth-first would.
+func (h *Heap) buildDepthFirst(rng *rand.Rand, isArray map[uint32]bool) {
+	cfg := &h.cfg
+	n := uint32(cfg.Objects)
+	words := make([]uint32, 0, int(float64(cfg.Objects)*(4+cfg.ScalarWords)))
+	next := uint32(0) // the next id to allocate
+
+	// frame is an object under construction: its slots words[next:end]
+	// are yet to be filled, and its subtree may allocate left more
+	// objects (what it leaves unused goes back to its parent).
+	type frame struct {
+		obj, next, end uint32
+		left           int
+	}
+	var stack []frame
+
+	// kind draws what a slot holds: Null, a reference anywhere, or the
+	// rest: a child or an ancestor.
+	const (
+		null = iota
+		anywhere
+		rest
+	)
+	kind := func() int {
+		switch r := rng.Float64(); {
+		case r < cfg.NullShare:
+			return null
+		case r < cfg.NullShare+(1-cfg.NullShare)*cfg.LongRange:
+			return anywhere
+		}
+		return rest
+	}
+	// ancestor returns one of the (up to 8) nearest objects under
+	// construction below the top of the stack, or parent if there is
+	// none below it (Null: anywhere).
+	ancestor := func(parent uint32) uint32 {
+		k := min(len(stack)-1, 8)
+		if k <= 0 {
+			if parent != Null {
+				return parent
+			}
+			return rng.Uint32N(n)
+		}
+		return stack[len(stack)-2-rng.IntN(k)].obj
+	}
+
+	// alloc allocates the next object: its header, its slots (unfilled,
+	// or for an array filled), its scalar words. An array's slots point,
+	// in order, to the objects allocated before it, evenly spaced: a
+	// slice of pointers collected as they were built.
+	alloc := func() uint32 {
+		id := next
+		next++
+		h.Offsets[id] = uint32(len(words))
+		d := degree(rng, cfg, isArray[id])
+		s := scalars(rng, cfg)
+		if uint64(len(words))+uint64(1+d+s) >= uint64(math.MaxUint32) {
+			panic("gcmark: too many words for uint32 offsets")
+		}
+		h.refs += int64(d)
+		words = append(words, uint32(d))
+		if !isArray[id] {
+			words = append(words, make([]uint32, d+s)...)
+			return id
+		}
+		for k := range d {
+			v := Null
+			switch kind() {
+			case anywhere:
+				v = rng.Uint32N(n)
+			case rest:
+				v = uint32(uint64(k) * uint64(id) / uint64(d))
+			}
+			words = append(words, v)
+		}
+		words = append(words, make([]uint32, s)...)
+		return id
+	}
+
+	push := func(o uint32, left int) {
+		at := h.Offsets[o]
+		if d := words[at]; !isArray[o] && d > 0 {
+			stack = append(stack, frame{o, at + 1, at + 1 + d, left})
+		} else if len(stack) > 0 {
+			stack[len(stack)-1].left += left // a leaf: the budget goes back
+		}
+	}
+	var roots []uint32 // the structures' roots
+	maxSize := max(cfg.Structure, cfg.Objects/16)
+	for {
+		if len(stack) == 0 {
+			if next == n {
+				break
+			}
+			size := min(int(float64(cfg.Structure)*math.Pow(1-rng.Float64(), -1/1.2)), maxSize)
+			r := alloc()
+			roots = append(roots, r)
+			push(r, size-1)
+			continue
+		}
+		f := &stack[len(stack)-1]
+		if f.next == f.end {
+			left := f.left
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].left += left
+			}
+			continue
+		}
+		j := f.next
+		f.next++
+		switch kind() {
+		case null:
+			words[j] = Null
+		case anywhere:
+			words[j] = rng.Uint32N(n)
+		default:
+			if f.left > 0 && next < n && rng.Float64() < cfg.Children {
+				// A child, with a uniform share of the budget (the last
+				// slot takes it all).
+				b := f.left
+				if f.next < f.end {
+					b = 1 + rng.IntN(f.left)
+				}
+				f.left -= b
+				c := alloc() // may grow words and stack: f is not used again
+				words[j] = c
+				push(c, b-1)
+				continue
+			}
+			words[j] = ancestor(Null)
+		}
+	}
+	h.Offsets[n] = uint32(len(words))
+	h.Words = words
+	h.makeRoots(rng, func() uint32 {
+		if rng.Float64() < cfg.NullShare {
+			return Null
+		}
+		return roots[rng.IntN(len(roots))]
+	})
+}
+
+// near returns an object within 64 of src (not src), wrapping.
+func near(rng *rand.Rand, n, src uint32) uint32 {
+	off := rng.Uint32N(128)
+	if off < 64 {
+		return (src + 1 + off) % n
+	}
+	return (src + n - (off - 63)) % n
 }
 
 func pickTarget(rng *rand.Rand, cfg *HeapConfig, src uint32) uint32 {
@@ -185,12 +498,7 @@ func pickTarget(rng *rand.Rand, cfg *HeapConfig, src uint32) uint32 {
 	}
 	n := uint32(cfg.Objects)
 	if r < cfg.NullShare+cfg.Locality*(1-cfg.NullShare) {
-		// Nearby: src+1 … src+64 or src-64 … src-1, wrapping.
-		off := rng.Uint32N(128)
-		if off < 64 {
-			return (src + 1 + off) % n
-		}
-		return (src + n - (off - 63)) % n
+		return near(rng, n, src) // src+1 … src+64 or src-64 … src-1
 	}
 	return rng.Uint32N(n)
 }

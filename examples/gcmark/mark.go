@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +36,31 @@ const (
 	CodeCacheSplit
 )
 
+var codeCacheNames = []string{"priority", "last", "split"}
+
+// String returns the placement's name: priority, last or split.
+func (c CodeCachePlacement) String() string {
+	if int(c) < len(codeCacheNames) {
+		return codeCacheNames[c]
+	}
+	return fmt.Sprintf("CodeCachePlacement(%d)", uint8(c))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (c CodeCachePlacement) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: priority, last or
+// split.
+func (c *CodeCachePlacement) UnmarshalText(b []byte) error {
+	for i, n := range codeCacheNames {
+		if n == string(b) {
+			*c = CodeCachePlacement(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("gcmark: unknown code-cache placement %q (want priority, last or split)", b)
+}
+
 // Options configures a Marker.
 type Options struct {
 	// Scheduler configures the scheduler the marker creates. Stages is
@@ -44,6 +68,26 @@ type Options struct {
 	Scheduler scheduler.Config
 	// CodeCache says how the code-cache roots are queued.
 	CodeCache CodeCachePlacement
+	// Trace chooses the Closure stage's design.
+	Trace Tracing
+	// SplitEvery is how many objects a depth-first packet scans between
+	// two calls of Worker.ShouldSplit (0: DefaultSplitEvery).
+	SplitEvery int
+	// SplitShare is the share of its mark stack, the oldest entries, that
+	// a depth-first packet gives away when ShouldSplit reports an idle
+	// worker (0: DefaultSplitShare).
+	SplitShare float64
+	// Batch is how many objects a depth-first packet pops off its stack
+	// at once: it loads their headers, whose cache misses then overlap,
+	// before it scans any of them (0: DefaultBatch; at most MaxBatch).
+	Batch int
+	// KeepRest makes a depth-first packet that splits go on with the
+	// rest of its stack. By default it spawns the rest as a packet too,
+	// which this worker runs next, and returns: under the default
+	// Config.Local (scheduler.LocalPrivate) the lone spawn of the part
+	// given away would otherwise stay in the worker's private stack,
+	// unseen by thieves, until the packet spawned again or returned.
+	KeepRest bool
 	// RootSlotWork is the work spent per root slot before its referent is
 	// traced, in rounds of a 64-bit xorshift (about 1.8 ns each here,
 	// six dependent instructions): the synthetic heap has no stack maps or relocation records to
@@ -59,6 +103,66 @@ type Options struct {
 // for 2.56–2.76 ms, 95–103 ns per slot.)
 const DefaultRootSlotWork = 56
 
+// Tracing is a design of the Closure stage.
+type Tracing uint8
+
+const (
+	// TraceDepthFirst marks depth-first: each packet is a mark stack it
+	// works through newest first, splitting its oldest part off for a
+	// worker that is idle (Worker.ShouldSplit), so that a worker reads
+	// the heap in the order it was built.
+	TraceDepthFirst Tracing = iota
+	// TraceEdgeBuffers is MMTk's design: a packet is a buffer of up to
+	// ChunkSlots references (ProcessEdges); it marks them and gathers the
+	// slots of the objects it marked into new buffers, spawned as packets
+	// when full: the heap is read breadth-first, ChunkSlots at a time.
+	TraceEdgeBuffers
+)
+
+// String returns the design's name: dfs or edges.
+func (t Tracing) String() string {
+	switch t {
+	case TraceDepthFirst:
+		return "dfs"
+	case TraceEdgeBuffers:
+		return "edges"
+	}
+	return fmt.Sprintf("Tracing(%d)", uint8(t))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (t Tracing) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: "dfs" or "edges".
+func (t *Tracing) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "dfs":
+		*t = TraceDepthFirst
+	case "edges":
+		*t = TraceEdgeBuffers
+	default:
+		return fmt.Errorf("gcmark: unknown tracing %q (want dfs or edges)", b)
+	}
+	return nil
+}
+
+// Defaults of the depth-first Closure, from the sweeps in
+// benchmarks/results/epyc2/gcmark-dfs (see the package doc's Costs):
+// batches of 32 mark the built heap 1.7–1.9 times as fast as one object
+// at a time, sequentially or in the Marker, and 48 or 64 no faster; every
+// split setting swept (asking every 16 to 256 objects, giving away a
+// quarter to three quarters, spawning the rest or not, LocalPrivate or
+// LocalLIFO) marked within the sweep's noise of the others on 2
+// workers, so these are the middle values, and a split spawns the rest
+// too, which makes it visible at once under LocalPrivate (see
+// Options.KeepRest).
+const (
+	DefaultSplitEvery = 64
+	DefaultSplitShare = 0.5
+	DefaultBatch      = 32
+	MaxBatch          = 64 // the most objects popped at once
+)
+
 // Marker marks a Heap in parallel, one GC cycle per call to Mark, on a
 // scheduler it owns. It is not safe for concurrent use: one Mark at a time.
 type Marker struct {
@@ -71,17 +175,22 @@ type Marker struct {
 	// Prepare's clearMarks packets, read by Release and after the cycle.
 	marks []atomic.Uint64
 
-	workers []workerState // workers[w] is touched only by worker w during a cycle
+	workers    []workerState // workers[w] is touched only by worker w during a cycle
+	splitEvery int
 }
 
 // workerState is one worker's private state: its free edge buffers and
 // counters. Padded so that two workers' counters never share a cache line.
 type workerState struct {
 	free      []*processEdges
-	won       []uint32 // trace's scratch: the objects this packet marked
-	slots     int64    // slots traced (non-null references loaded)
-	marked    int64    // objects this worker marked
-	live      int64    // live objects counted by Release
+	stacks    [][]uint32       // free mark-stack buffers
+	big       []uint32         // the largest free one, kept for the deepest stacks
+	at, hd    [MaxBatch]uint32 // scanRun's batch: where each header is, and its slots
+	splits    int64            // stacks split off
+	won       []uint32         // trace's scratch: the objects this packet marked
+	slots     int64            // slots traced (non-null references loaded)
+	marked    int64            // objects this worker marked
+	live      int64            // live objects counted by Release
 	liveBytes int64
 	sink      uint64 // keeps the root-slot work from being optimised away
 	_         [64]byte
@@ -101,6 +210,20 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 	if opts.RootSlotWork == 0 {
 		opts.RootSlotWork = DefaultRootSlotWork
 	}
+	if opts.SplitEvery == 0 {
+		opts.SplitEvery = DefaultSplitEvery
+	}
+	if opts.SplitShare == 0 {
+		opts.SplitShare = DefaultSplitShare
+	}
+	if opts.Batch == 0 {
+		opts.Batch = DefaultBatch
+	}
+	if opts.Trace > TraceEdgeBuffers || opts.CodeCache > CodeCacheSplit || opts.SplitEvery < 0 || !(opts.SplitShare > 0 && opts.SplitShare < 1) || opts.Batch < 0 || opts.Batch > MaxBatch {
+		s.Close()
+		return nil, fmt.Errorf("gcmark: bad options: Trace %v, CodeCache %v, SplitEvery %d, SplitShare %v, Batch %d",
+			opts.Trace, opts.CodeCache, opts.SplitEvery, opts.SplitShare, opts.Batch)
+	}
 	m := &Marker{
 		heap:    h,
 		sched:   s,
@@ -109,6 +232,7 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 		marks:   make([]atomic.Uint64, (h.Objects()+63)/64),
 		workers: make([]workerState, s.Workers()),
 	}
+	m.splitEvery = opts.SplitEvery
 	return m, nil
 }
 
@@ -122,8 +246,9 @@ func (m *Marker) Scheduler() *scheduler.Scheduler { return m.sched }
 type Result struct {
 	Marked    int64 // objects marked in Closure
 	Live      int64 // objects counted live by Release (equals Marked)
-	LiveBytes int64 // their size, at 16 bytes of header plus 4 per slot
+	LiveBytes int64 // their size (Heap.Bytes: 4 a word)
 	Slots     int64 // non-null reference slots traced
+	Splits    int64 // mark stacks split off for idle workers (TraceDepthFirst)
 	Elapsed   time.Duration
 	Stages    []stagetime.Stage  // per-stage makespan and lower bound
 	Stats     stagetime.Counters // scheduler counters of this cycle
@@ -137,7 +262,7 @@ func (r Result) Speed() float64 { return float64(r.Slots) / r.Elapsed.Seconds() 
 func (m *Marker) Mark(ctx context.Context) (Result, error) {
 	for i := range m.workers {
 		w := &m.workers[i]
-		w.slots, w.marked, w.live, w.liveBytes = 0, 0, 0, 0
+		w.slots, w.marked, w.live, w.liveBytes, w.splits = 0, 0, 0, 0, 0
 	}
 	before := m.sched.Stats()
 	if err := m.queuePrepare(); err != nil {
@@ -157,6 +282,7 @@ func (m *Marker) Mark(ctx context.Context) (Result, error) {
 		r.Slots += w.slots
 		r.Live += w.live
 		r.LiveBytes += w.liveBytes
+		r.Splits += w.splits
 	}
 	if r.Marked != r.Live {
 		return r, errors.New("gcmark: Release counted a different number of live objects than Closure marked")
@@ -275,6 +401,9 @@ func (p *scanCodeCacheRoots) PacketName() string { return "ScanCodeCacheRoots" }
 // scheduler was closed mid-cycle; the error then ends the cycle.
 func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) error {
 	ws := &m.workers[w.ID()]
+	if m.opts.Trace == TraceDepthFirst {
+		return m.scanRootsDFS(ws, slots)
+	}
 	rounds := m.opts.RootSlotWork
 	out := m.getBuf(ws)
 	for _, v := range slots {
@@ -296,6 +425,33 @@ func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) error {
 		return m.sched.Add(out, stageClosure)
 	}
 	m.putBuf(ws, out)
+	return nil
+}
+
+// scanRootsDFS is scanRoots for TraceDepthFirst: the buffers become
+// markStack packets, which claim their referents.
+func (m *Marker) scanRootsDFS(ws *workerState, slots []uint32) error {
+	rounds := m.opts.RootSlotWork
+	out := m.getStack(ws)
+	for _, v := range slots {
+		if rounds > 0 {
+			ws.sink += decode(v, rounds)
+		}
+		if v == Null {
+			continue
+		}
+		out = append(out, v)
+		if len(out) == ChunkSlots {
+			if err := m.sched.Add(markStack{m: m, objs: out}, stageClosure); err != nil {
+				return err
+			}
+			out = m.getStack(ws)
+		}
+	}
+	if len(out) > 0 {
+		return m.sched.Add(markStack{m: m, objs: out}, stageClosure)
+	}
+	m.putStack(ws, out)
 	return nil
 }
 
@@ -333,7 +489,8 @@ func (p *processEdges) Run(w *scheduler.Worker) error {
 	return nil
 }
 
-// scanArrayChunk traces slots [lo, hi) of a huge reference array, in place.
+// scanArrayChunk traces Words[lo:hi], slots of a huge reference array, in
+// place.
 type scanArrayChunk struct {
 	m      *Marker
 	lo, hi uint32
@@ -345,7 +502,7 @@ func (p *scanArrayChunk) PacketName() string { return "ScanArrayChunk" }
 func (p *scanArrayChunk) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
-	m.trace(w, &m.workers[w.ID()], m.heap.Refs[p.lo:p.hi])
+	m.trace(w, &m.workers[w.ID()], m.heap.Words[p.lo:p.hi])
 	m.clock.Done(w.ID(), int(stageClosure), t)
 	return nil
 }
@@ -359,7 +516,7 @@ func (p *scanArrayChunk) Run(w *scheduler.Worker) error {
 // one miss be in flight at a time; with the passes apart, the scan loop's
 // misses overlap. On the default heap this makes one worker 1.4× faster.
 func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
-	off, refs := m.heap.Offsets, m.heap.Refs
+	off, words := m.heap.Offsets, m.heap.Words
 	won := ws.won[:0]
 	slots := int64(0)
 	for _, o := range in {
@@ -374,7 +531,8 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 	out := m.getBuf(ws)
 	buf := out.slots // a local copy: the compiler keeps it in registers
 	for _, o := range won {
-		lo, hi := off[o], off[o+1]
+		lo := off[o] + 1 // past the header
+		hi := lo + words[lo-1]
 		if hi-lo > ChunkSlots {
 			// A huge array: one packet per ChunkSlots slots, scanned in place.
 			for c := lo; c < hi; c += ChunkSlots {
@@ -382,7 +540,7 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 			}
 			continue
 		}
-		for _, c := range refs[lo:hi] {
+		for _, c := range words[lo:hi] {
 			if c == Null {
 				continue
 			}
@@ -451,20 +609,7 @@ func (p *sweep) PacketName() string { return "Sweep" }
 func (p *sweep) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
-	off := m.heap.Offsets
-	n := uint32(m.heap.Objects())
-	live, bytes := int64(0), int64(0)
-	for i := p.lo; i < p.hi; i++ {
-		word := m.marks[i].Load()
-		live += int64(bits.OnesCount64(word))
-		for word != 0 {
-			o := uint32(i)*64 + uint32(bits.TrailingZeros64(word))
-			word &= word - 1
-			if o < n {
-				bytes += 16 + 4*int64(off[o+1]-off[o])
-			}
-		}
-	}
+	live, bytes := sweepAtomic(m.heap, m.marks, p.lo, p.hi)
 	ws := &m.workers[w.ID()]
 	ws.live += live
 	ws.liveBytes += bytes
