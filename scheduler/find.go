@@ -133,6 +133,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				w.hot.bucketPackets++
 				if w.tb != nil {
 					w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
+					w.prio = true // it runs next: its begin says so
 				}
 				w.foundWork()
 				return t, true, contended
