@@ -269,30 +269,25 @@ func (w *Worker) badSpawn(nilValue bool, op string) {
 // runtime's local run queue's.
 const privCap = 256
 
-// offerAll makes w's private packets available to idle workers: if some
-// worker is parked or searching and w's deque holds fewer packets than
-// there are such workers (wantsWork), it moves every private packet but
-// the newest to the deque, then the held batch if the deque still holds
-// too few (a chain of single spawns, each run next, would otherwise keep
-// the batch behind it from idle workers for the whole chain), and applies
-// the surplus rule if anything moved. Owner. (Its callers in push and
+// offerAll makes w's private packets available to idle workers
+// (policy.Offer): if some worker is parked or searching and w's deque
+// holds fewer packets than there are such workers (wantsWork), it moves
+// every private packet but the newest to the deque, then the held batch
+// if the deque still holds too few (a chain of single spawns, each run
+// next, would otherwise keep the batch behind it from idle workers for the
+// whole chain), and applies the surplus rule if anything moved. Owner. (Its callers in push and
 // burst test for something to offer and for idle workers first, so that
 // while every worker is busy a spawn or packet boundary costs two loads
 // and no call.)
 func (w *Worker) offerAll() {
-	if !w.wantsWork() {
-		return
-	}
-	moved := false
-	if w.privTail-w.privHead >= 2 {
+	movePriv, exposeHeld := policy.Offer(int(w.privTail-w.privHead), w.heldLo != w.heldHi, w.s.nIdle(), w.local.Len())
+	if movePriv {
 		w.movePriv(w.privTail - 1)
-		moved = true
 	}
-	if w.heldLo != w.heldHi && (!moved || w.wantsWork()) {
+	if exposeHeld {
 		w.exposeHeld()
-		moved = true
 	}
-	if moved {
+	if movePriv || exposeHeld {
 		w.surplus()
 	}
 }
