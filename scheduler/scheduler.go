@@ -358,7 +358,7 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 		return ErrClosed
 	}
 	if s.ctl != nil {
-		s.recordAdd(one[0], 1, a)
+		s.recordAdd(one[0], true, 1, a)
 	}
 	if n > 0 {
 		wake := a.wake
@@ -441,10 +441,10 @@ func (s *sched) stamped(p Packet, st StageID) task {
 // it queued n packets into a.stage and whom it wakes (a wake option, or
 // the scheduler's rule), with the stamp of its first packet t. The
 // replay of `wsched simulate` reads it; the control buffer is written
-// under mu. Any goroutine, not holding mu.
+// under mu. single: a one-packet Add. Any goroutine, not holding mu.
 //
 //go:noinline
-func (s *sched) recordAdd(t task, n int, a addOptions) {
+func (s *sched) recordAdd(t task, single bool, n int, a addOptions) {
 	how := tracebuf.AddNormal
 	switch {
 	case a.prio:
@@ -457,7 +457,7 @@ func (s *sched) recordAdd(t task, n int, a addOptions) {
 		wake = uint8(a.wake)
 	}
 	s.mu.Lock()
-	s.ctl.Add(how, int(a.stage), n, wake, t.born())
+	s.ctl.Add(how, single, int(a.stage), n, wake, t.born())
 	s.mu.Unlock()
 }
 
@@ -509,7 +509,7 @@ func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 	u.p = nil
 	if s.ctl != nil {
 		a.lend = false // copied
-		s.recordAdd(t, len(ps), a)
+		s.recordAdd(t, false, len(ps), a)
 	}
 	if n > 0 {
 		s.wakeForAdd(n, a.wake, -1)
@@ -604,7 +604,7 @@ func (h *Scheduler) AddDesignated(worker int, p Packet) error {
 	}
 	// While tracing, the add (the packet itself carries no stamp: it
 	// goes through the channel as it is).
-	s.ctl.Add(tracebuf.AddDesignated, worker, 1, 0, s.ctl.Stamp())
+	s.ctl.Add(tracebuf.AddDesignated, true, worker, 1, 0, s.ctl.Stamp())
 	if s.cycleActive.Load() && w.parked {
 		s.wakeWorker(w, -1)
 	}

@@ -32,7 +32,7 @@ func (s *sched) lend(ps []Packet, a addOptions) error {
 		return s.copyAdd(ps, a) // every span slot in use
 	}
 	if s.ctl != nil {
-		s.recordAdd(stamp, len(ps), a)
+		s.recordAdd(stamp, false, len(ps), a)
 	}
 	if n > 0 {
 		s.wakeForAdd(n, a.wake, -1)

@@ -83,6 +83,8 @@ func TestTraceRecordsQueuing(t *testing.T) {
 	assert.Equal(t, 2, adds[2].Stage())
 	assert.Equal(t, uint8(WakeN), adds[2].Wake(), "the call's wake option")
 	assert.Zero(t, adds[0].Wake(), "no option: the scheduler's rule")
+	assert.True(t, adds[0].Single(), "Add")
+	assert.False(t, adds[2].Single(), "AddAll")
 	assert.Equal(t, trace.AddDesignated, adds[3].How())
 	assert.Equal(t, 1, adds[3].Target())
 

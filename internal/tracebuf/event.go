@@ -144,9 +144,12 @@ func ParseAddHow(s string) (AddHow, bool) {
 	return 0, false
 }
 
-// The arg of a KindAdd event: how (4 bits), the wake policy (4 bits), the
-// stage or, for AddDesignated, the target worker (24 bits).
+// The arg of a KindAdd event: how (3 bits), whether the call was a
+// one-packet Add (1 bit), the wake policy (4 bits), the stage or, for
+// AddDesignated, the target worker (24 bits).
 const (
+	addHowMask     = 7
+	addSingleBit   = 8
 	addWakeShift   = 4
 	addTargetShift = 8
 	// MaxAddPackets is the largest packet count a KindAdd event records;
@@ -280,7 +283,11 @@ func (e Event) Priority() bool {
 }
 
 // How is how a KindAdd event's call queued its packets.
-func (e Event) How() AddHow { return AddHow(uint32(e.arg) & (1<<addWakeShift - 1)) }
+func (e Event) How() AddHow { return AddHow(uint32(e.arg) & addHowMask) }
+
+// Single reports whether a KindAdd event's call was a one-packet Add
+// (whose wake-up follows the scheduler's one-packet rule), not an AddAll.
+func (e Event) Single() bool { return uint32(e.arg)&addSingleBit != 0 }
 
 // Wake is a KindAdd event's wake policy, as internal/policy's Kind (0:
 // the scheduler's own, Config.Wake or its one-packet rule).
@@ -305,7 +312,7 @@ func (e Event) String() string {
 		}
 		return fmt.Sprintf("%d %s name=%d stage=%d flow=%d", e.Time, k, e.Name(), e.Stage(), e.Flow())
 	case KindAdd:
-		return fmt.Sprintf("%d %s how=%s stage=%d packets=%d wake=%d born=%d", e.Time, k, e.How(), e.Stage(), e.Packets(), e.Wake(), e.Born())
+		return fmt.Sprintf("%d %s how=%s single=%t stage=%d packets=%d wake=%d born=%d", e.Time, k, e.How(), e.Single(), e.Stage(), e.Packets(), e.Wake(), e.Born())
 	case KindSteal:
 		return fmt.Sprintf("%d %s victim=%d moved=%d flow=%d", e.Time, k, e.Victim(), e.Moved(), e.Flow())
 	case KindWakeSent:

@@ -66,9 +66,9 @@ func TestAddEvent(t *testing.T) {
 	r := NewRecorder(2, Options{Clock: func() int64 { now += 10; return now }})
 	c := r.Control()
 	stamp := now - 100
-	c.Add(AddPriority, 3, 65, 3, stamp&(1<<StampBits-1))
-	c.Add(AddDesignated, 1, 1, 0, now)
-	c.Add(AddNormal, 1, 1<<30, 0, now)
+	c.Add(AddPriority, false, 3, 65, 3, stamp&(1<<StampBits-1))
+	c.Add(AddDesignated, true, 1, 1, 0, now)
+	c.Add(AddNormal, false, 1, 1<<30, 0, now)
 	ev := r.Snapshot().Control().Events
 	require.Len(t, ev, 3)
 	assert.Equal(t, KindAdd, ev[0].Kind())
@@ -77,6 +77,8 @@ func TestAddEvent(t *testing.T) {
 	assert.Equal(t, 65, ev[0].Packets())
 	assert.Equal(t, uint8(3), ev[0].Wake())
 	assert.Equal(t, stamp, ev[0].Born(), "a cut stamp is rebuilt")
+	assert.False(t, ev[0].Single())
+	assert.True(t, ev[1].Single())
 	assert.Equal(t, AddDesignated, ev[1].How())
 	assert.Equal(t, 1, ev[1].Target())
 	assert.Equal(t, MaxAddPackets, ev[2].Packets(), "capped")
@@ -93,4 +95,39 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, "wake=wake-n", r.Snapshot().Config)
 	var nilRec *Recorder
 	nilRec.SetConfig("x") // no panic
+}
+
+// TestBuilderMatchesHooks: a builder's events read back as the hooks'.
+func TestBuilderMatchesHooks(t *testing.T) {
+	b := NewBuilder(2)
+	n := b.Intern("P")
+	assert.Equal(t, n, b.Intern("P"))
+	b.CycleBegin(1, 1)
+	b.StageOpen(2, 1, b.Intern("S"))
+	b.Add(3, AddPriority, true, 1, 1, 3, 2)
+	b.PacketBegin(0, 10, n, 1, 0, -1, 3, true)
+	b.Steal(1, 11, 0, 2, 1<<40, 5, 0)
+	b.PacketBegin(1, 12, n, 1, 1<<40, 0, 0, false)
+	b.WakeSent(0, 13, 1)
+	b.WakeReceived(1, 14, true)
+	b.PacketEnd(0, 20)
+	b.PacketEnd(1, 21)
+	b.StageClose(22, 1)
+	b.CycleEnd(23, 1)
+	s := b.Snapshot()
+	require.Equal(t, 2, s.Workers())
+	assert.Equal(t, int64(23), s.End)
+	w0, w1, c := s.Buffers[0].Events, s.Buffers[1].Events, s.Control().Events
+	assert.Equal(t, -1, s.Control().Worker)
+	assert.Equal(t, FromAdd, w0[0].From())
+	assert.Equal(t, int64(3), w0[0].Born())
+	assert.True(t, w0[0].Priority())
+	assert.Equal(t, KindStealOrigin, w1[1].Kind())
+	assert.Equal(t, int64(5), w1[1].Born())
+	assert.Equal(t, uint64(1<<40), w1[2].Flow())
+	assert.True(t, w1[3].Blocked())
+	assert.Equal(t, AddPriority, c[2].How())
+	assert.True(t, c[2].Single())
+	assert.Equal(t, uint8(3), c[2].Wake())
+	assert.Equal(t, "S", s.Name(c[1].Name()))
 }

@@ -413,17 +413,21 @@ func (w *Buf) PacketBeginQueued(name NameID, stage int, flow uint64, from int, b
 	w.put(makeKindArg(KindPacketBegin, uint32(name)), int32(arg), val)
 }
 
-// Add records one add call: how it queued its packets, into which stage
-// (for AddDesignated: for which worker, target), how many (capped at
+// Add records one add call: how it queued its packets, whether it was a
+// one-packet Add (single) rather than an AddAll, into which stage (for
+// AddDesignated: for which worker), how many (capped at
 // MaxAddPackets), under which wake policy (internal/policy's Kind; 0 for
 // the scheduler's own), and stamp, the Stamp its first packet carries
 // (its Born), or only its low StampBits bits. The control buffer's callers serialise their calls; a worker
 // may record on its own buffer.
-func (w *Buf) Add(how AddHow, stage int, packets int, wake uint8, stamp int64) {
+func (w *Buf) Add(how AddHow, single bool, stage int, packets int, wake uint8, stamp int64) {
 	if w == nil {
 		return
 	}
-	arg := uint32(how) | uint32(wake&0xF)<<addWakeShift | uint32(stage)<<addTargetShift
+	arg := uint32(how)&addHowMask | uint32(wake&0xF)<<addWakeShift | uint32(stage)<<addTargetShift
+	if single {
+		arg |= addSingleBit
+	}
 	w.put(makeKindArg(KindAdd, uint32(min(max(packets, 0), MaxAddPackets))), int32(arg), uint64(stamp))
 }
 

@@ -27,7 +27,8 @@
 //	uuid 2      thread track "control" (tid = pid): one slice per cycle,
 //	            "queued" instants of packets added from outside the workers,
 //	            an instant "add" per add call (how: add, priority, lend,
-//	            sentinel or designated; stage, or target for designated;
+//	            sentinel or designated; call: Add or AddAll; stage, or
+//	            target for designated;
 //	            packets; wake, when the call chose a policy; born_ns, the
 //	            stamp of its first packet)
 //	uuid 3      track "stages": one slice per stage, from its opening to the

@@ -49,6 +49,7 @@ const (
 	// (a policy name, only when the call chose one), born_ns (the stamp
 	// of its first packet: a packet slice's queued time names its add).
 	ArgHow     = "how"
+	ArgCall    = "call" // "Add" (one packet, the one-packet wake rule) or "AddAll"
 	ArgPackets = "packets"
 	ArgWake    = "wake"
 	ArgBornNs  = "born_ns"
@@ -565,7 +566,12 @@ func (w *walker) event(buffer int, e trace.Event) {
 	case trace.KindAdd:
 		op := w.reset(Instant, t, Track{Kind: TrackControl}, buffer)
 		op.Name = NameAdd
-		op.Args = append(op.Args, Arg{Key: ArgHow, Kind: ArgString, Str: e.How().String()})
+		call := "AddAll"
+		if e.Single() {
+			call = "Add"
+		}
+		op.Args = append(op.Args, Arg{Key: ArgHow, Kind: ArgString, Str: e.How().String()},
+			Arg{Key: ArgCall, Kind: ArgString, Str: call})
 		if e.How() == trace.AddDesignated {
 			op.Args = append(op.Args, Arg{Key: ArgTarget, Kind: ArgInt, Int: int64(e.Target())})
 		} else {
