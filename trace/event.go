@@ -46,6 +46,10 @@ const (
 	AddDesignated = tracebuf.AddDesignated // AddDesignated; Target() is the worker
 )
 
+// ParseAddHow returns the AddHow named s ("add", "priority", "lend",
+// "sentinel", "designated").
+func ParseAddHow(s string) (AddHow, bool) { return tracebuf.ParseAddHow(s) }
+
 // Where a packet begin says its packet was queued (Event.From): a worker
 // index for a spawn on that worker, or one of these.
 const (

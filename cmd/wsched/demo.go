@@ -223,7 +223,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 			return nil
 		}
 		path := filepath.Join(c.out, file)
-		if _, err := perfetto.WriteFile(path, rec.Snapshot(), perfetto.Options{ProcessName: process}); err != nil {
+		if _, err := perfetto.WriteFile(path, rec.Snapshot(), perfetto.Options{ProcessName: process, Origins: true}); err != nil {
 			return err
 		}
 		traces = append(traces, path)
