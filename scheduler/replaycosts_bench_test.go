@@ -17,25 +17,23 @@ import (
 //
 //   - local: a packet taken from the worker's own queues: a value spawn
 //     chain on one worker, ns per packet (spawn, pop, run, count);
-//
 //   - take, take-per: a bucket take and each packet it moves, from takes
 //     of 1 and of 32 from a deep bucket (two points of a line);
-//
 //   - steal, steal-per: a steal and each packet it moves, from steals of
 //     1 and batches of 32 (StealInto) out of a FIFO deque, uncontended;
-//
 //   - round: one empty search round of a worker (the steal pass over the
 //     other worker, runtime.Gosched, its queues, the open buckets), on a
 //     scheduler whose workers are parked;
-//
 //   - park: the monitor's lock, the re-check of every queue (P4) and
 //     the counters' flush, which a park adds to its wait;
-//
 //   - wake-polled, wake-blocked: BenchmarkWakeLatency's median with the
 //     default ParkSpin (the worker polls) and with ParkSpin < 0 (it
-//     blocks at once), from the Add to the packet's start.
+//     blocks at once; a millisecond after it parked), from the Add to
+//     the packet's start.
 //
-//     go test -run '^$' -bench 'ReplayCosts' -count 5 ./scheduler/
+// Run with
+//
+//	go test -run '^$' -bench 'ReplayCosts' -count 5 ./scheduler/
 func BenchmarkReplayCosts(b *testing.B) {
 	b.Run("local", func(b *testing.B) {
 		s, err := New(Config{Workers: 1})
