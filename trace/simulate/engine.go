@@ -292,6 +292,13 @@ func (s *sim) cycle(cy *Cycle, t0 int64) (CycleResult, error) {
 	}
 	s.remaining = len(cy.Packets)
 	s.desig = s.desig[:0]
+	if s.cycleNo == 0 && cy.Gap >= 0 {
+		// Replayed alone (Workload.Only): the workers parked when the
+		// recording's previous cycle ended.
+		for i := range s.ws {
+			s.ws[i].parkedAt = t0 - cy.Gap
+		}
+	}
 	s.cycleNo++
 	// Every queue is empty: the previous cycle ran all its packets.
 	// Run: adds made before it are queued (nobody is woken: no cycle).

@@ -45,6 +45,11 @@ type Stage struct {
 	WorkNs      int64   `json:"work_ns"`
 	LongestNs   int64   `json:"longest_ns"`
 	Longest     string  `json:"longest"`
+	// LongestStartNs is when the longest packet began (from the cycle's
+	// start); LongestAdded that an add call queued it (Add, AddAll), so
+	// that Priority could have queued it.
+	LongestStartNs int64 `json:"longest_start_ns"`
+	LongestAdded   bool  `json:"longest_added"`
 	OpenNs      int64   `json:"open_ns"` // from the cycle's start
 	StartNs     int64   `json:"work_start_ns"`
 	EndNs       int64   `json:"last_end_ns"`
@@ -95,7 +100,8 @@ func stageFigures(workers int, cy *Cycle, open, closed, starts, ends, queued []i
 		o.Packets++
 		o.WorkNs += d
 		if d > o.LongestNs || o.Packets == 1 {
-			o.LongestNs, o.Longest = d, nameOf(cy, p.Name)
+			o.LongestNs, o.Longest, o.LongestStartNs = d, nameOf(cy, p.Name), starts[i]-cy.startOf()
+			o.LongestAdded = i < len(cy.addedBy) && cy.addedBy[i] >= 0
 		}
 		o.EndNs = max(o.EndNs, ends[i])
 		if first[st] < 0 || queued[i] < first[st] {

@@ -65,6 +65,7 @@ type Cycle struct {
 	names    []string // Workload.Names
 	base     int64    // where stage figures count from (stageFigures)
 	skip     bool     // not all its stages are recorded: not replayed
+	addedBy  []int32  // per packet: the add (Add, AddAll) that queued it, or -1
 }
 
 // Packet is one recorded packet.
@@ -716,6 +717,17 @@ func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds
 	}
 	for ci := range wl.Cycles {
 		cy := &wl.Cycles[ci]
+		cy.addedBy = make([]int32, len(cy.Packets))
+		for i := range cy.addedBy {
+			cy.addedBy[i] = -1
+		}
+		for ai, a := range cy.Adds {
+			if a.How != trace.AddDesignated && a.How != trace.AddSentinel {
+				for _, p := range a.Packets {
+					cy.addedBy[p] = int32(ai)
+				}
+			}
+		}
 		as := perCycle[ci]
 		slices.SortStableFunc(as, func(x, y actRec) int {
 			return cmp.Or(cmp.Compare(x.pkt, y.pkt), cmp.Compare(x.a.at, y.a.at), cmp.Compare(x.key, y.key))
@@ -804,4 +816,12 @@ func (h *beginHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// Only returns wl with its i-th cycle alone (sharing its data), to replay
+// one cycle.
+func (wl *Workload) Only(i int) *Workload {
+	c := *wl
+	c.Cycles = wl.Cycles[i : i+1 : i+1]
+	return &c
 }
