@@ -39,25 +39,25 @@ type CycleResult struct {
 // Bound is max(longest packet, work ÷ workers); Ratio is Makespan ÷
 // Bound and WindowRatio Window ÷ Bound.
 type Stage struct {
-	Stage       int     `json:"stage"`
-	Name        string  `json:"name"`
-	Packets     int     `json:"packets"`
-	WorkNs      int64   `json:"work_ns"`
-	LongestNs   int64   `json:"longest_ns"`
-	Longest     string  `json:"longest"`
+	Stage     int    `json:"stage"`
+	Name      string `json:"name"`
+	Packets   int    `json:"packets"`
+	WorkNs    int64  `json:"work_ns"`
+	LongestNs int64  `json:"longest_ns"`
+	Longest   string `json:"longest"`
 	// LongestStartNs is when the longest packet began (from the cycle's
 	// start); LongestAdded that an add call queued it (Add, AddAll), so
 	// that Priority could have queued it.
-	LongestStartNs int64 `json:"longest_start_ns"`
-	LongestAdded   bool  `json:"longest_added"`
-	OpenNs      int64   `json:"open_ns"` // from the cycle's start
-	StartNs     int64   `json:"work_start_ns"`
-	EndNs       int64   `json:"last_end_ns"`
-	MakespanNs  int64   `json:"makespan_ns"`
-	WindowNs    int64   `json:"window_ns"`
-	BoundNs     int64   `json:"bound_ns"`
-	Ratio       float64 `json:"ratio"`
-	WindowRatio float64 `json:"window_ratio"`
+	LongestStartNs int64   `json:"longest_start_ns"`
+	LongestAdded   bool    `json:"longest_added"`
+	OpenNs         int64   `json:"open_ns"` // from the cycle's start
+	StartNs        int64   `json:"work_start_ns"`
+	EndNs          int64   `json:"last_end_ns"`
+	MakespanNs     int64   `json:"makespan_ns"`
+	WindowNs       int64   `json:"window_ns"`
+	BoundNs        int64   `json:"bound_ns"`
+	Ratio          float64 `json:"ratio"`
+	WindowRatio    float64 `json:"window_ratio"`
 	// Utilisation is work ÷ (workers × makespan).
 	Utilisation float64 `json:"utilisation"`
 }
