@@ -281,6 +281,9 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintln(stdout)
 	printTable(stdout, rows)
+	fmt.Fprintln(stdout, "\nmakespan: from when the stage's work could start to its last packet's end; ratio = makespan ÷ lower bound,\n"+
+		"lower bound = max(longest packet, work ÷ workers). wsched analyze and wsched simulate use the same definition\n"+
+		"(\"from when its work could start\") and print beside it the stage's window, from its opening to its close.")
 	if len(traces) > 0 {
 		fmt.Fprintf(stdout, "\ntraces (open in https://ui.perfetto.dev):\n")
 		for _, t := range traces {
