@@ -26,10 +26,11 @@ import (
 //     scheduler whose workers are parked;
 //   - park: the monitor's lock, the re-check of every queue (P4) and
 //     the counters' flush, which a park adds to its wait;
-//   - wake-polled, wake-blocked: BenchmarkWakeLatency's median with the
-//     default ParkSpin (the worker polls) and with ParkSpin < 0 (it
-//     blocks at once; a millisecond after it parked), from the Add to
-//     the packet's start.
+//   - wake-polled, wake-blocked: from an Add (every other worker parked)
+//     to the packet's start on another CPU (the adding goroutine spins,
+//     as a busy worker would), median, with the default ParkSpin (the
+//     worker polls) and with ParkSpin < 0 (it blocks at once; a
+//     millisecond after it parked: its thread, and its CPU, asleep).
 //
 // Run with
 //
@@ -182,8 +183,10 @@ func wakeLatency(b *testing.B, cfg Config, unit string) {
 		if err := s.Add(stamp{&at}, Unconstrained); err != nil {
 			b.Fatal(err)
 		}
+		// Spin without yielding: the woken worker must run on the other
+		// CPU, as one woken by a busy worker does (a yield would run it
+		// here, with no OS wake-up).
 		for at.Load() == 0 {
-			runtime.Gosched()
 		}
 		lat = append(lat, at.Load()-t0)
 	}
