@@ -301,3 +301,10 @@ func (cfg Config) validate() (Config, error) {
 }
 
 const unconstrainedName = "Unconstrained"
+
+// traceConfig describes the validated cfg for a trace (Recorder.SetConfig):
+// what `wsched simulate` replays a trace under unless told otherwise.
+func (cfg Config) traceConfig() string {
+	return fmt.Sprintf("wake=%s steal=%s steal_limit=%d take=%s bucket_batch=%d local=%s spins=%d park_spin_ns=%d max_queued=%d",
+		cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Take, cfg.BucketBatch, cfg.Local, cfg.Spins, int64(cfg.ParkSpin), cfg.MaxQueued)
+}

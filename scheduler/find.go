@@ -79,7 +79,7 @@ func (w *Worker) find() (task, bool) {
 		// wakes a worker itself (wake.go). Spinning on would only delay the
 		// last-parked decision that opens the next stage (BenchmarkCycle:
 		// 140-230 µs per three-stage cycle with Spins 64, 6-15 µs without).
-		if spins++; spins > s.cfg.Spins || s.nIdle() >= s.n {
+		if spins++; policy.GiveUp(spins, s.cfg.Spins, s.nIdle(), s.n) {
 			break
 		}
 	}
@@ -133,6 +133,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 				w.hot.bucketPackets++
 				if w.tb != nil {
 					w.tb.Counter(trace.CounterBucketDepth, st, int64(b.Len()))
+					w.prio = true // it runs next: its begin says so
 				}
 				w.foundWork()
 				return t, true, contended

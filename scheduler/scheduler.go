@@ -195,6 +195,7 @@ func New(cfg Config) (*Scheduler, error) {
 	for _, w := range s.workers {
 		go w.main(true)
 	}
+	rec.SetConfig(cfg.traceConfig())
 	h := &Scheduler{s: s}
 	s.handle = weak.Make(h)
 	runtime.AddCleanup(h, (*sched).close, s)
@@ -356,6 +357,9 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 		s.unqueue(1)
 		return ErrClosed
 	}
+	if s.ctl != nil {
+		s.recordAdd(one[0], true, 1, a)
+	}
 	if n > 0 {
 		wake := a.wake
 		if !a.woken {
@@ -433,6 +437,30 @@ func (s *sched) stamped(p Packet, st StageID) task {
 	return t
 }
 
+// recordAdd records an add call on the control buffer while tracing: how
+// it queued n packets into a.stage and whom it wakes (a wake option, or
+// the scheduler's rule), with the stamp of its first packet t. The
+// replay of `wsched simulate` reads it; the control buffer is written
+// under mu. single: a one-packet Add. Any goroutine, not holding mu.
+//
+//go:noinline
+func (s *sched) recordAdd(t task, single bool, n int, a addOptions) {
+	how := tracebuf.AddNormal
+	switch {
+	case a.prio:
+		how = tracebuf.AddPriority
+	case a.lend:
+		how = tracebuf.AddLend
+	}
+	var wake uint8
+	if a.woken {
+		wake = uint8(a.wake)
+	}
+	s.mu.Lock()
+	s.ctl.Add(how, single, int(a.stage), n, wake, t.born())
+	s.mu.Unlock()
+}
+
 // copyAdd queues a copy of ps (a.prio: in the priority lane), and is the
 // copy of a lent slice when its bucket has no span slot left (lent: nil
 // elements are queued as nilElement packets, as the span would have
@@ -440,19 +468,27 @@ func (s *sched) stamped(p Packet, st StageID) task {
 func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 	b := s.buckets[a.stage]
 	t := s.queued(nil, a.stage) // one stamp for the whole slice
+	// While tracing, each packet's stamp is spawnStampStep ticks after
+	// the previous one's, so that a trace gives their order in the slice
+	// (the order a bucket serves them in).
+	var step uint64
+	if s.ctl != nil {
+		step = spawnStampStep << bornShift
+	}
 	// Runs of 64 tasks built on the stack in a tight loop, each pushed
 	// with one call: no call per packet, no allocation.
 	var chunk [64]task
 	n := 0
+	u := t
 	for i := 0; i < len(ps); {
 		src := ps[i:min(len(ps), i+len(chunk))]
 		for j, p := range src {
 			if p == nil { // lent only: copies reject nil above
 				p = nilElement{i + j}
 			}
-			u := t
 			u.p = p
 			chunk[j] = u
+			u.meta += step
 		}
 		k, err := b.Add(chunk[:len(src)], a.prio)
 		if err != nil {
@@ -470,6 +506,11 @@ func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 		i += len(src)
 	}
 	clear(chunk[:]) // drop the references the stack copy holds
+	u.p = nil
+	if s.ctl != nil {
+		a.lend = false // copied
+		s.recordAdd(t, false, len(ps), a)
+	}
 	if n > 0 {
 		s.wakeForAdd(n, a.wake, -1)
 	}
@@ -561,6 +602,9 @@ func (h *Scheduler) AddDesignated(worker int, p Packet) error {
 	default:
 		return ErrQueueFull
 	}
+	// While tracing, the add (the packet itself carries no stamp: it
+	// goes through the channel as it is).
+	s.ctl.Add(tracebuf.AddDesignated, true, worker, 1, 0, s.ctl.Stamp())
 	if s.cycleActive.Load() && w.parked {
 		s.wakeWorker(w, -1)
 	}

@@ -31,6 +31,9 @@ func (s *sched) lend(ps []Packet, a addOptions) error {
 	if !ok {
 		return s.copyAdd(ps, a) // every span slot in use
 	}
+	if s.ctl != nil {
+		s.recordAdd(stamp, false, len(ps), a)
+	}
 	if n > 0 {
 		s.wakeForAdd(n, a.wake, -1)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -76,6 +77,7 @@ func (s *sched) advance(self *Worker) bool {
 					one := [1]task{t}
 					if _, err := s.buckets[st].Add(one[:], false); err == nil {
 						k = 1
+						s.ctl.Add(tracebuf.AddSentinel, true, st, 1, 0, t.born())
 						if s.bounded {
 							s.nQueued.Add(1) // its take subtracts it
 						}

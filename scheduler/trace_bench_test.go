@@ -100,8 +100,63 @@ func BenchmarkTraceOverhead(b *testing.B) {
 	}
 	b.Run("Interleaved", func(b *testing.B) {
 		off, on := newSched(b, false), newSched(b, true)
-		traceBenchCycle(b, off, ps)
-		traceBenchCycle(b, on, ps)
+		interleaveTraced(b, packets, off, on, func(s *Scheduler) { traceBenchCycle(b, s, ps) })
+	})
+}
+
+// spinTree is a packet of about 1 µs that spawns two children, depth
+// levels down.
+type spinTree struct{ iters, depth int }
+
+func (p spinTree) Run(w *Worker) error {
+	traceSpinSink += traceSpin(p.iters)
+	if p.depth > 0 {
+		Spawn(w, spinTree{p.iters, p.depth - 1})
+		Spawn(w, spinTree{p.iters, p.depth - 1})
+	}
+	return nil
+}
+
+// BenchmarkTraceOverheadSpawn is BenchmarkTraceOverhead's Interleaved
+// case for spawned packets: one op is one cycle of a binary tree of 2,047
+// packets of about 1 µs, each spawned by its parent (each spawn is
+// stamped while tracing).
+//
+//	go test -run XXX -bench TraceOverheadSpawn -benchtime 200x -count 5 ./scheduler/
+func BenchmarkTraceOverheadSpawn(b *testing.B) {
+	const depth = 10
+	iters := calibrateTraceSpin()
+	newSched := func(traced bool) *Scheduler {
+		cfg := Config{Stages: []string{"work"}, Workers: runtime.GOMAXPROCS(0)}
+		if traced {
+			cfg.Tracer = trace.NewRecorder(cfg.Workers, trace.Options{MaxBytes: 8 << 20, Overwrite: true})
+		}
+		s, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	off, on := newSched(false), newSched(true)
+	cycle := func(s *Scheduler) {
+		if err := s.Add(spinTree{iters, depth}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	interleaveTraced(b, 1<<(depth+1)-1, off, on, cycle)
+}
+
+// interleaveTraced runs b.N pairs of cycles, one on off and one on on,
+// alternating which goes first, and reports the tracing overhead as
+// BenchmarkTraceOverhead's Interleaved case does.
+func interleaveTraced(b *testing.B, packets int, off, on *Scheduler, cycle func(*Scheduler)) {
+	cycle(off)
+	cycle(on)
+	{
 		ratios := make([]float64, 0, b.N)
 		var tOff, tOn time.Duration
 		b.ResetTimer()
@@ -113,9 +168,9 @@ func BenchmarkTraceOverhead(b *testing.B) {
 				first, second = on, off
 			}
 			t0 := time.Now()
-			traceBenchCycle(b, first, ps)
+			cycle(first)
 			t1 := time.Now()
-			traceBenchCycle(b, second, ps)
+			cycle(second)
 			dOff, dOn := t1.Sub(t0), time.Since(t1)
 			if i&1 == 1 {
 				dOff, dOn = dOn, dOff
@@ -131,5 +186,5 @@ func BenchmarkTraceOverhead(b *testing.B) {
 		b.ReportMetric(100*(float64(tOn)/float64(tOff)-1), "overhead_of_sums_%")
 		b.ReportMetric(float64(tOff.Nanoseconds())/float64(b.N*packets), "off_ns/packet")
 		b.ReportMetric(float64(tOn.Nanoseconds())/float64(b.N*packets), "on_ns/packet")
-	})
+	}
 }

@@ -329,8 +329,8 @@ func (w *Worker) workVisible() bool {
 // the CPU first. It reports whether a token came. Owner; w is registered
 // as parked.
 func (w *Worker) pollToken(start time.Time) bool {
-	d := w.s.cfg.ParkSpin
-	if d <= 0 {
+	d := int64(w.s.cfg.ParkSpin)
+	if !policy.Polling(0, d) {
 		return false
 	}
 	for i := 1; ; i++ {
@@ -341,7 +341,7 @@ func (w *Worker) pollToken(start time.Time) bool {
 		default:
 		}
 		// The clock costs about as much as a poll: read it every 8th.
-		if i%8 == 0 && time.Since(start) >= d {
+		if i%8 == 0 && !policy.Polling(int64(time.Since(start)), d) {
 			return false
 		}
 		runtime.Gosched()

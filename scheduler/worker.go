@@ -67,6 +67,8 @@ type Worker struct {
 	tb         *tracebuf.Buf
 	flowSeq    uint64        // trace flow IDs: id+1 in the top bits, then this
 	flow       uint64        // flow ID for the next PacketBegin (a stolen packet)
+	prio       bool          // the next PacketBegin's packet came from a priority lane (tracing)
+	lastStamp  int64         // the last spawn stamp (spawnStamp)
 	from       int32         // the origin (fromWorker0+id) stamped on packets this worker spawns (tracing)
 	inPacket   bool          // a traced packet began and has not ended
 	clock      time.Duration // PacketTiming: end of the last packet of this burst
@@ -206,10 +208,7 @@ func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
 // the packet running on w spawns.
 func (w *Worker) push(t task) {
 	if w.tb != nil {
-		// The running packet's newest event (its begin, or later): no
-		// clock reading per spawn (about 10 ns here). Its steal arrow
-		// starts inside the spawning packet's slice.
-		t.stamp(w.tb.Last(), w.from)
+		t.stamp(w.spawnStamp(), w.from)
 	}
 	if w.priv != nil {
 		n := w.privTail - w.privHead
@@ -229,6 +228,25 @@ func (w *Worker) push(t task) {
 	w.local.Push(t)
 	w.surplus()
 }
+
+// spawnStamp is the trace stamp of a packet w spawns now: the time of its
+// buffer's newest event (the running packet's begin, or later), with no
+// clock reading per spawn (about 10 ns here), so that the steal arrow
+// starts inside the spawning packet's slice, and the replay of `wsched
+// simulate` finds the spawning packet. Stamps of one worker's spawns
+// increase strictly, by spawnStampStep ticks at least, so that they also
+// give the order of a packet's spawns. Owner; tracing.
+func (w *Worker) spawnStamp() int64 {
+	t := max(w.tb.Last(), w.lastStamp+spawnStampStep)
+	w.lastStamp = t
+	return t
+}
+
+// spawnStampStep is how far apart two spawn stamps of one worker are at
+// least, in clock ticks: 8 ticks are 3.3 ns at 2.45 GHz, still apart once
+// converted to nanoseconds, and less than a spawn costs, so that a stamp
+// stays no later than its spawn.
+const spawnStampStep = 8
 
 // badSpawn panics for a Spawn, SpawnOrRun, Join or Context (op) on w that
 // cannot be honoured: the value is a nil Packet, or no packet is running
@@ -251,30 +269,25 @@ func (w *Worker) badSpawn(nilValue bool, op string) {
 // runtime's local run queue's.
 const privCap = 256
 
-// offerAll makes w's private packets available to idle workers: if some
-// worker is parked or searching and w's deque holds fewer packets than
-// there are such workers (wantsWork), it moves every private packet but
-// the newest to the deque, then the held batch if the deque still holds
-// too few (a chain of single spawns, each run next, would otherwise keep
-// the batch behind it from idle workers for the whole chain), and applies
-// the surplus rule if anything moved. Owner. (Its callers in push and
+// offerAll makes w's private packets available to idle workers
+// (policy.Offer): if some worker is parked or searching and w's deque
+// holds fewer packets than there are such workers (wantsWork), it moves
+// every private packet but the newest to the deque, then the held batch
+// if the deque still holds too few (a chain of single spawns, each run
+// next, would otherwise keep the batch behind it from idle workers for the
+// whole chain), and applies the surplus rule if anything moved. Owner. (Its callers in push and
 // burst test for something to offer and for idle workers first, so that
 // while every worker is busy a spawn or packet boundary costs two loads
 // and no call.)
 func (w *Worker) offerAll() {
-	if !w.wantsWork() {
-		return
-	}
-	moved := false
-	if w.privTail-w.privHead >= 2 {
+	movePriv, exposeHeld := policy.Offer(int(w.privTail-w.privHead), w.heldLo != w.heldHi, w.s.nIdle(), w.local.Len())
+	if movePriv {
 		w.movePriv(w.privTail - 1)
-		moved = true
 	}
-	if w.heldLo != w.heldHi && (!moved || w.wantsWork()) {
+	if exposeHeld {
 		w.exposeHeld()
-		moved = true
 	}
-	if moved {
+	if movePriv || exposeHeld {
 		w.surplus()
 	}
 }
@@ -345,7 +358,7 @@ func (w *Worker) handOff(t task) {
 		return
 	}
 	if w.tb != nil {
-		t.stamp(w.tb.Last(), w.from)
+		t.stamp(w.spawnStamp(), w.from)
 	}
 	if w.privTail-w.privHead == privCap {
 		w.spillPriv()
@@ -580,8 +593,10 @@ func (w *Worker) execInstrumented(t task) error {
 		w.labelStage = t.stage()
 	}
 	if w.tb != nil {
-		w.tb.PacketBegin(w.types[idx].nameID, int(t.stage()), w.flow)
-		w.flow = 0
+		// Where and when it was queued (the replay of `wsched simulate`
+		// needs it): packed into the begin event, no extra event.
+		w.tb.PacketBeginQueued(w.types[idx].nameID, int(t.stage()), w.flow, t.origin(), t.born(), w.prio)
+		w.flow, w.prio = 0, false
 		w.inPacket = true
 	}
 	// PacketTiming reads the clock once per packet: in a burst, a packet's

@@ -51,6 +51,22 @@
 // one older than an Overwrite recorder's oldest event) draws the arrow from
 // the victim's track at the steal instead.
 //
+// # How packets were queued
+//
+// Each packet begin also says how its packet was queued, packed into the
+// same event: spawned on which worker, added (Add, AddAll, a sentinel:
+// FromAdd), designated (FromNone), taken from a priority lane, and when
+// (Born, the stamp the scheduler gave it when it queued it; a stolen
+// packet's is in its steal's KindStealOrigin instead). Each add call is one
+// [KindAdd] event on the control buffer: how it queued its packets, into
+// which stage, how many, under which wake policy, and their stamp. And
+// [Snapshot].Config describes the scheduler's policies. `wsched simulate`
+// replays a recorded cycle from these (trace/simulate). A spawn's stamp is
+// not a clock reading of its own: it is the time of the spawning worker's
+// newest event (the running packet's begin, or later), and a worker's
+// stamps increase strictly, so they give the spawning packet and the
+// order of its spawns, not the moment of each.
+//
 // # Bounded memory
 //
 // Options.MaxBytes (default 32 MiB) caps all buffers together; the control

@@ -30,6 +30,32 @@ const (
 	KindWakeReceived = tracebuf.KindWakeReceived // Blocked()
 	KindCounter      = tracebuf.KindCounter      // Counter(), Index(), Value()
 	KindStealOrigin  = tracebuf.KindStealOrigin  // Born(), From(): follows a KindSteal on the same buffer
+	KindAdd          = tracebuf.KindAdd          // How(), Stage() or Target(), Packets(), Wake(), Born(): one add call
+)
+
+// AddHow says how an add call (KindAdd) queued its packets (method
+// String: "add", "priority", "lend", "sentinel", "designated").
+type AddHow = tracebuf.AddHow
+
+// Add calls, by the scheduler call that made them.
+const (
+	AddNormal     = tracebuf.AddNormal     // Add or AddAll: a bucket's normal lane
+	AddPriority   = tracebuf.AddPriority   // Add or AddAll with Priority
+	AddLend       = tracebuf.AddLend       // AddAll with Lend
+	AddSentinel   = tracebuf.AddSentinel   // a stage's sentinel, queued when the stage drained
+	AddDesignated = tracebuf.AddDesignated // AddDesignated; Target() is the worker
+)
+
+// ParseAddHow returns the AddHow named s ("add", "priority", "lend",
+// "sentinel", "designated").
+func ParseAddHow(s string) (AddHow, bool) { return tracebuf.ParseAddHow(s) }
+
+// Where a packet begin says its packet was queued (Event.From): a worker
+// index for a spawn on that worker, or one of these.
+const (
+	FromAdd     = tracebuf.FromAdd     // an add (Add, AddAll, a sentinel): Born() is the add's stamp
+	FromNone    = tracebuf.FromNone    // queued without a stamp: AddDesignated
+	FromUnknown = tracebuf.FromUnknown // the begin does not say (recorded before wsched recorded it)
 )
 
 // CounterKind says which quantity a KindCounter event samples (method
@@ -50,18 +76,25 @@ const (
 //
 //	Kind() Kind           every event
 //	Cycle() uint64        the cycle number of a cycle begin or end
-//	Stage() int           the stage of a stage open or close or a packet begin (0 = Unconstrained)
+//	Stage() int           the stage of a stage open or close, a packet begin or an add (0 = Unconstrained)
 //	Name() NameID         the interned name of a stage open or a packet begin
 //	Flow() uint64         the flow id of a packet begin (the arrow ends there) or a steal (it starts there); 0 = none
 //	Victim() int          the worker a steal stole from
 //	Moved() int           the number of packets a steal moved
-//	Target() int          the worker a wake-up was sent to; -1 = unknown
+//	Target() int          the worker a wake-up was sent to (-1 = unknown), or an AddDesignated add's worker
 //	Blocked() bool        whether a woken worker had been waiting in a blocking receive (its OS thread may have slept)
 //	Counter() CounterKind the counter a counter event samples
 //	Index() int           the counter's index (see the Counter constants)
 //	Value() int64         the sampled value
-//	Born() int64          for a steal origin: when the packet taken by the steal just before it was queued (ns since start, never after the steal)
-//	From() int            for a steal origin: the worker that queued it, -1 for the control buffer (added from outside any worker)
+//	Born() int64          for a steal origin: when the packet taken by the steal just before it was queued (ns since start, never after the steal);
+//	                      for a packet begin with HasBorn: when that packet was queued (never after its begin); for an add: its packets' stamp
+//	HasBorn() bool        whether a packet begin holds Born (it was not stolen, and the scheduler recorded where it was queued)
+//	From() int            for a steal origin: the worker that queued it, -1 for the control buffer (added from outside any worker);
+//	                      for a packet begin: the worker that spawned it, FromAdd, FromNone or FromUnknown
+//	Priority() bool       whether a packet begin's packet was taken from a priority lane
+//	How() AddHow          how an add queued its packets
+//	Packets() int         how many packets an add queued
+//	Wake() uint8          an add's wake policy (a scheduler.Policy's value; 0: the scheduler's own rule)
 //	String() string       a one-line rendering, for tests and debugging
 type Event = tracebuf.Event
 

@@ -224,7 +224,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 			return nil
 		}
 		path := filepath.Join(c.out, file)
-		if _, err := perfetto.WriteFile(path, rec.Snapshot(), perfetto.Options{ProcessName: process}); err != nil {
+		if _, err := perfetto.WriteFile(path, rec.Snapshot(), perfetto.Options{ProcessName: process, Origins: true}); err != nil {
 			return err
 		}
 		traces = append(traces, path)
@@ -285,6 +285,9 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintln(stdout)
 	printTable(stdout, rows)
+	fmt.Fprintln(stdout, "\nmakespan: from when the stage's work could start to its last packet's end; ratio = makespan ÷ lower bound,\n"+
+		"lower bound = max(longest packet, work ÷ workers). wsched analyze and wsched simulate use the same definition\n"+
+		"(\"from when its work could start\") and print beside it the stage's window, from its opening to its close.")
 	if len(traces) > 0 {
 		fmt.Fprintf(stdout, "\ntraces (open in https://ui.perfetto.dev):\n")
 		for _, t := range traces {

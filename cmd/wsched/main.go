@@ -18,8 +18,9 @@ type command struct {
 // commands is the registry. A subcommand lives in its own file (analyze.go,
 // demo.go) and is listed here with one line.
 var commands = map[string]command{
-	"analyze": {"explain a Perfetto trace written by wsched", analyzeCmd},
-	"demo":    {"run the demo jobs under several policies and write traces", demo},
+	"analyze":  {"explain a Perfetto trace written by wsched", analyzeCmd},
+	"demo":     {"run the demo jobs under several policies and write traces", demo},
+	"simulate": {"replay a recorded trace on other worker counts and policies", simulateCmd},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -253,3 +253,54 @@ func Surplus(parked, searching int) bool { return parked != 0 && searching == 0 
 // some worker is idle (parked or searching) and the deque holds fewer
 // packets than there are idle workers.
 func WantsWork(idle, local int) bool { return idle != 0 && local < idle }
+
+// Offer is what a worker offers to idle workers at a spawn or a packet
+// boundary (the scheduler's offerAll), with priv packets on its private
+// stack, a held batch if held, local packets in its deque and idle
+// workers parked or searching: nothing unless WantsWork(idle, local);
+// then every private packet but the newest, if it has two or more
+// (movePriv), and the held batch (exposeHeld) if it has one and no
+// private packet moved or the deque still holds fewer than idle.
+func Offer(priv int, held bool, idle, local int) (movePriv, exposeHeld bool) {
+	if !WantsWork(idle, local) {
+		return false, false
+	}
+	movePriv = priv >= 2
+	if movePriv {
+		local += priv - 1
+	}
+	return movePriv, held && (!movePriv || WantsWork(idle, local))
+}
+
+// GiveUp reports whether a searching worker parks after its spins-th
+// empty search round, with maxSpins allowed (Config.Spins) and idle of
+// workers workers parked or searching: after maxSpins+1 rounds, or at
+// once when no worker runs a packet (nobody could produce work).
+func GiveUp(spins, maxSpins, idle, workers int) bool { return spins > maxSpins || idle >= workers }
+
+// Polling reports whether a worker parked for parked nanoseconds still
+// polls for its wake-up token, with Config.ParkSpin parkSpin ns (≤ 0:
+// it blocks at once): a wake-up then reaches it in microseconds, where a
+// blocked one waits for the OS to run its thread.
+func Polling(parked, parkSpin int64) bool { return parkSpin > 0 && parked < parkSpin }
+
+// Source is a place a worker takes its next packet from.
+type Source uint8
+
+// Sources, in FindOrder.
+const (
+	SourceDesignated   Source = iota + 1 // its designated queue (AddDesignated)
+	SourcePrivate                        // its private stack, newest first (LocalPrivate)
+	SourceHeld                           // the rest of its last full bucket take or stolen batch, oldest first
+	SourceDeque                          // its deque (Pop: oldest first under LocalPrivate and LocalFIFO)
+	SourcePriorityLane                   // an open bucket's priority lane, one packet, stages in order
+	SourceNormalLane                     // an open bucket's normal lane, TakeLimit packets, stages in order
+	SourceSteal                          // another worker's deque, from a random one, StealLimit packets
+)
+
+// FindOrder is the order in which a worker looks for its next packet:
+// after a packet, the first four (its own queues, without searching);
+// when they are empty, all of them, the buckets and steals in search
+// rounds (scheduler/find.go). The scheduler is written in this order and
+// its TestFindOrder checks it; `wsched simulate` walks this table.
+var FindOrder = [...]Source{SourceDesignated, SourcePrivate, SourceHeld, SourceDeque, SourcePriorityLane, SourceNormalLane, SourceSteal}

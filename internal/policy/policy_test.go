@@ -106,3 +106,33 @@ func TestStealAndHold(t *testing.T) {
 	assert.True(t, HoldSteal(9))
 	assert.False(t, HoldSteal(8))
 }
+
+// TestOfferGiveUpPolling: what a worker offers idle workers, when a
+// searcher parks, and when a parked worker still polls.
+func TestOfferGiveUpPolling(t *testing.T) {
+	for _, c := range []struct {
+		priv        int
+		held        bool
+		idle, local int
+		mp, eh      bool
+	}{
+		{5, true, 0, 0, false, false},  // nobody idle
+		{5, true, 2, 2, false, false},  // the deque holds enough
+		{5, true, 2, 0, true, false},   // 4 moved: enough
+		{2, true, 3, 0, true, true},    // 1 moved: 1 < 3, the held batch too
+		{1, true, 1, 0, false, true},   // nothing private to move: the held batch
+		{1, false, 1, 0, false, false}, // the newest private packet stays
+	} {
+		mp, eh := Offer(c.priv, c.held, c.idle, c.local)
+		assert.Equal(t, c.mp, mp, "%+v", c)
+		assert.Equal(t, c.eh, eh, "%+v", c)
+	}
+	assert.False(t, GiveUp(64, 64, 1, 2))
+	assert.True(t, GiveUp(65, 64, 1, 2))
+	assert.True(t, GiveUp(1, 64, 2, 2), "nobody runs a packet")
+	assert.True(t, Polling(0, 200_000))
+	assert.True(t, Polling(199_999, 200_000))
+	assert.False(t, Polling(200_000, 200_000))
+	assert.False(t, Polling(0, -1), "no poll")
+	assert.Equal(t, SourceSteal, FindOrder[len(FindOrder)-1])
+}

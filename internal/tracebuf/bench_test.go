@@ -10,6 +10,8 @@ import (
 //
 //   - On: a packet begin or end recorded into a ring (Overwrite, so the
 //     buffer never fills and the steady state is measured).
+//   - OnQueued: the same with the begin saying how its packet was queued
+//     (PacketBeginQueued, the scheduler's hook).
 //   - Off: the same hooks on a nil *Buf (tracing disabled).
 //   - Full: stop policy with the buffer already full (events dropped).
 //   - MutexSliceBaseline: the naive design, appending to a mutex-guarded
@@ -24,6 +26,21 @@ func BenchmarkTraceEvent(b *testing.B) {
 		for b.Loop() {
 			if i&1 == 0 {
 				w.PacketBegin(name, 1, 0)
+			} else {
+				w.PacketEnd()
+			}
+			i++
+		}
+	})
+	b.Run("OnQueued", func(b *testing.B) {
+		r := NewRecorder(1, Options{MaxBytes: 4 << 20, Overwrite: true})
+		w := r.Worker(0)
+		name := r.Intern("Scan")
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if i&1 == 0 {
+				w.PacketBeginQueued(name, 1, 0, 1, int64(i), false)
 			} else {
 				w.PacketEnd()
 			}

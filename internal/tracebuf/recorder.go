@@ -66,9 +66,23 @@ type Recorder struct {
 	// (one scheduler) for its whole life.
 	claimed atomic.Bool
 
-	mu    sync.Mutex
-	ids   map[string]NameID
-	names []string // names[id]; names[0] = ""
+	mu     sync.Mutex
+	ids    map[string]NameID
+	names  []string // names[id]; names[0] = ""
+	config string   // SetConfig
+}
+
+// SetConfig records a description of the writer's configuration
+// ("key=value" pairs separated by spaces: the scheduler's policies and
+// limits), which Snapshot.Config returns and exporters write once. Any
+// goroutine; a nil recorder ignores it.
+func (r *Recorder) SetConfig(config string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.config = config
+	r.mu.Unlock()
 }
 
 // Claim makes the caller the recorder's only writer (a scheduler claims its
@@ -275,12 +289,7 @@ func (w *Buf) putSteal(victim uint32, moved int32, flow uint64, from int32, born
 	// the time nearest t with those bits. A wait of up to 2^(StampBits-1)
 	// ticks comes back exact; a stamp a little after t (another core's
 	// clock running ahead) comes back after t, and Snapshot clamps it.
-	const mask = 1<<StampBits - 1
-	d := (t - born) & mask
-	if d > mask/2 {
-		d -= mask + 1 // negative: the stamp is after t
-	}
-	born = t - d
+	born = nearest(t, born)
 	steal := Event{Time: t, val: flow, arg: moved, kindArg: makeKindArg(KindSteal, victim)}
 	origin := Event{Time: t, val: uint64(born), arg: from, kindArg: uint32(KindStealOrigin)}
 	if i := w.pos; uint(i+1) < uint(len(w.buf)) {
@@ -368,13 +377,58 @@ func (w *Buf) StageClose(stage int) {
 }
 
 // PacketBegin records that the calling worker starts a packet of type name
-// from stage stage. flow != 0 ends a flow arrow here: the packet was moved
-// by a steal that recorded the same flow id.
+// from stage stage (below 2^13), not saying how it was queued (see
+// PacketBeginQueued). flow != 0 ends a flow arrow here: the packet was
+// moved by a steal that recorded the same flow id.
 func (w *Buf) PacketBegin(name NameID, stage int, flow uint64) {
 	if w == nil {
 		return
 	}
 	w.put(makeKindArg(KindPacketBegin, uint32(name)), int32(stage), flow)
+}
+
+// PacketBeginQueued is PacketBegin for a packet whose queuing was stamped
+// (see Stamp and Last): from is the buffer whose clock stamped born (a
+// worker that spawned it, or -1 for an add, which the control buffer's
+// Stamp stamped), or -2 for a packet queued without a stamp (a designated
+// one); born is the stamp, or only its low StampBits bits; priority says
+// that it was taken from a bucket's priority lane. A stolen packet
+// (flow != 0) keeps flow, and its queuing is the KindStealOrigin that
+// followed the steal: from and born are then not recorded. The stage must
+// be at most MaxBeginStage and a worker index below 2^19 − 3. No clock
+// reading beyond PacketBegin's, no extra event.
+func (w *Buf) PacketBeginQueued(name NameID, stage int, flow uint64, from int, born int64, priority bool) {
+	if w == nil {
+		return
+	}
+	arg := uint32(stage)&beginStageMask | uint32(from+beginFromWorker)<<beginFromShift
+	val := flow
+	if flow == 0 {
+		arg |= beginBornBit
+		val = uint64(born) & (1<<StampBits - 1)
+	}
+	if priority {
+		arg |= beginPrioBit
+	}
+	w.put(makeKindArg(KindPacketBegin, uint32(name)), int32(arg), val)
+}
+
+// Add records one add call: how it queued its packets, whether it was a
+// one-packet Add (single) rather than an AddAll, into which stage (for
+// AddDesignated: for which worker), how many (capped at
+// MaxAddPackets), under which wake policy (internal/policy's Kind; 0 for
+// the scheduler's own), and stamp, the Stamp its first packet carries
+// (its Born), or only its low StampBits bits. The control buffer's callers serialise their calls; a worker
+// may record on its own buffer.
+func (w *Buf) Add(how AddHow, single bool, stage int, packets int, wake uint8, stamp int64) {
+	if w == nil {
+		return
+	}
+	arg := uint32(how)&addHowMask | uint32(wake&0xF)<<addWakeShift | uint32(stage)<<addTargetShift
+	if single {
+		arg |= addSingleBit
+	}
+	w.put(makeKindArg(KindAdd, uint32(min(max(packets, 0), MaxAddPackets))), int32(arg), uint64(stamp))
 }
 
 // PacketEnd records that the packet begun last on this buffer ended.

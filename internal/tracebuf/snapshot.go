@@ -13,6 +13,10 @@ type Snapshot struct {
 	Overwrite bool
 	// End is when the snapshot was taken (ns since start); no event is later.
 	End int64
+	// Config is what the writer recorded with Recorder.SetConfig ("" if
+	// nothing): the scheduler's policies and limits, as "key=value" pairs
+	// separated by spaces.
+	Config string
 }
 
 // Buffer is one buffer's events in a Snapshot.
@@ -74,8 +78,9 @@ func (r *Recorder) Snapshot() *Snapshot {
 	}
 	r.mu.Lock()
 	names := append([]string(nil), r.names...)
+	config := r.config
 	r.mu.Unlock()
-	s := &Snapshot{Names: names, Overwrite: r.opts.Overwrite}
+	s := &Snapshot{Names: names, Overwrite: r.opts.Overwrite, Config: config}
 	s.Buffers = make([]Buffer, 0, len(r.workers)+1)
 	for _, w := range r.workers {
 		s.Buffers = append(s.Buffers, w.snapshot(cal))
@@ -110,12 +115,20 @@ func (w *Buf) snapshot(cal calibration) Buffer {
 	var last int64
 	for _, p := range parts {
 		for _, e := range p {
+			raw := e.Time
 			e.Time = max(cal.ns(e.Time), last, 0)
 			last = e.Time
-			if e.Kind() == KindStealOrigin {
+			switch e.Kind() {
+			case KindStealOrigin:
 				// A birth stamp read on another core: clamp it into
 				// [0, the steal's time].
 				e.val = uint64(min(max(cal.ns(int64(e.val)), 0), e.Time))
+			case KindPacketBegin, KindAdd:
+				if e.HasBorn() || e.Kind() == KindAdd {
+					// The stamp, or its low StampBits bits: rebuild the
+					// raw time nearest the event's, then clamp as above.
+					e.val = uint64(min(max(cal.ns(nearest(raw, int64(e.val))), 0), e.Time))
+				}
 			}
 			b.Events = append(b.Events, e)
 		}
@@ -193,4 +206,16 @@ func (s *Snapshot) All() iter.Seq2[int, Event] {
 			down(0)
 		}
 	}
+}
+
+// nearest returns the time nearest t whose low StampBits bits are born's:
+// a stamp cut to those bits comes back whole if it was taken within
+// 2^(StampBits-1) ticks of t.
+func nearest(t, born int64) int64 {
+	const mask = 1<<StampBits - 1
+	d := (t - born) & mask
+	if d > mask/2 {
+		d -= mask + 1 // negative: the stamp is after t
+	}
+	return t - d
 }

@@ -16,6 +16,13 @@ type Report struct {
 	Packets int    `json:"packets"`
 	SpanNs  int64  `json:"span_ns"`
 	Dropped uint64 `json:"dropped_events"`
+	// Verdicts explain, cycle by cycle, each stage that ran over
+	// VerdictThreshold times its bound; Summary is each stage over the
+	// cycles; PredictionNote says why there are no predicted ratios, if
+	// there are none.
+	Verdicts       []Verdict      `json:"verdicts"`
+	Summary        []StageSummary `json:"summary"`
+	PredictionNote string         `json:"prediction_note,omitempty"`
 	// Cycles holds one entry per cycle; a trace without cycle slices is
 	// analysed as one window (Cycle 0).
 	Cycles []Cycle `json:"cycles"`
@@ -34,6 +41,14 @@ type Cycle struct {
 type Stage struct {
 	Stage int    `json:"stage"`
 	Name  string `json:"name"`
+	// FromWorkNs is the stage's makespan from when its work could start
+	// (its opening, or its first packet's queuing if later) to its last
+	// packet's end, as `wsched demo` and `wsched simulate` time a stage,
+	// and FromWorkRatio that over the lower bound; both 0 when the trace
+	// does not say when its packets were queued. The Window's makespan
+	// and ratio run from the stage's opening.
+	FromWorkNs    int64   `json:"makespan_from_work_ns,omitempty"`
+	FromWorkRatio float64 `json:"ratio_from_work,omitempty"`
 	Window
 }
 
@@ -207,7 +222,9 @@ func analyzeWith(data []byte, list listing) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.report(newQueues(m), list), nil
+	r := m.report(newQueues(m), list)
+	r.verdicts(data)
+	return r, nil
 }
 
 // report analyses the model, with q its queues.

@@ -300,5 +300,7 @@ func budgetSeeds(tb testing.TB) [][]byte {
 		long.End(t+500, rawtrace.Control)
 	}
 	return append(seeds, nested.Bytes(), long.Bytes(),
-		encode(tb, synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Packets: 20}).Snapshot))
+		encode(tb, synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Packets: 20}).Snapshot),
+		// Replayable: the verdicts replay them.
+		rawtrace.ManyWorkersChain(1<<16, 200), rawtrace.ManyWorkersChain(4, 200))
 }

@@ -2,6 +2,35 @@
 // (trace/perfetto): per cycle and per stage, how long it took against what
 // was possible, and where the time went. `wsched analyze FILE` prints it.
 //
+// # Verdicts
+//
+// The report leads with a verdict for each stage of each cycle that ran
+// over VerdictThreshold (1.1) times its lower bound: the cause, from the
+// figures below (one packet longer than the rest can balance, begun late
+// and ending the stage; workers asleep while work was queued: late
+// wake-ups; workers awake and idle while work sat queued on another;
+// otherwise too little work at a time), the fix among the scheduler's
+// options, and the ratio trace/simulate's replay predicts with it beside
+// the replay's ratio of the stage as recorded. The replay tries the fixes
+// the causes call for (Priority for the heavy packet when an add queued
+// it; the other wake policies, the add calls' wake option and a longer
+// ParkSpin for late wake-ups; the other steal and take policies and
+// LocalLIFO for idle workers) on the recorded workers and keeps the best
+// if it gains more than 0.02; when none does, the verdict says so and what
+// is left (split the packet, queue more work at a time). Then one line
+// sums each stage up over the cycles: its median ratio, range, how many
+// cycles went over, their causes and the most frequent fix with its median
+// predicted ratio. Then the details below, cycle by cycle.
+//
+// A stage's ratio in verdicts and summary is its makespan from when its
+// work could start (its opening, or its first packet's queuing if later)
+// to its last packet's end, over its bound: the definition of `wsched
+// demo` and `wsched simulate`. The details print it ("from when its work
+// could start") above the stage's window figures, which run from its
+// opening. Traces that do not say when their packets were queued (written
+// without perfetto.Options.Origins, or by older wsched) have only the
+// window's ratio, and no predictions (Report.PredictionNote says why).
+//
 // # Figures
 //
 // For each cycle (a "cycle" slice on the control track; a trace without
@@ -18,7 +47,8 @@
 //     before its work could start (in the prepare example, the packet that
 //     waits for the mutators to stop), and designated packets count under
 //     stage 0; `wsched demo` times a stage from when its work could start
-//     (examples/stagetime), so its figures for the same run are lower;
+//     (examples/stagetime), as the verdicts do, so its figures for the
+//     same run are lower;
 //   - busy %: per worker, the share of the window spent inside packets (any
 //     stage's). Every worker is listed unless the trace claims too many
 //     workers for its size (see Input);

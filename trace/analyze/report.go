@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,11 +24,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", %d EVENTS DROPPED (figures are partial)", r.Dropped)
 	}
 	b.WriteString("\n")
+	writeVerdicts(&b, r)
 	for _, c := range r.Cycles {
 		fmt.Fprintf(&b, "\ncycle %d\n", c.Cycle)
 		writeWindow(&b, "  ", c.Window)
 		for _, s := range c.Stages {
 			fmt.Fprintf(&b, "  stage %d %s\n", s.Stage, s.Name)
+			if s.FromWorkNs > 0 {
+				fmt.Fprintf(&b, "    from when its work could start: makespan %s, ratio %.2f (the window below runs from its opening)\n", dur(s.FromWorkNs), s.FromWorkRatio)
+			}
 			writeWindow(&b, "    ", s.Window)
 		}
 	}
@@ -137,3 +142,72 @@ func plural(n int, what string) string {
 }
 
 func dur(ns int64) string { return time.Duration(ns).String() }
+
+// writeVerdicts writes the verdicts, then the summary over the cycles.
+func writeVerdicts(b *strings.Builder, r *Report) {
+	if len(r.Summary) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	if len(r.Verdicts) == 0 {
+		fmt.Fprintf(b, "verdict: every stage within %.2f× its bound\n", VerdictThreshold)
+	}
+	for _, v := range r.Verdicts {
+		from := "from its opening"
+		if v.FromWork {
+			from = "from when its work could start"
+		}
+		fmt.Fprintf(b, "verdict: cycle %d %s %.2f× its bound (%s): %s: %s", v.Cycle, v.Name, v.Ratio, from, causeName(v.Cause), v.Because)
+		switch {
+		case v.Fix != "":
+			fmt.Fprintf(b, "; fix: %s (-policy %s): replayed %.2f, with it %.2f\n", v.FixText, v.Fix, v.Simulated, v.Predicted)
+		case v.Simulated > 0:
+			fmt.Fprintf(b, "; %s (replayed %.2f)\n", v.FixText, v.Simulated)
+		default:
+			fmt.Fprintf(b, "; %s\n", v.FixText)
+		}
+	}
+	if r.PredictionNote != "" && len(r.Verdicts) > 0 {
+		fmt.Fprintf(b, "(%s)\n", r.PredictionNote)
+	}
+	b.WriteString("summary over the cycles:")
+	for i, s := range r.Summary {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(b, " %s ratio %.2f (%.2f-%.2f)", s.Name, s.Median, s.Min, s.Max)
+		if s.Over > 0 {
+			fmt.Fprintf(b, ", over %.1f in %d of %d", VerdictThreshold, s.Over, s.Cycles)
+			var cs []string
+			for c, n := range s.Causes {
+				cs = append(cs, fmt.Sprintf("%s ×%d", causeName(c), n))
+			}
+			slices.Sort(cs)
+			fmt.Fprintf(b, " (%s)", strings.Join(cs, ", "))
+			if s.Fix != "" {
+				fmt.Fprintf(b, ", fix %s: median %.2f predicted", s.Fix, s.Predicted)
+			}
+		}
+	}
+	from := "from when its work could start"
+	for _, s := range r.Summary {
+		if !s.FromWork {
+			from = "from its opening (the trace does not say when its packets were queued)"
+		}
+	}
+	fmt.Fprintf(b, "; ratios %s\n", from)
+}
+
+func causeName(c string) string {
+	switch c {
+	case CauseHeavyLate:
+		return "one packet longer than the rest can balance"
+	case CauseLateWakeups:
+		return "late wake-ups"
+	case CauseIdleQueued:
+		return "workers idle while work sat queued on another"
+	case CauseParallelism:
+		return "too little work at a time"
+	}
+	return c
+}

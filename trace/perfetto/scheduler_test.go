@@ -316,8 +316,34 @@ func steals(st scheduler.Stats) uint64 {
 // TestBytesPerSliceRealRun measures the Perfetto size of a packet slice on
 // a real scheduler run of ~1 µs packets (20,000 per cycle, 3 cycles, with
 // steals, wakes and counters): the budget is 30 bytes per slice, BEGIN and
-// END packets with their interning included.
+// END packets with their interning included. With Options.Origins (how
+// each packet was queued, for `wsched simulate`) the budget is 40.
 func TestBytesPerSliceRealRun(t *testing.T) {
+	snap := realRun(t)
+	for _, c := range []struct {
+		origins bool
+		budget  float64
+	}{{false, 30}, {true, 40}} {
+		if raceEnabled {
+			// Packets of about 1 µs run several times longer: more of them
+			// last over 16 µs, whose end delta takes a third byte.
+			c.budget += 2
+		}
+		var buf bytes.Buffer
+		st, err := perfetto.Write(&buf, snap, perfetto.Options{Origins: c.origins})
+		require.NoError(t, err)
+		_, err = perfetto.Check(buf.Bytes())
+		require.NoError(t, err)
+		t.Logf("origins %v: %d packet slices over %v: %.1f bytes/slice (BEGIN+END), %.1f file bytes/slice, %d bytes",
+			c.origins, st.Slices, time.Duration(snap.End), st.BytesPerSlice(), float64(st.Bytes)/float64(st.Slices), st.Bytes)
+		require.Equal(t, 3*(10_000+9_841), st.Slices, "packet slices")
+		require.LessOrEqual(t, st.BytesPerSlice(), c.budget, "bytes per packet slice, origins %v", c.origins)
+	}
+}
+
+// realRun records 3 cycles of 10,000 flat packets and a 9,841-packet
+// spawn tree on 2 workers.
+func realRun(t *testing.T) *trace.Snapshot {
 	rec := trace.NewRecorder(2, trace.Options{})
 	s, err := scheduler.New(scheduler.Config{Workers: 2, Stages: []string{"Flat", "Tree"}, Tracer: rec})
 	require.NoError(t, err)
@@ -334,20 +360,6 @@ func TestBytesPerSliceRealRun(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 	snap := rec.Snapshot()
-	var buf bytes.Buffer
-	st, err := perfetto.Write(&buf, snap, perfetto.Options{})
-	require.NoError(t, err)
-	_, err = perfetto.Check(buf.Bytes())
-	require.NoError(t, err)
-	t.Logf("%d packet slices over %v: %.1f bytes/slice (BEGIN+END), %.1f file bytes/slice, %d bytes",
-		st.Slices, time.Duration(snap.End), st.BytesPerSlice(), float64(st.Bytes)/float64(st.Slices), st.Bytes)
-	require.Equal(t, 3*(10_000+9_841), st.Slices, "packet slices")
 	require.Zero(t, snap.Dropped(), "events dropped")
-	budget := 30.0
-	if raceEnabled {
-		// Packets of about 1 µs run several times longer: more of them
-		// last over 16 µs, whose end delta takes a third byte.
-		budget = 32
-	}
-	require.LessOrEqual(t, st.BytesPerSlice(), budget, "bytes per packet slice")
+	return snap
 }

@@ -72,7 +72,26 @@ type Options struct {
 	Pid int32
 	// ProcessName names the process track; "" means "wsched".
 	ProcessName string
+	// Origins writes how each packet was queued, as an annotation
+	// "queued" on its slice (see doc.go, Origins), for `wsched simulate`:
+	// about 8 more bytes a packet slice.
+	Origins bool
 }
+
+// ArgQueued is the annotation that Options.Origins writes on a packet
+// slice: code + (workers + 4) × (ns from when the packet was queued to its
+// begin), code being 1 for a packet queued without a stamp (designated),
+// 2 for an add, 3 for an add taken from a priority lane, 4 + i for a spawn
+// on worker i.
+const ArgQueued = "queued"
+
+// Codes of ArgQueued.
+const (
+	QueuedNone     = 1
+	QueuedAdd      = 2
+	QueuedPriority = 3
+	QueuedWorker0  = 4
+)
 
 // Stats describe what Write wrote.
 type Stats struct {
@@ -165,6 +184,7 @@ type writer struct {
 	stageCat            map[int]uint64
 	counters            map[timeline.Track]uint64
 	nextUUID            uint64
+	origins             bool
 
 	stats Stats
 }
@@ -197,6 +217,7 @@ func Write(out io.Writer, s *trace.Snapshot, opts Options) (Stats, error) {
 		stageCat: make(map[int]uint64),
 		counters: make(map[timeline.Track]uint64),
 		nextUUID: uuidWorker0 + uint64(s.Workers()),
+		origins:  opts.Origins,
 	}
 	w.stats.Dropped = s.Dropped()
 	w.header(opts.ProcessName)
@@ -339,6 +360,9 @@ func (w *writer) op(op *timeline.Op) {
 	}
 	if op.Slice == timeline.SlicePacket {
 		te = w.categoryField(seq, te, op.Stage, op.Category)
+	}
+	if w.origins && op.Slice == timeline.SlicePacket && op.QueuedFrom != trace.FromUnknown {
+		te = w.annotUint(seq, te, ArgQueued, queuedValue(op, w.s.Workers()))
 	}
 	for _, a := range op.Args {
 		switch a.Kind {
@@ -537,4 +561,20 @@ func (w *writer) write(p []byte) int {
 	w.bw.Write(p)
 	w.stats.Packets++
 	return len(fr) + len(p)
+}
+
+// queuedValue is a packet slice's ArgQueued value.
+func queuedValue(op *timeline.Op, workers int) uint64 {
+	var code uint64
+	switch from := op.QueuedFrom; {
+	case from == trace.FromNone:
+		code = QueuedNone
+	case from == trace.FromAdd && op.Priority:
+		code = QueuedPriority
+	case from == trace.FromAdd:
+		code = QueuedAdd
+	default:
+		code = QueuedWorker0 + uint64(from)
+	}
+	return code + uint64(workers+QueuedWorker0)*uint64(max(op.Time-op.Queued, 0))
 }

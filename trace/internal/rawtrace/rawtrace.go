@@ -241,3 +241,67 @@ func NestedCycles(cycles, stages int) []byte {
 	}
 	return r.Bytes()
 }
+
+// QueuedPacket is Packet with an annotation perfetto.ArgQueued of value
+// queued (how the packet was queued, as perfetto.Options.Origins writes
+// it).
+func (r *File) QueuedPacket(w int, start, end int64, name, stage string, queued uint64) {
+	u := r.Worker(w)
+	iid, ok := r.cats[stage]
+	var in *perfettopb.InternedData
+	if !ok {
+		iid = uint64(len(r.cats) + 1)
+		r.cats[stage] = iid
+		in = &perfettopb.InternedData{EventCategories: []*perfettopb.EventCategory{{Iid: proto.Uint64(iid), Name: proto.String(stage)}}}
+	}
+	te := &perfettopb.TrackEvent{
+		Type: perfettopb.TrackEvent_TYPE_SLICE_BEGIN.Enum(), TrackUuid: proto.Uint64(u), CategoryIids: []uint64{iid},
+		Name:             proto.String(name),
+		DebugAnnotations: []*perfettopb.DebugAnnotation{{Name: proto.String(perfetto.ArgQueued), UintValue: proto.Uint64(queued)}},
+	}
+	r.packet(&perfettopb.TracePacket{
+		Timestamp: proto.Uint64(uint64(start)), TrustedPacketSequenceId: proto.Uint32(seq),
+		TrackEvent: te, InternedData: in, SequenceFlags: proto.Uint32(2),
+	})
+	r.End(end, u)
+}
+
+// AddCall draws an add instant on the control track at t: how ("add",
+// "priority", ...), into stage, of packets packets, whose first was
+// stamped born.
+func (r *File) AddCall(t int64, how string, stage int, packets uint64, born int64) {
+	te := &perfettopb.TrackEvent{
+		Type: perfettopb.TrackEvent_TYPE_INSTANT.Enum(), TrackUuid: proto.Uint64(Control), Name: proto.String(timeline.NameAdd),
+		DebugAnnotations: []*perfettopb.DebugAnnotation{
+			{Name: proto.String(timeline.ArgHow), StringValue: proto.String(how)},
+			{Name: proto.String(timeline.ArgStage), IntValue: proto.Int64(int64(stage))},
+			{Name: proto.String(timeline.ArgPackets), UintValue: proto.Uint64(packets)},
+			{Name: proto.String(timeline.ArgBornNs), IntValue: proto.Int64(born)},
+		},
+	}
+	r.packet(&perfettopb.TracePacket{Timestamp: proto.Uint64(uint64(t)), TrustedPacketSequenceId: proto.Uint32(seq), TrackEvent: te})
+}
+
+// ManyWorkersChain claims workers workers and holds one cycle with one
+// stage: an add of one packet before the cycle, and a chain of packets
+// packets on worker 0, each spawned by the one before it, with their
+// queuing (perfetto.Options.Origins).
+func ManyWorkersChain(workers, packets int) []byte {
+	r := New(workers)
+	m := uint64(workers + perfetto.QueuedWorker0)
+	r.AddCall(10, "add", 1, 1, 5)
+	r.Cycle(100, 1)
+	r.Stage(100, 1, "S")
+	t := int64(200)
+	for i := range packets {
+		q := perfetto.QueuedAdd + m*uint64(t-5)
+		if i > 0 {
+			q = perfetto.QueuedWorker0 + m*uint64(t-(t-90)) // stamped at the previous one's begin
+		}
+		r.QueuedPacket(0, t, t+80, "P", "S", q)
+		t += 90
+	}
+	r.End(t, Stages)
+	r.End(t+10, Control)
+	return r.Bytes()
+}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -23,6 +25,12 @@ const (
 	NameFull    = "trace buffer full"
 	NameWrapped = "trace buffer wrapped"
 	NameDropped = "wsched: trace events dropped"
+	// NameAdd is an add call (trace.KindAdd), on the control track.
+	NameAdd = "add"
+	// NameConfig is the scheduler's configuration (Snapshot.Config), an
+	// instant on the process track before everything else, one string
+	// argument per "key=value" pair.
+	NameConfig = "wsched config"
 	// CatUnconstrained is the category (stage name) of stage 0 packets.
 	CatUnconstrained = "Unconstrained"
 
@@ -36,6 +44,15 @@ const (
 	ArgDropped   = "dropped"
 	ArgPolicy    = "policy"
 	ArgDropUntil = "until_ns"
+	// Arguments of an add: how ("add", "priority", "lend", "sentinel",
+	// "designated"), stage (or target, for "designated"), packets, wake
+	// (a policy name, only when the call chose one), born_ns (the stamp
+	// of its first packet: a packet slice's queued time names its add).
+	ArgHow     = "how"
+	ArgCall    = "call" // "Add" (one packet, the one-packet wake rule) or "AddAll"
+	ArgPackets = "packets"
+	ArgWake    = "wake"
+	ArgBornNs  = "born_ns"
 )
 
 // TrackKind says which track an Op is drawn on.
@@ -128,6 +145,15 @@ type Op struct {
 	// Dropped marks the first op of Buffer after events of that buffer were
 	// lost (Perfetto's previous_packet_dropped).
 	Dropped bool
+	// For a packet slice's Begin: how its packet was queued (see
+	// trace.Event.From): QueuedFrom is a worker index (a spawn), or
+	// trace.FromAdd, trace.FromNone or trace.FromUnknown (nothing known:
+	// Queued and Priority mean nothing); Queued is when (in op time; for
+	// FromNone, the begin's time); Priority that it came from a priority
+	// lane. A stolen packet's comes from its steal's origin.
+	QueuedFrom int
+	Queued     int64
+	Priority   bool
 }
 
 // Stats describe a walk.
@@ -185,6 +211,19 @@ type walker struct {
 	births []birth
 	next   int
 	born   map[uint64]bool
+	// stealFlow is, per buffer, the flow of its last steal, and origin
+	// the queuing of the packet it stole (its KindStealOrigin), for that
+	// packet's begin.
+	stealFlow map[int]uint64
+	origin    map[int]stolenOrigin
+	config    bool // the config instant is drawn
+}
+
+// stolenOrigin is a stolen packet's queuing, from its steal's origin.
+type stolenOrigin struct {
+	flow uint64
+	from int
+	born int64
 }
 
 // birth is where a stolen packet was queued: the source of its steal's
@@ -241,6 +280,8 @@ func Walk(s *trace.Snapshot, fn func(*Op)) Stats {
 		}
 	}
 	w.born = make(map[uint64]bool)
+	w.stealFlow = make(map[int]uint64)
+	w.origin = make(map[int]stolenOrigin)
 	for i := range s.Buffers {
 		ev := s.Buffers[i].Events
 		for j, e := range ev {
@@ -296,8 +337,28 @@ func (w *walker) stack(t Track) *[]open {
 
 // reset prepares the shared Op.
 func (w *walker) reset(kind OpKind, t int64, tr Track, buffer int) *Op {
-	w.op = Op{Kind: kind, Time: t - w.base, Track: tr, Buffer: buffer, Args: w.args[:0]}
+	w.op = Op{Kind: kind, Time: t - w.base, Track: tr, Buffer: buffer, Args: w.args[:0], QueuedFrom: trace.FromUnknown}
 	return &w.op
+}
+
+// drawConfig draws the scheduler's configuration at t, once, before
+// anything else: an instant on the process track with a string argument
+// per "key=value" pair of Snapshot.Config.
+func (w *walker) drawConfig(t int64) {
+	if w.config {
+		return
+	}
+	w.config = true
+	if w.s.Config == "" {
+		return
+	}
+	op := w.reset(Instant, t, Track{Kind: TrackProcess}, -1)
+	op.Name = NameConfig
+	for _, kv := range strings.Fields(w.s.Config) {
+		k, v, _ := strings.Cut(kv, "=")
+		op.Args = append(op.Args, Arg{Key: k, Kind: ArgString, Str: v})
+	}
+	w.emit()
 }
 
 // emit passes the op on, attaching a pending drop mark of its buffer.
@@ -352,6 +413,7 @@ func (w *walker) run() {
 		}
 	}
 	for buffer, e := range w.s.All() {
+		w.drawConfig(e.Time)
 		catchUp(e.Time)
 		if b, ok := wrapped[buffer]; ok {
 			delete(wrapped, buffer)
@@ -432,6 +494,23 @@ func (w *walker) event(buffer int, e trace.Event) {
 		op.Slice, op.Name, op.NameID = SlicePacket, w.s.Name(e.Name()), e.Name()
 		op.Stage, op.Category = e.Stage(), w.stageName(e.Stage())
 		op.FlowIn = w.flowOK(e.Flow())
+		switch {
+		case e.HasBorn():
+			op.QueuedFrom, op.Queued = e.From(), e.Born()-w.base
+		case e.From() == trace.FromNone:
+			op.QueuedFrom, op.Queued = trace.FromNone, t-w.base
+		case e.From() != trace.FromUnknown && e.Flow() != 0:
+			if o, ok := w.origin[buffer]; ok && o.flow == e.Flow() {
+				op.QueuedFrom, op.Queued = o.from, o.born-w.base
+			}
+		}
+		op.Priority = e.Priority()
+		if op.Queued < 0 || op.QueuedFrom < trace.FromNone || op.QueuedFrom >= len(w.workers) {
+			// Queued before an Overwrite recorder's window, or from a
+			// buffer the snapshot does not have.
+			op.QueuedFrom = trace.FromUnknown
+		}
+		delete(w.origin, buffer)
 		w.emit()
 		*st = append(*st, open{kind: SlicePacket, buffer: buffer})
 	case trace.KindPacketEnd, trace.KindUnpark:
@@ -450,6 +529,7 @@ func (w *walker) event(buffer int, e trace.Event) {
 		w.emit()
 		*st = append(*st, open{kind: SlicePark, buffer: buffer})
 	case trace.KindSteal:
+		w.stealFlow[buffer] = e.Flow()
 		// The thief's instant "steal". A stamped steal's arrow was started
 		// by its birth (drawn earlier); an unstamped one's starts here: at
 		// an instant "stolen" on the victim's track at the same time, where
@@ -481,6 +561,29 @@ func (w *walker) event(buffer int, e trace.Event) {
 			op.FlowOut = flow
 			w.emit()
 		}
+	case trace.KindStealOrigin:
+		w.origin[buffer] = stolenOrigin{flow: w.stealFlow[buffer], from: e.From(), born: e.Born()}
+	case trace.KindAdd:
+		op := w.reset(Instant, t, Track{Kind: TrackControl}, buffer)
+		op.Name = NameAdd
+		call := "AddAll"
+		if e.Single() {
+			call = "Add"
+		}
+		op.Args = append(op.Args, Arg{Key: ArgHow, Kind: ArgString, Str: e.How().String()},
+			Arg{Key: ArgCall, Kind: ArgString, Str: call})
+		if e.How() == trace.AddDesignated {
+			op.Args = append(op.Args, Arg{Key: ArgTarget, Kind: ArgInt, Int: int64(e.Target())})
+		} else {
+			op.Args = append(op.Args, Arg{Key: ArgStage, Kind: ArgInt, Int: int64(e.Stage())})
+		}
+		op.Args = append(op.Args,
+			Arg{Key: ArgPackets, Kind: ArgUint, Uint: uint64(e.Packets())},
+			Arg{Key: ArgBornNs, Kind: ArgInt, Int: e.Born() - w.base})
+		if k := policy.Kind(e.Wake()); k != policy.Default {
+			op.Args = append(op.Args, Arg{Key: ArgWake, Kind: ArgString, Str: k.String()})
+		}
+		w.emit()
 	case trace.KindWakeSent:
 		op := w.reset(Instant, t, own, buffer)
 		op.Name = NameWake

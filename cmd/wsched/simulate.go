@@ -1,0 +1,290 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wsched/wsched/trace/perfetto"
+	"github.com/wsched/wsched/trace/simulate"
+)
+
+const simulateUsage = `usage: wsched simulate [-workers LIST] [-policy LIST] [-out FILE] [-json] [-cycles] [-untraced] [-against TRACE2] TRACE
+
+Replays the cycles recorded in TRACE on virtual workers, with the
+scheduler's own policy decisions (internal/policy, shared with the
+scheduler) and its measured costs (trace/simulate.MeasuredCosts), and
+prints per stage the predicted makespan (median over the cycles), its
+lower bound max(longest packet, work ÷ workers), their ratio and the
+workers' utilisation, beside the recorded figures. Each packet keeps its
+recorded run time, stage, and how it was queued: spawned by which packet
+and in which order, added by which call (a priority lane, a wake option),
+designated. The replay is deterministic.
+
+A stage's makespan runs from when its work could start (its opening, or
+the queuing of its first packet if later: the demo's definition) to its
+last packet's end; the window (wsched analyze's stage slice, from its
+opening to its close) is printed beside it.
+
+TRACE must say how its packets were queued: wsched demo writes such
+traces (perfetto.Options.Origins). -policy overrides the recorded
+configuration, comma-separated: a policy name (wake-all, wake-n, steal-one,
+steal-half, take-fair, take-fixed, take-guided, local-lifo, ...) or
+key=value (steal_limit, bucket_batch, spins, park_spin, wake_calls: a wake
+policy for the add calls that chose one, priority=NAME: queue the packets
+named NAME in the priority lane, seed).
+
+-against TRACE2 compares the prediction at TRACE2's worker count with
+what TRACE2 recorded (the same job), per stage: median makespans and the
+error.
+
+Flags:
+`
+
+// simulateCmd is `wsched simulate`.
+func simulateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wsched simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), simulateUsage)
+		fs.PrintDefaults()
+	}
+	workersFlag := fs.String("workers", "", "comma-separated worker counts (default: the recorded count)")
+	policyFlag := fs.String("policy", "", "comma-separated overrides of the recorded configuration")
+	out := fs.String("out", "", "write the simulated run as a Perfetto trace to `FILE` (one worker count)")
+	asJSON := fs.Bool("json", false, "print the predictions as JSON")
+	perCycle := fs.Bool("cycles", false, "also print each cycle's stages")
+	untraced := fs.Bool("untraced", false, "predict a run without tracing (the hooks' cost is not charged)")
+	against := fs.String("against", "", "compare with the stage makespans that `TRACE2` recorded, at its worker count")
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "wsched simulate: "+format+"\n", a...)
+		return 2
+	}
+	if len(files) != 1 {
+		return usage("want one TRACE, got %d arguments (see -h)", len(files))
+	}
+	fail := func(err error) int {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintf(stderr, "wsched simulate: %s\n", msg)
+		return 1
+	}
+	data, err := readTrace(files[0])
+	if err != nil {
+		return fail(err)
+	}
+	wl, err := simulate.Load(data)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", files[0], err))
+	}
+	cfg := wl.Config
+	if *policyFlag != "" {
+		for _, kv := range strings.Split(*policyFlag, ",") {
+			if err := cfg.Set(strings.TrimSpace(kv)); err != nil {
+				return usage("-policy: %v", err)
+			}
+		}
+	}
+	var ref *simulate.Workload
+	if *against != "" {
+		d, err := readTrace(*against)
+		if err != nil {
+			return fail(err)
+		}
+		if ref, err = simulate.Load(d); err != nil {
+			return fail(fmt.Errorf("%s: %w", *against, err))
+		}
+	}
+	var counts []int
+	switch {
+	case *workersFlag != "":
+		for _, f := range strings.Split(*workersFlag, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > simulate.MaxWorkers {
+				return usage("-workers: %q: want counts from 1 to %d", f, simulate.MaxWorkers)
+			}
+			counts = append(counts, n)
+		}
+	case ref != nil:
+		counts = []int{ref.Workers}
+	default:
+		if wl.Workers > simulate.MaxWorkers {
+			return fail(fmt.Errorf("%s claims %d workers; simulate replays at most %d (give -workers)", files[0], wl.Workers, simulate.MaxWorkers))
+		}
+		counts = []int{wl.Workers}
+	}
+	if *out != "" && len(counts) != 1 {
+		return usage("-out writes one simulated run: give one -workers count")
+	}
+	var results []*simulate.Result
+	for _, n := range counts {
+		c := cfg
+		c.Workers = n
+		r, err := simulate.Run(wl, c, simulate.Options{Untraced: *untraced, Record: *out != ""})
+		if err != nil {
+			return fail(fmt.Errorf("%s at %d workers: %w", files[0], n, err))
+		}
+		results = append(results, r)
+	}
+	if *out != "" {
+		if _, err := perfetto.WriteFile(*out, results[0].Snapshot(), perfetto.Options{ProcessName: "simulated", Origins: true}); err != nil {
+			return fail(err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		v := struct {
+			Trace    string             `json:"trace"`
+			Recorded recordedJSON       `json:"recorded"`
+			Results  []*simulate.Result `json:"predictions"`
+			Against  *comparisonJSON    `json:"against,omitempty"`
+		}{Trace: files[0], Recorded: recorded(wl), Results: results}
+		if ref != nil {
+			c := compare(results, ref, *against)
+			v.Against = &c
+		}
+		if err := enc.Encode(v); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	printSimulation(stdout, files[0], wl, results, *perCycle)
+	if ref != nil {
+		printComparison(stdout, compare(results, ref, *against))
+	}
+	if *out != "" {
+		fmt.Fprintf(stdout, "\nsimulated run written to %s\n", *out)
+	}
+	return 0
+}
+
+type recordedJSON struct {
+	Workers   int                     `json:"workers"`
+	Config    string                  `json:"config"`
+	HasConfig bool                    `json:"config_recorded"`
+	Orphans   int                     `json:"orphans"`
+	Stages    []simulate.StageSummary `json:"stages"`
+	Cycles    []simulate.CycleResult  `json:"cycles"`
+}
+
+func recorded(wl *simulate.Workload) recordedJSON {
+	r := recordedJSON{Workers: wl.Workers, Config: wl.Config.String(), HasConfig: wl.HasConfig, Orphans: wl.Orphans}
+	for _, c := range wl.Cycles {
+		r.Cycles = append(r.Cycles, simulate.CycleResult{Cycle: c.Number, MakespanNs: c.End - c.Start, Stages: c.Recorded})
+	}
+	r.Stages = simulate.Summarize(r.Cycles)
+	return r
+}
+
+func printSimulation(w io.Writer, file string, wl *simulate.Workload, results []*simulate.Result, perCycle bool) {
+	packets := 0
+	for _, c := range wl.Cycles {
+		packets += len(c.Packets)
+	}
+	conf := "(not recorded: the scheduler's defaults)"
+	if wl.HasConfig {
+		conf = wl.Config.String()
+	}
+	fmt.Fprintf(w, "%s: %d workers, %d cycles, %d packets; recorded under %s\n", file, wl.Workers, len(wl.Cycles), packets, conf)
+	if wl.Orphans > 0 {
+		fmt.Fprintf(w, "%d packets' queuing is not in the trace: replayed as added before their cycle\n", wl.Orphans)
+	}
+	fmt.Fprintf(w, "medians over the cycles; makespan from when a stage's work could start, window from its opening to its close\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\tpolicy\tstage\tmakespan\tbound\tratio\tutil\twindow\twindow ratio\t")
+	rec := recorded(wl)
+	for _, s := range rec.Stages {
+		fmt.Fprintf(tw, "%d\trecorded\t%s\t%v\t%v\t%.3f\t%.0f%%\t%v\t%.3f\t\n", wl.Workers, s.Name, round(time.Duration(s.MakespanNs)),
+			round(time.Duration(s.BoundNs)), s.Ratio, 100*s.Utilisation, round(time.Duration(s.WindowNs)), s.WindowRatio)
+	}
+	for _, r := range results {
+		for _, s := range r.Stages {
+			fmt.Fprintf(tw, "%d\tsimulated\t%s\t%v\t%v\t%.3f\t%.0f%%\t%v\t%.3f\t\n", r.Workers, s.Name, round(time.Duration(s.MakespanNs)),
+				round(time.Duration(s.BoundNs)), s.Ratio, 100*s.Utilisation, round(time.Duration(s.WindowNs)), s.WindowRatio)
+		}
+	}
+	tw.Flush()
+	for _, r := range results {
+		fmt.Fprintf(w, "\n%d workers: %s (%d simulated events)\n", r.Workers, r.Policy, r.Events)
+		if !perCycle {
+			continue
+		}
+		for _, c := range r.Cycles {
+			fmt.Fprintf(w, "  cycle %d: %v", c.Cycle, round(time.Duration(c.MakespanNs)))
+			for _, s := range c.Stages {
+				fmt.Fprintf(w, "; %s %v (%.2f)", s.Name, round(time.Duration(s.MakespanNs)), s.Ratio)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+type comparisonJSON struct {
+	Trace   string           `json:"trace"`
+	Workers int              `json:"workers"`
+	Stages  []stageErrorJSON `json:"stages"`
+}
+
+type stageErrorJSON struct {
+	Name        string  `json:"name"`
+	MeasuredNs  int64   `json:"measured_ns"`
+	PredictedNs int64   `json:"predicted_ns"`
+	Error       float64 `json:"error"` // predicted ÷ measured − 1
+}
+
+func compare(results []*simulate.Result, ref *simulate.Workload, file string) comparisonJSON {
+	c := comparisonJSON{Trace: file, Workers: ref.Workers}
+	var r *simulate.Result
+	for _, x := range results {
+		if x.Workers == ref.Workers {
+			r = x
+		}
+	}
+	if r == nil {
+		return c
+	}
+	rec := recorded(ref)
+	for _, m := range rec.Stages {
+		for _, p := range r.Stages {
+			if p.Stage == m.Stage && m.MakespanNs > 0 {
+				c.Stages = append(c.Stages, stageErrorJSON{Name: m.Name, MeasuredNs: m.MakespanNs, PredictedNs: p.MakespanNs,
+					Error: float64(p.MakespanNs)/float64(m.MakespanNs) - 1})
+			}
+		}
+	}
+	return c
+}
+
+func printComparison(w io.Writer, c comparisonJSON) {
+	fmt.Fprintf(w, "\nagainst %s (%d workers, recorded):\n", c.Trace, c.Workers)
+	if len(c.Stages) == 0 {
+		fmt.Fprintf(w, "  no prediction at %d workers (add it to -workers)\n", c.Workers)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "stage\tmeasured\tpredicted\terror\t")
+	for _, s := range c.Stages {
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%+.1f%%\t\n", s.Name, round(time.Duration(s.MeasuredNs)), round(time.Duration(s.PredictedNs)), 100*s.Error)
+	}
+	tw.Flush()
+}

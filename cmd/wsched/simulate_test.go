@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+func TestSimulateUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"simulate", "-h"}, 0, "-workers"},
+		{[]string{"simulate"}, 2, "want one TRACE"},
+		{[]string{"simulate", "-workers", "0", "x.pftrace"}, 1, "no such file"},
+		{[]string{"simulate", "nosuch.pftrace"}, 1, "no such file"},
+	} {
+		code, out, errs := runCmd(tc.args...)
+		assert.Equal(t, tc.code, code, "%v: %s%s", tc.args, out, errs)
+		assert.Contains(t, out+errs, tc.out, "%v", tc.args)
+	}
+	// A trace without origins is refused, saying why.
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.pftrace")
+	_, err := perfetto.WriteFile(old, twoCycles(), perfetto.Options{})
+	require.NoError(t, err)
+	code, _, errs := runCmd("simulate", old)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "does not say how its packets were queued")
+}
+
+// TestSimulateDemoTrace: a demo trace replays at several worker counts,
+// writes its replay as a valid Perfetto trace, compares with another
+// trace, and prints JSON.
+func TestSimulateDemoTrace(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runDemoWithin(t, 2*time.Minute,
+		"-scale", "0.02", "-workers", "2", "-cycles", "2", "-policy", "b", "-out", dir)
+	require.Zero(t, code, stderr)
+	tr := filepath.Join(dir, "prepare-b.pftrace")
+	code, _, errs := runCmd("simulate", "-workers", "1,3", "-policy", "wake,x", tr)
+	assert.Equal(t, 2, code, errs)
+	code, out, errs := runCmd("simulate", "-workers", "1,2,8", "-policy", "wake-n,priority=ScanCodeCacheRoots", "-against", tr, tr)
+	require.Zero(t, code, errs)
+	for _, want := range []string{"recorded", "simulated", "Prepare", "Closure", "wake-n", "priority=ScanCodeCacheRoots", "against", "error"} {
+		assert.Contains(t, out, want)
+	}
+	sim := filepath.Join(dir, "sim.pftrace")
+	code, _, errs = runCmd("simulate", "-workers", "4", "-out", sim, tr)
+	require.Zero(t, code, errs)
+	data, err := os.ReadFile(sim)
+	require.NoError(t, err)
+	_, err = perfetto.Check(data)
+	require.NoError(t, err)
+	code, out, errs = runCmd("analyze", sim)
+	require.Zero(t, code, errs)
+	assert.Contains(t, out, "4 workers")
+	code, out, errs = runCmd("simulate", "-json", "-workers", "2", tr)
+	require.Zero(t, code, errs)
+	var v struct {
+		Recorded struct {
+			Workers int `json:"workers"`
+		} `json:"recorded"`
+		Predictions []struct {
+			Workers int `json:"workers"`
+			Stages  []struct {
+				Name  string  `json:"name"`
+				Ratio float64 `json:"ratio"`
+			} `json:"stages"`
+		} `json:"predictions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, 2, v.Recorded.Workers)
+	require.Len(t, v.Predictions, 1)
+	assert.Len(t, v.Predictions[0].Stages, 2)
+	code, _, errs = runCmd("simulate", "-workers", "1,2", "-out", sim, tr)
+	assert.Equal(t, 2, code, errs)
+}

@@ -1,0 +1,99 @@
+// Package simulate replays the cycles of a wsched trace on any number of
+// virtual workers and under other policies: a deterministic discrete-event
+// simulation that predicts each stage's makespan without the machine.
+// `wsched simulate` (cmd/wsched) is its command-line face, and `wsched
+// analyze` uses it to predict what a fix would give.
+//
+// # Model
+//
+// [Load] reads a Perfetto trace that says how each packet was queued
+// (written by perfetto.Write with Options.Origins, as `wsched demo` does)
+// and keeps, per cycle, each packet's recorded run time, stage and name,
+// and what queued it: the packet that spawned it and the order of its
+// spawns, or the add call (Add or AddAll, into which stage and lane, with
+// which wake option, made by which packet how far into its run, or from
+// outside), or AddDesignated, or a stage's sentinel. [Run] replays the
+// cycles one after another on [Config].Workers virtual workers: every
+// worker has the scheduler's queues (designated queue, private stack, held
+// batch, deque) and the stages their buckets (a priority and a normal
+// lane); a packet runs for its recorded time, and makes its spawns and
+// adds when it made them; between packets the replay does what the
+// scheduler does, in virtual time, charging the scheduler's measured
+// costs ([Costs]): taking from its own queues, bucket takes, steals from a
+// pseudo-random victim (each worker's generator seeded as the scheduler
+// seeds it), search rounds, parking, the last-parked decision that opens
+// the next stage, and wake-ups, whose latency depends on whether the woken
+// worker still polls for its token (Config.ParkSpin) or has blocked.
+//
+// # One decision code
+//
+// Every decision the scheduler makes by a rule of package internal/policy
+// the replay makes by calling the same function: a bucket take's size
+// (TakeLimit), whether a take or a steal is held (HoldTake, HoldSteal), a
+// steal's size (StealLimit, StealCount), whom an add or a stage opening
+// wakes (AddWakes, SingleWake, OpenWakes), the surplus rule (Surplus),
+// what a worker offers idle ones (WantsWork, Offer), when a searcher
+// parks (GiveUp), whether a parked worker still polls (Polling), and the
+// order in which a worker looks for work (FindOrder, which the replay
+// walks after each packet). The scheduler calls the same functions.
+//
+// The rest is the scheduler's control flow, which the replay mirrors by
+// hand, each function named after the scheduler's (engine.go): find and
+// its search rounds (find.go), park's steps P1-P6 and the wake-ups W2-W3
+// (wake.go), the last-parked decision advance (stage.go), push and
+// offerAll (worker.go), Add, AddAll and AddDesignated (scheduler.go).
+// Tests pin the two together: the scheduler's TestFindOrder and this
+// package's run the same scenario (a designated packet, 257 spawns of
+// which 128 spill to the deque, a held batch, a priority packet, a
+// normal one) and both compare the order with policy.FindOrder; change
+// either, and one fails.
+//
+// # Approximations
+//
+// A replay is exact about the scheduler's decisions and approximate about
+// time:
+//
+//   - A packet keeps its recorded run time. Run on more workers, packets
+//     that share caches and memory bandwidth, or a host's CPUs with other
+//     jobs, take longer than recorded; on fewer, shorter.
+//   - A spawn's stamp is the spawning worker's newest event, not a clock
+//     reading of its own (a spawn reads no clock), so the replay does not
+//     know when within its parent a packet was spawned: it takes the
+//     latest moment the recording allows, the parent's end, or the child's
+//     begin if it began earlier elsewhere (a steal while the parent ran).
+//     A parent that spawns early and then computes long gives its children
+//     away later in the replay than it did.
+//   - An add from a packet is placed in the packet that was running when
+//     it was stamped (the most recently begun one if several were): the
+//     add's call cannot tell which worker makes it.
+//   - A join's continuation is replayed as a spawn by the member that
+//     finished last in the recording.
+//   - A designated packet goes to worker target mod Workers; a program
+//     that adds one per worker adds as many as it had workers.
+//   - The costs are medians measured on one machine; a wake-up's latency,
+//     above all a blocked worker's, depends on what else the machine runs.
+//   - Contention between workers (a steal racing another, a CAS retry) is
+//     not modelled: the first steal of a pass succeeds.
+//
+// # Input
+//
+// Only wsched's own traces with origins are replayed: Load returns
+// ErrNoOrigins for one without, and an error, never a panic, for input it
+// cannot read (FuzzSimulate). A cycle whose stage slices do not record
+// every stage it opened is skipped (Workload.Skipped); a packet whose
+// queuing is lost is replayed as added before its cycle
+// (Workload.Orphans). A trace may claim up to 65,536 workers; Run replays
+// at most MaxWorkers (4,094, the scheduler's bound) and refuses more,
+// saying so (TestClaims65536Workers).
+//
+// # Costs
+//
+// Load is O(n log n) in time and O(n) in memory in the packets, add calls
+// and stages the file holds, whatever it claims. Run is O(e log w) in time
+// for e simulated events on w workers (a packet's begin, its spawns and
+// adds, its end; each wake-up, search and park; a stage opening under
+// wake-all wakes w) and O(p + w) in memory for p packets (O(e) with
+// Options.Record). FuzzSimulate holds Load and a Run at up to three
+// workers to 256 bytes allocated per byte of file plus 1 MiB, and 20 µs
+// per byte plus 0.5 s.
+package simulate
