@@ -31,9 +31,10 @@
 //     spawned from Run with scheduler.Spawn or scheduler.SpawnOrRun, the
 //     count kept on per-worker counters (indexed by Worker.ID, a cache line
 //     each) or summed through scheduler.Join (WSchedOptions); or, not a
-//     packet per node, a packet per subtree searched by plain recursion
-//     that spawns a child only when Worker.ShouldSplit says a worker wants
-//     work (WSchedOptions.Split).
+//     packet per node, a packet per subtree searched depth-first on a
+//     stack of its own, which spawns the oldest children on its stack
+//     only when Worker.ShouldSplit says a worker wants work
+//     (WSchedOptions.Split).
 //   - Goroutines and Errgroup: a goroutine per node down to a depth cutoff
 //     (DefaultCutoff: log2(workers) + 2), each parent waiting for its
 //     children; plain recursion below the cutoff.

@@ -18,11 +18,12 @@ type WSchedOptions struct {
 	// unless a worker is idle: the documented choice for fine-grained
 	// recursion); otherwise with scheduler.Spawn.
 	Inline bool
-	// Split searches each packet's subtree by plain recursion and hands
-	// a child to another worker, as a packet of its own, only when
-	// Worker.ShouldSplit says an idle worker wants work: the documented
-	// way for a packet that works through work of its own, not a packet
-	// per node. Inline and Join do not apply.
+	// Split searches each packet's subtree depth-first on a stack of
+	// its own and hands the oldest part of the stack to other workers,
+	// as packets of their own, only when Worker.ShouldSplit says an idle
+	// worker wants work: the documented way for a packet that works
+	// through work of its own, not a packet per node. Inline and Join do
+	// not apply.
 	Split bool
 	// Join adds the count up the tree through joins (scheduler.Join in
 	// every node with children; each child adds its subtree's count to
@@ -39,7 +40,7 @@ func WSched(t *Tree, o WSchedOptions) (Exec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wsExec{t: t, s: s, o: o, counts: make([]counter, s.Workers())}, nil
+	return &wsExec{t: t, s: s, o: o, counts: make([]counter, s.Workers()), stacks: make([]stack, s.Workers())}, nil
 }
 
 type wsExec struct {
@@ -47,7 +48,8 @@ type wsExec struct {
 	s      *scheduler.Scheduler
 	o      WSchedOptions
 	counts []counter
-	total  int64 // the join variants' sum
+	stacks []stack // Split's, one per worker
+	total  int64   // the join variants' sum
 }
 
 // counter is one worker's node count, alone on its cache line.
@@ -125,9 +127,11 @@ func (n inlineNode) Run(w *scheduler.Worker) error {
 	return nil
 }
 
-// splitNode is a subtree searched in one packet: plain recursion that
-// spawns a child as a packet of its own instead of searching it when
-// Worker.ShouldSplit reports an idle worker short of queued work.
+// splitNode is a subtree searched in one packet, depth-first on an
+// explicit stack (visit), that hands the oldest part of its stack to
+// other workers, as packets of their own, only when Worker.ShouldSplit
+// reports an idle worker short of queued work: what ShouldSplit's doc
+// tells a packet with a queue of its own to do.
 type splitNode struct {
 	Node
 	e *wsExec
@@ -138,19 +142,60 @@ func (n splitNode) Run(w *scheduler.Worker) error {
 	return nil
 }
 
-// visit searches n's subtree, but for the children it spawns, and returns
-// how many nodes it searched.
+// frame is a node on visit's stack: the children searched so far (next)
+// of its n.
+type frame struct {
+	node    Node
+	next, n int32
+}
+
+// stack is one worker's stack for visit, kept between packets so that a
+// search allocates none, alone on its cache lines.
+type stack struct {
+	s []frame
+	_ [40]byte
+}
+
+// visit searches n's subtree depth-first, but for the children it
+// spawns, and returns how many nodes it searched.
 func (e *wsExec) visit(w *scheduler.Worker, n Node) int64 {
+	st := append(e.stacks[w.ID()].s[:0], frame{n, 0, int32(e.t.NumChildren(&n))})
 	c := int64(1)
-	for i := range e.t.NumChildren(&n) {
-		child := e.t.Child(&n, i)
-		if w.ShouldSplit() {
-			scheduler.Spawn(w, splitNode{child, e})
+	for len(st) > 0 {
+		f := &st[len(st)-1]
+		if f.next == f.n {
+			st = st[:len(st)-1]
 			continue
 		}
-		c += e.visit(w, child)
+		if w.ShouldSplit() {
+			e.split(w, st)
+			continue
+		}
+		child := e.t.Child(&f.node, int(f.next))
+		f.next++
+		c++
+		st = append(st, frame{child, 0, int32(e.t.NumChildren(&child))})
 	}
+	e.stacks[w.ID()].s = st
 	return c
+}
+
+// split spawns the oldest children on the stack not searched yet: every
+// one left in the lowest frames, until at least two are spawned (the
+// biggest subtrees, and away from where the worker reads; two, because
+// the scheduler offers idle workers every private packet but the newest).
+func (e *wsExec) split(w *scheduler.Worker, st []frame) {
+	spawned := 0
+	for i := range st {
+		f := &st[i]
+		for ; f.next < f.n; f.next++ {
+			scheduler.Spawn(w, splitNode{e.t.Child(&f.node, int(f.next)), e})
+			spawned++
+		}
+		if spawned >= 2 {
+			return
+		}
+	}
 }
 
 // joinNode counts its subtree through a join: a leaf adds 1 to its
