@@ -198,8 +198,11 @@ func (w *Worker) Context() context.Context {
 // children off). A packet that works through a queue of its own, such as
 // a marker's mark stack, checks it every few items and, when it is true,
 // spawns part of its queue (the oldest part, for locality) and goes on
-// with the rest: work moves only when someone can take it. Two atomic
-// loads and the deque's length. Only the packet running on w may call it.
+// with the rest: work moves only when someone can take it. Spawn two
+// packets or more when it splits: under LocalPrivate (the default) the
+// newest packet a worker spawns stays its own, the one it runs next,
+// until it spawns another or its packet returns. Two atomic loads and the
+// deque's length. Only the packet running on w may call it.
 func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
 
 // push queues t, a spawned packet, on w: onto its private stack (offering
