@@ -6,7 +6,9 @@
 // in its replay, so that a simulated run makes exactly the decisions a real
 // one makes: there is one decision code, not two that can drift.
 //
-// Every function here is small enough to inline and allocates nothing.
+// Every decision function here is small enough to inline and allocates
+// nothing (go build -gcflags=-m ./internal/policy/); Kind.String, which
+// names a policy in messages, is the exception.
 package policy
 
 import "strconv"
