@@ -113,7 +113,7 @@ func Names(f Family) []string {
 }
 
 // Defaults, each justified where the scheduler documents its Config field
-// (scheduler/config.go) and chosen by the sweeps in
+// and chosen by the sweeps in
 // benchmarks/results/DEFAULTS.md.
 const (
 	DefaultWake  = WakeN
@@ -303,6 +303,6 @@ const (
 // FindOrder is the order in which a worker looks for its next packet:
 // after a packet, the first four (its own queues, without searching);
 // when they are empty, all of them, the buckets and steals in search
-// rounds (scheduler/find.go). The scheduler is written in this order and
+// rounds. The scheduler's search is written in this order and
 // its TestFindOrder checks it; `wsched simulate` walks this table.
 var FindOrder = [...]Source{SourceDesignated, SourcePrivate, SourceHeld, SourceDeque, SourcePriorityLane, SourceNormalLane, SourceSteal}
