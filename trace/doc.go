@@ -87,8 +87,8 @@
 // Tracing off is a nil *Recorder: each hook in the scheduler then returns
 // after one predictable branch on a nil buffer.
 //
-// Measured on AMD EPYC (Zen 3 "Milan", family 25 model 1), 2 vCPU KVM,
-// Go 1.26.8, GOMAXPROCS=2, on a machine shared with other jobs. Per event,
+// Measured on the project's AMD EPYC 2-vCPU KVM guest, Go 1.26.8,
+// GOMAXPROCS=2, shared with other jobs. Per event,
 // with the hook benchmark of the internal recorder package,
 //
 //	go test -run XXX -bench TraceEvent -count=5 ./internal/tracebuf/

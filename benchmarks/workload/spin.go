@@ -30,8 +30,8 @@ var (
 // UnitsPerMicrosecond reports how many Spin units take one microsecond on
 // this machine, measured once per process: the fastest of several timed
 // runs of 200,000 units (the fastest run is the one least disturbed by
-// other processes; about 1.3 ns per unit on the reference machine, AMD EPYC
-// Zen 3 KVM, Go 1.26.8).
+// other processes; about 1.3 ns per unit on the project's 2-vCPU AMD EPYC
+// KVM guest, Go 1.26.8).
 func UnitsPerMicrosecond() float64 {
 	calOnce.Do(func() {
 		const units = 200_000

@@ -228,14 +228,14 @@ func (in *Instance) CountLeaves() { in.countAll = true }
 func (in *Instance) Tree() *Tree { return in.t }
 
 // Reset prepares the instance for the next run. Not timed by the harness,
-// but its length is the idle time between two timed runs: a copy and a
-// clear (7.4–8.3 µs for the 32,767-node fork-join, BenchmarkReset), where a
-// Store per node, a locked exchange on amd64, took 242–264 µs in the same
-// run, long enough for wsched's parked workers to stop polling
-// (Config.ParkSpin, 200 µs) and block. (The harness's
-// -gap flag adds idle time on purpose, to measure that regime.) No run
-// may be in progress: the copy and clear are plain writes, ordered
-// before the next run's atomics by the executor's hand-off of the roots.
+// but its length is the idle time between two timed runs, so it is a copy
+// and a clear: 7.4–8.3 µs for the 32,767-node fork-join (BenchmarkReset),
+// where an atomic Store per node, a locked exchange on amd64, takes
+// 242–264 µs in the same run, long enough for wsched's parked workers to
+// stop polling (Config.ParkSpin, 200 µs) and block. (The harness's -gap
+// flag adds idle time on purpose, to measure that regime.) No run may be
+// in progress: the copy and clear are plain writes, ordered before the
+// next run's atomics by the executor's hand-off of the roots.
 func (in *Instance) Reset() {
 	copy(in.pending, in.initPending)
 	clear(in.sum)

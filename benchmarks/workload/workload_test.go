@@ -101,8 +101,8 @@ func TestCalibration(t *testing.T) {
 }
 
 // BenchmarkReset: the untimed gap between two of the harness's fork-join
-// operations, the Reset of a 32,767-node instance, against the Store per
-// node it used to do (a locked exchange each on amd64), in the same run:
+// operations, the Reset of a 32,767-node instance, against an atomic Store
+// per node (a locked exchange each on amd64), in the same run:
 //
 //	go test -run '^$' -bench Reset -count 6 ./workload/
 func BenchmarkReset(b *testing.B) {

@@ -17,7 +17,10 @@ import (
 const analyzeUsage = `usage: wsched analyze [-json] [-check] [-svg OUT [-svg-stage NAME] [-svg-cycle N]] FILE
 
 Reads a Perfetto trace written by wsched (wsched demo, or perfetto.WriteFile
-on a trace.Recorder snapshot) and prints, per cycle and per stage: the
+on a trace.Recorder snapshot) and prints first a verdict for each stage that
+ran over 1.1 times its lower bound (the cause, the scheduler option that
+fixes it and the ratio wsched simulate's replay predicts with it) and a line
+summing each stage up over the cycles; then, per cycle and per stage: the
 makespan; the lower bound max(longest packet, work / workers) and the ratio
 to it; each worker's busy share; steals; wake-up latency p50/p99 (wake sent
 to the woken worker's first packet), split into wakes of blocked workers and

@@ -37,7 +37,7 @@
 // allocations) in go/parser, all three ways alike, so the Go GC takes a large
 // share of the CPU.
 //
-//	AMD EPYC (Zen 3), 2 vCPU KVM, shared with other jobs:
+//	AMD EPYC, 2-vCPU KVM guest, shared with other jobs:
 //	  sequential 2.7–5.0 s, errgroup 1.8–3.0 s, wsched 1.7–2.6 s
 //	  paired runs (errgroup and wsched alternating): wsched ÷ errgroup
 //	  median 0.91 (10 pairs, wsched faster in 8) and 0.98 (20 pairs, 12)

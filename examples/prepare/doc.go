@@ -49,7 +49,7 @@
 // the cycles:
 //
 //	                                       (a)    (b)    (c)    (d)    (e)
-//	AMD EPYC (Zen 3), 2 vCPU KVM, quiet   1.39-  1.38-  1.02-  1.04-  1.40-
+//	AMD EPYC, 2-vCPU KVM guest, quiet     1.39-  1.38-  1.02-  1.04-  1.40-
 //	                                      1.44   1.43   1.03   1.08   1.43
 //	Intel Xeon VM, taskset to 2 cores     1.38   1.38   1.015  1.04-  1.38-
 //	                                                           1.05   1.39

@@ -27,6 +27,6 @@
 //   - Any packet may call Open.
 //
 // Reading the clock costs about 35 ns per call on the project's machine
-// (AMD EPYC Zen 3, 2 vCPU KVM, Go 1.26.8: time.Since through the vDSO), so
+// (AMD EPYC, 2-vCPU KVM guest, Go 1.26.8: time.Since through the vDSO), so
 // two reads per packet are noise for packets longer than a few microseconds.
 package stagetime

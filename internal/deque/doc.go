@@ -36,7 +36,7 @@
 // two goroutines at once is not checked; the owner's fields are plain
 // memory, so the race detector can see it.
 //
-// # The deque algorithm: Chase–Lev with claim-then-read slots
+// # The deque algorithm: Chase–Lev, and the buffer's size
 //
 // The deque is Chase and Lev's (SPAA 2005) with the C11 orderings of Lê et
 // al. (PPoPP 2013): free-running indices top ≤ bottom, a power-of-two ring
@@ -67,7 +67,9 @@
 // buffers every cycle, 1.9 MB and ~100 allocations per 16k-packet cycle,
 // 190 ns per packet; with windows, 0 allocations and 62 ns.)
 //
-// One change makes it clean under the race detector for values of any
+// # Claim-then-read slots
+//
+// One change makes Chase–Lev clean under the race detector for values of any
 // size (an interface is two words): a consumer claims an index with its
 // CAS on top *before* it reads the slot, as sync.poolDequeue does, and
 // each slot carries a claim word, seq:
@@ -97,6 +99,8 @@
 //     items to a fresh buffer, doubling it only when full. Thieves still
 //     reading the old buffer are safe: nobody writes it again.
 //
+// # LIFO Pop, batches, and the values thieves leave behind
+//
 // LIFO Pop is Chase–Lev's: lower bottom, then read top. That store–load
 // order needs a sequentially consistent store (Go's atomic.Store, an
 // XCHG on amd64), so that a thief either sees the lowered bottom or the
@@ -111,9 +115,8 @@
 // read; the owner's own Pop does clear), so up to a buffer's worth of
 // stolen values stay referenced until overwritten or until the buffer is
 // replaced. After a growth the owner also keeps the previous buffer, and
-// the values that were live in it, until the deque next becomes empty
-// (releasedInPrev, settlePrev): at most half the current buffer, for one
-// epoch.
+// the values that were live in it, until the deque next becomes empty: at
+// most half the current buffer, for one epoch.
 //
 // PushBatch writes its run in one loop that checks each slot's claim
 // words in place and publishes the run with one store of bottom; the
@@ -138,7 +141,8 @@
 //
 // So a push+pop costs two locked instructions, the floor for a deque whose
 // items thieves can take at any moment (the owner's pop must order its
-// claim against theirs). A 2-vCPU Zen 3 runs a bare XCHG+CAS pair in about
+// claim against theirs). The 2-vCPU AMD EPYC KVM guest of the Costs below
+// runs a bare XCHG+CAS pair in about
 // 5.2 ns (every locked instruction costs about 2.5 ns there: XCHG, XADD
 // and CMPXCHG alike). What remains above that floor is ordinary work that
 // the locked instructions serialise, so it was cut where it sat between
@@ -146,13 +150,16 @@
 //
 //   - a plain store just before a locked instruction makes it wait for
 //     the store to drain, so the owner stores its own bookkeeping after
-//     the locked instruction, not before (11 → 9 ns);
+//     the locked instruction, not before (stored before it, a push+pop
+//     took 11 ns instead of 9);
 //   - Push and Pop keep the common cases (a free slot; the lone item; a
 //     LIFO Pop with more left) in small frames and call out for the rest
 //     (growth, a stale cached top, FIFO Pops of more than one item, an
 //     empty deque), and the owner keeps the buffer's slice header in the
 //     Deque itself, one dependent load fewer on each path (interleaved
-//     runs, medians: 10.7 → 8.3 ns push+pop, 13.1 → 11.9 ns push+steal).
+//     runs, medians: 8.3 ns push+pop and 11.9 ns push+steal, against 10.7
+//     and 13.1 ns with every case in one frame and the header behind a
+//     pointer).
 //
 // The Go compiler does not inline either method (a call to the slow path
 // alone costs 57 of the inliner's budget of 80), while sync.Mutex's fast
@@ -187,12 +194,13 @@
 //
 // # Costs
 //
-// Measured on an AMD EPYC (Zen 3, family 25 model 1), 2 vCPU KVM guest,
-// Go 1.26.8, GOMAXPROCS=2: twelve interleaved runs of one process each
-// (the test binary with -test.bench for every benchmark below and
-// -test.benchtime=200ms), medians by benchstat, two series (the README
-// has the rest; within one series DequePushPop ranges over 7.2–11.4 ns
-// while the mutex stays near 11.7, so compare within a series):
+// Measured on the project's AMD EPYC 2-vCPU KVM guest, Go 1.26.8,
+// GOMAXPROCS=2: twelve interleaved runs of one process each (the test
+// binary with -test.bench for every benchmark below and
+// -test.benchtime=200ms), medians by benchstat, two series (the
+// benchmarks' JOURNAL.md has the rest; within one series DequePushPop
+// ranges over 7.2–11.4 ns while the mutex stays near 11.7, so compare
+// within a series):
 //
 //	Deque Push+Pop (one item)          8.0 / 8.9 ns, 0 allocs
 //	Deque Push+Steal (uncontended)     11.8 / 8.7 ns, 0 allocs

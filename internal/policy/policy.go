@@ -6,7 +6,9 @@
 // in its replay, so that a simulated run makes exactly the decisions a real
 // one makes: there is one decision code, not two that can drift.
 //
-// Every function here is small enough to inline and allocates nothing.
+// Every decision function here is small enough to inline and allocates
+// nothing (go build -gcflags=-m ./internal/policy/); Kind.String, which
+// names a policy in messages, is the exception.
 package policy
 
 import "strconv"
@@ -111,7 +113,7 @@ func Names(f Family) []string {
 }
 
 // Defaults, each justified where the scheduler documents its Config field
-// (scheduler/config.go) and chosen by the sweeps in
+// and chosen by the sweeps in
 // benchmarks/results/DEFAULTS.md.
 const (
 	DefaultWake  = WakeN
@@ -301,6 +303,6 @@ const (
 // FindOrder is the order in which a worker looks for its next packet:
 // after a packet, the first four (its own queues, without searching);
 // when they are empty, all of them, the buckets and steals in search
-// rounds (scheduler/find.go). The scheduler is written in this order and
+// rounds. The scheduler's search is written in this order and
 // its TestFindOrder checks it; `wsched simulate` walks this table.
 var FindOrder = [...]Source{SourceDesignated, SourcePrivate, SourceHeld, SourceDeque, SourcePriorityLane, SourceNormalLane, SourceSteal}

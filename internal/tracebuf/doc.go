@@ -14,8 +14,11 @@
 // fixed-capacity array of 24-byte Event records and a write index, with no
 // lock and no shared atomic on the write path, so a hook is: read the clock,
 // store one record, bump the index. Nothing allocates. The clock is the CPU
-// time-stamp counter on amd64, converted to nanoseconds when a Snapshot is
-// taken (clock.go says why and how), and Options.Clock when set.
+// time-stamp counter on amd64 (cheaper than the monotonic clock, and
+// invariant and synchronised across cores on current x86 CPUs), converted
+// to nanoseconds when a Snapshot is taken by the line through two (ticks,
+// monotonic ns) pairs, one taken at NewRecorder and one at the Snapshot;
+// the monotonic clock elsewhere; Options.Clock when set.
 //
 // # Recording protocol
 //

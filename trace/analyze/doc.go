@@ -56,11 +56,17 @@
 //   - wake-up latency p50/p99/max: from a "wake" instant aimed at a worker
 //     to that worker's next packet; a wake after which the worker parks
 //     again without running a packet is counted as futile instead. Split
-//     by the worker's next "woken" instant (its "blocked" argument, from
-//     traces written since the scheduler's Config.ParkSpin): wakes to a
+//     by the worker's next "woken" instant (its "blocked" argument): wakes
+//     to a
 //     blocked worker, whose OS thread the system had to wake, and wakes to
 //     a polling one (or one that had not finished parking), with each
 //     group's median;
+//   - heaviest packet types by total time, with count and maximum.
+//
+// # Idle time and the critical path
+//
+// Each window also reports
+//
 //   - idle while work was queued elsewhere: per worker, the time it ran no
 //     packet while an open stage's bucket or another worker's local deque
 //     held packets, according to the counter tracks, and how much of it
@@ -81,14 +87,13 @@
 //     back from a stolen packet follows its steal arrow to the packet that
 //     was running where and when the stolen one was queued: the packet
 //     that spawned it (an arrow from the control track, an add from
-//     outside the workers, is not followed; traces from before the arrows
-//     started at the spawn step to the packet the victim was running at
-//     the steal). From any other packet the step goes to the previous one
-//     on its worker (which held the worker or spawned it). Reported:
-//     its length, its busy time against its span (the rest is waiting:
+//     outside the workers, is not followed; an arrow drawn from the victim
+//     at the steal, whose origin was not recorded, leads to the packet the
+//     victim was running then). From any other packet the step goes to
+//     the previous one on its worker (which held the worker or spawned
+//     it). Reported: its length, its busy time against its span (the rest is waiting:
 //     search, wake-ups, steals), the steals it crosses, its longest
-//     packets. A cycle's chain joins its stages' (stages are barriers);
-//   - heaviest packet types by total time, with count and maximum.
+//     packets. A cycle's chain joins its stages' (stages are barriers).
 //
 // # Timeline picture
 //
@@ -167,9 +172,9 @@
 // BenchmarkAnalyze, per byte of file, on `wsched demo`'s traces (2
 // workers, scale 0.05, 3 cycles, recorded by the benchmark), simulated
 // ones, and files that claim 65,536 workers or nest 1,000 cycles (rejected:
-// the figure is the cost of finding out); AMD EPYC (family 26, Zen 5),
-// 2-vCPU virtual machine, Go 1.26.8, shared with other jobs (load average
-// about 5, so times are inflated):
+// the figure is the cost of finding out); AMD EPYC (family 26), 2-vCPU
+// KVM guest, Go 1.26.8, shared with other jobs (load average about 5, so
+// times are inflated):
 //
 //	go test -run XXX -bench Analyze -benchtime 10x ./trace/analyze/
 //

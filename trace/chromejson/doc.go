@@ -16,8 +16,10 @@
 //
 // # Costs
 //
-// About 120 bytes per packet slice, 3.3 times the Perfetto encoding, and
+// About 130 bytes per packet slice (go test -run 'TestBytesPerSlice$' -v
+// ./trace/chromejson/), four times the Perfetto encoding's 29-30, and
 // 200-430 ns per recorded event to write (go test -run XXX -bench Write
-// -benchtime 20x ./trace/chromejson/, AMD EPYC Zen 3, 2 vCPU KVM, Go 1.26.8,
-// shared machine). Prefer trace/perfetto unless a tool needs JSON.
+// -benchtime 20x ./trace/chromejson/, the project's AMD EPYC 2-vCPU KVM
+// guest, Go 1.26.8, shared machine). Prefer trace/perfetto unless a tool
+// needs JSON.
 package chromejson

@@ -53,6 +53,7 @@
 // buffer or older than an Overwrite recorder's window) draws the arrow
 // from a "stolen" instant (thief, moved) on the victim's track at the
 // steal instead. Flows whose other end was dropped are left out.
+//
 // # Origins
 //
 // With Options.Origins, each packet slice also says how its packet was
@@ -111,9 +112,8 @@
 // the trace clock (BOOTTIME, the clock of a file that says nothing else);
 // a clock other than BOOTTIME through the latest ClockSnapshot that read it
 // with BOOTTIME (for a sequence-scoped clock, on the packet's sequence), an
-// incremental one after adding the delta to its last time. Files without
-// snapshots or defaults, such as those this package wrote before it used
-// deltas, decode as before: their timestamps are absolute. Packet.RawTimestamp
+// incremental one after adding the delta to its last time. In a file
+// without snapshots or defaults, timestamps are absolute. Packet.RawTimestamp
 // keeps the value written; Packet.Unresolved marks a timestamp on a clock no
 // snapshot relates to BOOTTIME (only through a chain of snapshots, which
 // Perfetto follows and Decode does not).
@@ -153,16 +153,17 @@
 //
 // # Schema
 //
-// perfettopb/perfetto.proto is the project's own subset of Perfetto's
-// schema; its generated Go types are committed (TestGeneratedCodeIsCurrent
-// checks them) and the tests decode every packet the writer produces with
-// them, rejecting unknown fields. The writer itself encodes with protowire.
+// Package perfettopb holds the project's own subset of Perfetto's schema
+// and its generated Go types, committed (TestGeneratedCodeIsCurrent checks
+// that they match the schema); the tests decode every packet the writer
+// produces with them, rejecting unknown fields. The writer itself encodes
+// with protowire.
 //
 // # Costs
 //
-// Measured on AMD EPYC (family 26 model 2, Zen 5), 2-vCPU virtual
-// machine, Go 1.26.8, GOMAXPROCS=2, shared with other jobs (load average
-// 4-5 during the runs, so wall times are inflated):
+// Measured on AMD EPYC (family 26 model 2), 2-vCPU KVM guest, Go 1.26.8,
+// GOMAXPROCS=2, shared with other jobs (load average 4-5 during the runs,
+// so wall times are inflated):
 //
 //	size     29.2 bytes per packet slice (BEGIN + END packets, framing and
 //	         interning included) on a simulated run of 0.2-3 µs packets
@@ -170,7 +171,7 @@
 //	         last 10-150 µs (3-byte deltas for most ENDs), the same at any
 //	         recorder age (go test -run BytesPerSlice -v ./trace/perfetto/).
 //	         A run with many steals pays 10 bytes per stolen packet on top.
-//	         Chrome JSON of the same slices: about 120 bytes.
+//	         Chrome JSON: about 130 bytes a slice.
 //	Write    120-165 ns per recorded event, about 125 allocations per file
 //	         whatever its size (go test -run XXX -bench 'Write|Check'
 //	         -benchtime 20x ./trace/perfetto/)
