@@ -58,7 +58,7 @@
 //	same VM, 16 workers                   1.04-  1.02   1.01   1.23-  1.02
 //	                                      1.07                 1.25
 //
-// On two workers the lower bound is the code-cache packet (about 2.5 ms);
+// On two workers the lower bound is the code-cache packet (about 2.7 ms, DefaultModel);
 // (a), (b) and (e) run it after about 1 ms of mutator roots, (c) starts it
 // first, (d) balances its pieces to within one piece. Wake-N wakes the same
 // one parked worker that wake-all wakes, so on two workers (e) is (b). With

@@ -141,11 +141,12 @@ const GapThresholdNs = 10_000
 
 // Critical is the approximate critical path of a window: the chain of
 // packets that ends with the window's last packet to finish, followed
-// backwards. wsched does not record which packet spawned which, so each
-// step back is the best the trace shows: for a packet that was stolen, the
-// packet its victim was running at the steal (the arrow's start); for any
-// other, the previous packet on the same worker (it held the worker, or
-// spawned the packet into its deque). The chain stops at the window's start.
+// backwards. Each step back is the best the trace shows: for a packet that
+// was stolen, where its steal arrow starts (the packet that queued it, when
+// the trace records how packets were queued; otherwise the packet its
+// victim was running at the steal); for any other, the previous packet on
+// the same worker (it held the worker, or spawned the packet into its
+// deque). The chain stops at the window's start.
 // BusyNs is the chain's packet time (a victim's packet counts up to the
 // steal); the rest of its span was waiting (search, wake-ups, steals), and
 // DelayNs is how long after the window opened its first packet started.

@@ -9,7 +9,7 @@
 //	go run ./cmd/bench sweep [flags] NAME...    sweep a scheduler setting (batch, spins, parkspin, take, order, wake, steal)
 //	go run ./cmd/bench saturate [flags]         open-loop saturation curves
 //	go run ./cmd/bench selftest [flags]         A/A false-alarm rate and planted-slowdown detection
-//	go run ./cmd/bench report [-out DIR] RAW... rebuild summaries and plots from raw files
+//	go run ./cmd/bench report [-out DIR] [-md] RAW... rebuild summaries, plots or a markdown table from raw files
 //
 // Run "go run ./cmd/bench SUBCOMMAND -h" for each one's flags. Exit
 // status: 0 success, 1 failure, 2 usage error (with a one-line message).
