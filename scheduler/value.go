@@ -93,6 +93,11 @@ type arena[E any] struct {
 	// free are chunks ready for reuse.
 	sealed, free []*chunk[E]
 	scan         int // the sealed chunk refill looks at next
+	// direct: the arena's packet type is a pointer or an interface, which
+	// a task holds as it is (a Packet of one pointer word, or the
+	// interface itself): Spawn and SpawnOrRun queue such a packet without
+	// a slot while it belongs to no join. Set at creation.
+	direct bool
 }
 
 func newArena[E any](w *Worker) *arena[E] {
@@ -241,6 +246,8 @@ func slotArena[P Packet](w *Worker) *arena[slot[P]] {
 		return (*arena[slot[P]])(a)
 	}
 	a := newArena[slot[P]](w)
+	k := reflect.TypeFor[P]().Kind()
+	a.direct = k == reflect.Pointer || k == reflect.Interface
 	w.addArena(key, unsafe.Pointer(a), a)
 	return a
 }
@@ -359,8 +366,9 @@ func valueIndex[P Packet](w *Worker, v P) int {
 //
 // v is kept by value in memory the worker reuses, so spawning a small
 // struct, a pointer or a Packet allocates nothing (BenchmarkSpawnValue:
-// 0 allocs, about 10 ns a packet here). It runs once; the scheduler keeps
-// no reference to it after its Run returns.
+// 0 allocs, about 10 ns a packet here). A pointer or an interface is
+// queued as it is, outside joins (BenchmarkSpawnTrivial). It runs once;
+// the scheduler keeps no reference to it after its Run returns.
 //
 // While every other worker is busy, v waits on w's private stack, where
 // only w sees it (plain stores, no atomics), and w runs it newest first
@@ -381,7 +389,35 @@ func Spawn[P Packet](w *Worker, v P) {
 	if w.cur.p == nil || isNil(v) {
 		w.badSpawn(isNil(v), "Spawn")
 	}
+	if slotKey[P]() == w.directKey && w.js.spawn == nil {
+		// A pointer or an interface outside joins: push's common case
+		// written out (onto the private stack, untraced), a call fewer.
+		t := task{p: Packet(v), meta: uint64(w.cur.stage())}
+		if n := w.privTail - w.privHead; w.priv != nil && w.tb == nil && n != privCap {
+			w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
+			w.privTail++
+			if (n != 0 || w.heldLo != w.heldHi) && w.s.nIdle() != 0 {
+				w.offerAll()
+			}
+			return
+		}
+		w.push(t)
+		return
+	}
+	spawnSlow(w, v)
+}
+
+// spawnSlow is Spawn for a value packet, inside a join, or the first
+// spawn of a pointer or interface type on w since another's.
+func spawnSlow[P Packet](w *Worker, v P) {
 	a := slotArena[P](w)
+	if a.direct {
+		w.directKey = slotKey[P]()
+		if w.js.spawn == nil {
+			w.push(task{p: Packet(v), meta: uint64(w.cur.stage())})
+			return
+		}
+	}
 	s, c := a.get()
 	s.v, s.c, s.join = v, c, w.joinForSpawn()
 	w.push(task{p: s, meta: uint64(w.cur.stage()) | slotBit})
@@ -430,7 +466,18 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 		return
 	}
 	if w.streak > 0 || w.wantsWork() {
+		if slotKey[P]() == w.directKey && w.js.spawn == nil {
+			w.handOff(task{p: Packet(v), meta: uint64(w.cur.stage())})
+			return
+		}
 		a := slotArena[P](w)
+		if a.direct {
+			w.directKey = slotKey[P]()
+			if w.js.spawn == nil {
+				w.handOff(task{p: Packet(v), meta: uint64(w.cur.stage())})
+				return
+			}
+		}
 		s, c := a.get()
 		s.v, s.c, s.join = v, c, w.joinForSpawn()
 		w.handOff(task{p: s, meta: uint64(w.cur.stage()) | slotBit})

@@ -422,3 +422,89 @@ func TestSpawnValueAbortResetsArenas(t *testing.T) {
 		})
 	}
 }
+
+// mixLeaf is a leaf packet of TestSpawnMixedKinds, spawned by pointer,
+// as an interface and by value.
+type mixLeaf struct{ n *atomic.Int64 }
+
+func (l mixLeaf) Run(*Worker) error { l.n.Add(1); return nil }
+
+type mixPtrLeaf struct{ n *atomic.Int64 }
+
+func (l *mixPtrLeaf) Run(*Worker) error { l.n.Add(1); return nil }
+
+// mixCounts counts the leaves of each kind that ran.
+type mixCounts struct{ ptr, val, iface atomic.Int64 }
+
+// mixRoot spawns leaves of the three kinds in turn, outside any join
+// (counted in out) and then inside one (in), so that each spawn changes
+// the kind of the one before.
+type mixRoot struct {
+	leaves       int
+	out, in      *mixCounts
+	conts, early *atomic.Int64
+}
+
+func (r mixRoot) spawnAll(w *Worker, c *mixCounts) {
+	for range r.leaves { // twice in a row: the second takes the fast path
+		Spawn(w, &mixPtrLeaf{&c.ptr})
+		Spawn(w, &mixPtrLeaf{&c.ptr})
+		Spawn(w, Packet(mixLeaf{&c.iface}))
+		Spawn(w, Packet(mixLeaf{&c.iface}))
+		Spawn(w, mixLeaf{&c.val})
+	}
+}
+
+func (r mixRoot) Run(w *Worker) error {
+	r.spawnAll(w, r.out)
+	Join(w, Func("mix-cont", func(*Worker) error {
+		// Every member of the join has run, whatever its kind.
+		n := int64(r.leaves)
+		if r.in.ptr.Load() != 2*n || r.in.iface.Load() != 2*n || r.in.val.Load() != n {
+			r.early.Add(1)
+		}
+		r.conts.Add(1)
+		return nil
+	}))
+	r.spawnAll(w, r.in)
+	return nil
+}
+
+// TestSpawnMixedKinds: pointers and interfaces are queued as they are
+// outside joins and in slots inside them, values always in slots; a
+// worker's spawns switching between the kinds lose nothing, a join waits
+// for its members of every kind, and Stats name each by its dynamic type.
+func TestSpawnMixedKinds(t *testing.T) {
+	const leaves = 500
+	for _, workers := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			s := v1Sched(t, Config{Workers: workers})
+			for range v1Scale(10, 3) {
+				var out, in mixCounts
+				var conts, early atomic.Int64
+				before := s.Stats()
+				require.NoError(t, s.Add(mixRoot{leaves, &out, &in, &conts, &early}))
+				require.NoError(t, v1Run(t, s))
+				for _, c := range []*mixCounts{&out, &in} {
+					require.EqualValues(t, 2*leaves, c.ptr.Load(), "pointer leaves run")
+					require.EqualValues(t, 2*leaves, c.iface.Load(), "interface leaves run")
+					require.EqualValues(t, leaves, c.val.Load(), "value leaves run")
+				}
+				require.EqualValues(t, 1, conts.Load(), "continuation runs")
+				require.Zero(t, early.Load(), "the continuation ran before every member of its join")
+				after := s.Stats()
+				count := func(st Stats, name string) uint64 {
+					for _, p := range st.Packets {
+						if p.Name == name {
+							return p.Count
+						}
+					}
+					return 0
+				}
+				assert.EqualValues(t, 4*leaves, count(after, "*scheduler.mixPtrLeaf")-count(before, "*scheduler.mixPtrLeaf"))
+				assert.EqualValues(t, 6*leaves, count(after, "scheduler.mixLeaf")-count(before, "scheduler.mixLeaf"))
+				assert.EqualValues(t, 10*leaves+2, after.Ran-before.Ran)
+			}
+		})
+	}
+}

@@ -77,6 +77,10 @@ type Worker struct {
 	dropped    uint64 // packets discarded by this worker, not yet in s.dropped
 	// Packet-type stats: a one-entry cache in front of the registry.
 	lastType unsafe.Pointer // typeWord of the last non-Namer packet
+	// directKey is the slot key (slotKey) of the last pointer or
+	// interface packet type spawned: Spawn and SpawnOrRun queue such a
+	// packet as it is, outside joins, without looking up its arena.
+	directKey unsafe.Pointer
 	// lastRun counts packets of lastType run since the last fold into
 	// types[lastIdx].count (countPacket): a run of one type costs a
 	// compare and an increment per packet. foldRun folds it.
