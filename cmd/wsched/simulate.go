@@ -42,7 +42,10 @@ named NAME in the priority lane, seed).
 
 -against TRACE2 compares the prediction at TRACE2's worker count with
 what TRACE2 recorded (the same job), per stage: median makespans and the
-error.
+error, then the error's two factors, as makespan = bound × ratio: the
+bounds (the packets' run times, which the replay takes from TRACE and
+which change from one recording to the next) and the ratios (the
+schedule, which the replay models).
 
 Flags:
 `
@@ -245,11 +248,22 @@ type comparisonJSON struct {
 	Stages  []stageErrorJSON `json:"stages"`
 }
 
+// stageErrorJSON is one stage's prediction beside its measurement, and
+// the error's two factors: the bound (how long the packets ran in each
+// recording) and the ratio (the schedule).
 type stageErrorJSON struct {
 	Name        string  `json:"name"`
 	MeasuredNs  int64   `json:"measured_ns"`
 	PredictedNs int64   `json:"predicted_ns"`
 	Error       float64 `json:"error"` // predicted ÷ measured − 1
+	// The medians of the bound and of the ratio over the cycles, and
+	// predicted ÷ measured − 1 of each.
+	MeasuredBoundNs  int64   `json:"measured_bound_ns"`
+	PredictedBoundNs int64   `json:"predicted_bound_ns"`
+	BoundError       float64 `json:"bound_error"`
+	MeasuredRatio    float64 `json:"measured_ratio"`
+	PredictedRatio   float64 `json:"predicted_ratio"`
+	RatioError       float64 `json:"ratio_error"`
 }
 
 func compare(results []*simulate.Result, ref *simulate.Workload, file string) comparisonJSON {
@@ -267,8 +281,17 @@ func compare(results []*simulate.Result, ref *simulate.Workload, file string) co
 	for _, m := range rec.Stages {
 		for _, p := range r.Stages {
 			if p.Stage == m.Stage && m.MakespanNs > 0 {
-				c.Stages = append(c.Stages, stageErrorJSON{Name: m.Name, MeasuredNs: m.MakespanNs, PredictedNs: p.MakespanNs,
-					Error: float64(p.MakespanNs)/float64(m.MakespanNs) - 1})
+				e := stageErrorJSON{Name: m.Name, MeasuredNs: m.MakespanNs, PredictedNs: p.MakespanNs,
+					Error:           float64(p.MakespanNs)/float64(m.MakespanNs) - 1,
+					MeasuredBoundNs: m.BoundNs, PredictedBoundNs: p.BoundNs,
+					MeasuredRatio: m.Ratio, PredictedRatio: p.Ratio}
+				if m.BoundNs > 0 {
+					e.BoundError = float64(p.BoundNs)/float64(m.BoundNs) - 1
+				}
+				if m.Ratio > 0 {
+					e.RatioError = p.Ratio/m.Ratio - 1
+				}
+				c.Stages = append(c.Stages, e)
 			}
 		}
 	}
@@ -282,9 +305,14 @@ func printComparison(w io.Writer, c comparisonJSON) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\tmeasured\tpredicted\terror\t")
+	fmt.Fprintln(tw, "\tmakespan\t\t\tbound\t\t\tratio\t\t\t")
+	fmt.Fprintln(tw, "stage\tmeasured\tpredicted\terror\tmeasured\tpredicted\terror\tmeasured\tpredicted\terror\t")
 	for _, s := range c.Stages {
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%+.1f%%\t\n", s.Name, round(time.Duration(s.MeasuredNs)), round(time.Duration(s.PredictedNs)), 100*s.Error)
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%+.1f%%\t%v\t%v\t%+.1f%%\t%.3f\t%.3f\t%+.1f%%\t\n", s.Name,
+			round(time.Duration(s.MeasuredNs)), round(time.Duration(s.PredictedNs)), 100*s.Error,
+			round(time.Duration(s.MeasuredBoundNs)), round(time.Duration(s.PredictedBoundNs)), 100*s.BoundError,
+			s.MeasuredRatio, s.PredictedRatio, 100*s.RatioError)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "bound: the packets' run times (the replay keeps TRACE's; they differ between recordings); ratio: the schedule (the replay's model)")
 }

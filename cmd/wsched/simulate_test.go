@@ -51,7 +51,7 @@ func TestSimulateDemoTrace(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	code, out, errs := runCmd("simulate", "-workers", "1,2,8", "-policy", "wake-n,priority=ScanCodeCacheRoots", "-against", tr, tr)
 	require.Zero(t, code, errs)
-	for _, want := range []string{"recorded", "simulated", "Prepare", "Closure", "wake-n", "priority=ScanCodeCacheRoots", "against", "error"} {
+	for _, want := range []string{"recorded", "simulated", "Prepare", "Closure", "wake-n", "priority=ScanCodeCacheRoots", "against", "error", "bound: the packets' run times", "ratio: the schedule"} {
 		assert.Contains(t, out, want)
 	}
 	sim := filepath.Join(dir, "sim.pftrace")

@@ -106,7 +106,7 @@ type act struct {
 
 // ErrNoOrigins reports a trace that does not say how its packets were
 // queued.
-var ErrNoOrigins = errors.New("the trace does not say how its packets were queued: it was recorded before wsched recorded it, or written without perfetto.Options.Origins (wsched demo writes it); simulate cannot replay it")
+var ErrNoOrigins = errors.New("the trace does not say how its packets were queued: it was written without perfetto.Options.Origins, or by a wsched that did not record it (wsched demo records it); simulate cannot replay it")
 
 // MaxWorkers is the most workers simulate replays (the scheduler's own
 // bound, Config.Workers).
