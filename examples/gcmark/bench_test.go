@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsched/wsched/scheduler"
 )
 
@@ -17,6 +19,26 @@ var benchHeaps = map[HeapShape]func() *Heap{
 	ShapePowerLaw: sync.OnceValue(func() *Heap { return NewHeap(PowerLawHeapConfig(1, 1)) }),
 }
 
+// benchWant is what a cycle on each bench heap must find: the sequential
+// depth-first marker's marks, objects and slots (each marked object
+// scanned once, each of its slots traced once).
+var benchWant = map[HeapShape]func() (Result, Bitmap){
+	ShapeBuilt:    sync.OnceValues(func() (Result, Bitmap) { return sequentialWant(benchHeaps[ShapeBuilt]()) }),
+	ShapePowerLaw: sync.OnceValues(func() (Result, Bitmap) { return sequentialWant(benchHeaps[ShapePowerLaw]()) }),
+}
+
+func sequentialWant(h *Heap) (Result, Bitmap) {
+	bl, err := NewBaseline(h, SequentialDFS, BaselineOptions{})
+	if err != nil {
+		panic(err)
+	}
+	r, err := bl.Mark(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return r, bl.Marks()
+}
+
 // BenchmarkGCMark marks each scale-1 heap once per op: the baselines (the
 // sequential depth-first marker with plain and with CAS mark bits, the
 // sequential breadth-first one, the goroutine marker at 1 and 2
@@ -24,7 +46,9 @@ var benchHeaps = map[HeapShape]func() *Heap{
 // workers (default policies). Every one does a whole cycle: clear the
 // bits, decode the roots, mark, count. Metrics: each stage's makespan ÷
 // lower bound (median over ops; the Marker's), traced slots per second,
-// splits, steals and wake-ups per op, Go GCs per op.
+// splits, steals and wake-ups per op, Go GCs per op. The first (warm-up)
+// and last cycle of each must mark exactly the objects the sequential
+// depth-first marker marks, scanning as many objects and slots.
 //
 //	go test -run '^$' -bench 'GCMark/heap=built' -benchtime 10x -count 10 ./examples/gcmark/
 //
@@ -49,7 +73,7 @@ func BenchmarkGCMark(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						benchMarker(b, bl, nil)
+						benchMarker(b, shape, bl, nil)
 					})
 				}
 			}
@@ -61,7 +85,7 @@ func BenchmarkGCMark(b *testing.B) {
 							b.Fatal(err)
 						}
 						defer m.Close()
-						benchMarker(b, m, m)
+						benchMarker(b, shape, m, m)
 					})
 				}
 			}
@@ -69,22 +93,29 @@ func BenchmarkGCMark(b *testing.B) {
 	}
 }
 
-// benchMarker times mk's cycles; stages are reported for a Marker m.
-func benchMarker(b *testing.B, mk interface {
+// benchMarker times mk's cycles on the heap of shape; stages are reported
+// for a Marker m.
+func benchMarker(b *testing.B, shape HeapShape, mk interface {
 	Mark(context.Context) (Result, error)
+	Marks() Bitmap
 }, m *Marker) {
-	if _, err := mk.Mark(context.Background()); err != nil { // warm: buffers, page faults
-		b.Fatal(err)
+	want, wantMarks := benchWant[shape]()
+	check := func(r Result) {
+		require.Equal(b, -1, FirstDifference(mk.Marks(), wantMarks), "first object marked differently from the sequential marker")
+		require.Equal(b, want.Marked, r.Marked, "objects scanned")
+		require.Equal(b, want.Live, r.Live, "objects counted live")
+		require.Equal(b, want.Slots, r.Slots, "slots traced")
 	}
+	r, err := mk.Mark(context.Background()) // warm: buffers, page faults
+	require.NoError(b, err)
+	check(r)
 	ratios := make([][]float64, len(Stages))
 	var slots, splits, steals, wakes uint64
 	b.ReportAllocs()
 	gcs := numGC()
 	for b.Loop() {
-		r, err := mk.Mark(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
+		r, err = mk.Mark(context.Background())
+		require.NoError(b, err)
 		for i, s := range r.Stages {
 			ratios[i] = append(ratios[i], s.Ratio())
 		}
@@ -93,6 +124,8 @@ func benchMarker(b *testing.B, mk interface {
 		steals += r.Stats.Steals
 		wakes += r.Stats.Wakes
 	}
+	b.StopTimer()
+	check(r)
 	n := float64(b.N)
 	b.ReportMetric(float64(numGC()-gcs)/n, "gcs/op")
 	b.ReportMetric(float64(slots)/b.Elapsed().Seconds(), "slots/s")

@@ -1,99 +1,178 @@
-// Package gcmark is a parallel mark, as a tracing garbage collector does
-// it, on a synthetic heap, run on a wsched scheduler: the example that shows
-// what the scheduler is for.
+// Package gcmark is the mark phase of a tracing garbage collector on a
+// wsched scheduler, on a synthetic heap, beside the markers a collector has
+// without wsched: the example that shows what the scheduler is for, and a
+// guide for collector authors who embed it.
 //
 // # The heap
 //
-// [NewHeap] builds, deterministically from a seed, an object graph that looks
-// like a real heap: millions of objects (2 Mi at scale 1) whose out-degrees
-// follow a power law (a quarter are leaves, most hold 2–4 references, a few
-// hundreds), references that mostly point to objects allocated nearby, a few
-// huge reference arrays (four of 128 Ki slots at scale 1) and roots on 64
-// mutator stacks plus a code-cache root set of [CodeCacheSlots] (26,845)
-// slots, the size seen in MMTk's luindex investigation. [Heap.MarkSequential]
-// is the reference: a breadth-first search on one goroutine.
+// [NewHeap] builds, from a seed, objects laid out in memory as a program's
+// are: a header (the number of reference slots), the slots, then scalar
+// words. [DefaultHeapConfig] (shape [ShapeBuilt]) allocates them as a
+// program builds its data: structure after structure, each depth-first
+// from its root, so that an object's first child is allocated right after
+// it; 5% of the slots point anywhere ([HeapConfig.LongRange]), the others
+// to a child or back to an ancestor. At scale 1: 2 Mi objects, 6.5 M
+// slots, 64 MB, four arrays of 32 Ki slots, and 42,600 root slots (64
+// mutator stacks and a code cache of [CodeCacheSlots], 26,845 slots, the
+// size seen in MMTk's luindex investigation). A depth-first mark of it
+// scans the next allocated object next 73% of the time, a breadth-first
+// one 13% (TestBuiltHeapLocality). [PowerLawHeapConfig] ([ShapePowerLaw])
+// is a graph without that layout (power-law out-degrees, 60% of
+// references to objects allocated within 64); the luindex demo uses it.
 //
-// # The mark
+// # The markers
 //
-// A [Marker] runs one GC cycle per [Marker.Mark], in three stages, as MMTk
-// does:
+// A [Marker] runs one GC cycle per [Marker.Mark] in three stages, as MMTk
+// does. Prepare: ClearMarks packets clear the mark bitmap, and a root
+// packet per mutator stack and one for the code cache decode their slots
+// (about 100 ns each, [DefaultRootSlotWork]) into buffers of up to
+// [ChunkSlots] referents, queued in Closure. Closure traces: by default
+// ([TraceDepthFirst]) each packet is a mark stack, described below;
+// [TraceEdgeBuffers] is MMTk's design (buffers of up to 4,096 references,
+// marked, the winners' slots gathered into new buffers). Release: Sweep
+// packets count the live objects and bytes.
 //
-//   - Prepare: ClearMarks packets clear the mark bitmap; a ScanStackRoots
-//     packet per mutator stack and one ScanCodeCacheRoots packet decode their
-//     root slots (about 100 ns a slot, see [DefaultRootSlotWork]) and queue
-//     the referents, in edge buffers of at most [ChunkSlots] (4096, MMTk's
-//     buffer size), as Closure packets. The code-cache packet goes in the
-//     priority lane by default ([CodeCachePlacement]): it is the stage's
-//     longest, and must start first.
-//   - Closure: a ProcessEdges packet marks each referent with a CAS on its
-//     mark bit; the objects it wins are scanned and their references gathered
-//     into new buffers, each spawned on the worker as a packet when it holds
-//     ChunkSlots. A huge array is scanned in place, one ScanArrayChunk packet
-//     per ChunkSlots slots.
-//   - Release: Sweep packets count the live objects and their bytes.
+// A [Baseline] is a marker without the scheduler, a whole cycle per Mark:
+// [SequentialDFS] (explicit mark stack, plain mark bits: the marker a
+// collector replaces), [SequentialDFSAtomic] (the same with CAS bits),
+// [SequentialBFS] (a FIFO queue), and [Goroutines] (goroutines on one
+// channel of chunks, depth-first, handing the oldest half of a stack to
+// the channel when one waits on it).
 //
-// Every cycle must mark exactly the objects the sequential search finds; the
-// tests check this for every wake × steal policy and 1–3 workers.
+// Every cycle of every marker must mark exactly the objects a sequential
+// marker finds, scanning each once and tracing each slot once: the tests
+// check it for every policy, design and 1–3 workers, the benchmark on its
+// first and last cycle, ExampleMarker at 2 workers. Each packet times
+// itself, so a [Result] holds each stage's makespan beside its lower
+// bound, max(longest packet, work ÷ workers).
 //
-// Each packet times itself ([stagetime]), so a [Result] holds each stage's
-// makespan beside its lower bound, max(longest packet, work ÷ workers).
+// # What it costs
+//
+// Interleaved cycles (one of each marker per round, the first round a
+// warm-up), 40 rounds, on the default heap, on a 2-vCPU KVM guest (AMD
+// EPYC, family 26) shared with other jobs, Go 1.26.8; median ms per
+// cycle, lowest and highest of four runs:
+//
+//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,dfs -workers 1,2 -rounds 40 -quiet 0.1
+//
+//	seq-dfs  seq-dfs-atomic  seq-bfs  goroutines/1  goroutines/2  dfs/1    dfs/2
+//	102–109     105–115      261–297    125–135        75–91     117–143  69–83
+//
+// Speed against seq-dfs, per round (median): the Marker on 1 worker
+// 0.87× in the two quiet runs (1.14–1.15× seq-dfs's time; 0.76–0.86× in
+// the busy ones), on 2 workers 1.49–1.51× (1.30–1.34×); the goroutine
+// marker 0.81–0.82× and 1.20–1.38×. On 2 workers the Marker takes
+// 0.91–0.92× the goroutine marker's time in every run, and every stage
+// stays within 1.02/1.00/1.04× (Prepare/Closure/Release) of its lower
+// bound. Both workers are busy all through Closure, but their work adds up
+// to 16–18% more than one worker's. In a quiet run two seq-dfs markers on
+// two heaps, one process per vCPU, each ran within 5% of one alone, which
+// points at what the two workers share, one heap and one mark bitmap; the
+// guest has no cache counters to confirm it. The files are in
+// benchmarks/results/epyc2/gcmark-742ff63.
+//
+// # Order: depth-first
+//
+// Pop the newest object first and push an object's slots last to first,
+// so that its first slot is scanned next: a heap built depth-first is then
+// read in allocation order, and most header and slot loads hit lines
+// already fetched. Breadth-first order reads the same objects in another
+// order: seq-bfs takes 2.6–2.7× seq-dfs's time on the built heap (the
+// table above). MMTk's 4,096-slot edge buffers walk the heap
+// breadth-first too: 211 ms a cycle on 1 worker and 117 on 2, against the
+// depth-first Marker's 116 and 78 in the same run:
+//
+//	go run ./examples/gcmark/main -compare seq-dfs,seq-bfs,dfs,edges -workers 1,2 -rounds 20 -quiet 0.1
+//
+// A markStack packet holds a buffer the packet owns (from a per-worker
+// pool, so a packet is a value and spawning one allocates nothing); it
+// runs until its stack is empty. Each worker keeps its largest buffer and
+// moves a packet's stack into it, so that the deepest stack (about 200 Ki
+// entries here) is grown once, not every cycle: a cycle allocates about
+// 18 KB in about 250 allocations on 1 worker (BenchmarkGCMark, B/op).
+//
+// # Packet granularity: the batch
+//
+// The unit of scheduling is a mark stack, not an object: a packet scans
+// thousands to millions of objects, and the scheduler is consulted every
+// [DefaultSplitEvery] (64) objects, at the cost of two atomic loads. Within the
+// packet, [Options.Batch] objects ([DefaultBatch], 32) are popped at once:
+// their headers are loaded in one pass, so that their cache misses
+// overlap, and scanned in a second. Measured by
+//
+//	go run ./examples/gcmark/main -sweep batch -workers 1,2 -rounds 15 -quiet 0.1
+//
+// batches of 32 against 1 object at a time: seq-dfs 102 against 181 ms,
+// dfs/1 113 against 201, dfs/2 68 against 107; 48 and 64 are no faster,
+// 8 and 16 slower (134 and 113 ms for seq-dfs).
+//
+// # When to split, and what to give away
+//
+// A packet that works through a stack of its own cannot be stolen from:
+// it must offer work. Every SplitEvery objects it calls
+// [scheduler.Worker.ShouldSplit] (two atomic loads and the deque's length:
+// true when a worker is parked or searching and this worker's deque holds
+// fewer packets than there are such workers). When true it gives away the
+// oldest [Options.SplitShare] (half) of its stack as a packet: the oldest
+// entries are the shallowest, the roots of the largest subtrees left, so
+// the thief gets much work for one steal and the giver keeps the part of
+// the heap its cache holds. It then spawns the rest too and returns
+// ([Options.KeepRest] off), so that under the default local order
+// (scheduler.LocalPrivate) the part given away is offered to thieves at
+// once. On 2 workers a cycle splits about 4 times and steals about 7;
+// Closure's makespan is within 1.00× of its lower bound. Asking every
+// 16, 64 or 256 objects, giving away a quarter, half or three quarters,
+// keeping the rest or not, LocalPrivate or LocalLIFO: all 36 settings
+// ran within each other's noise (77–82 ms medians under a busy machine):
+//
+//	go run ./examples/gcmark/main -sweep split -workers 2 -rounds 15 -quiet 0.1
+//
+// Splitting only on demand is what keeps one worker's mark close to the
+// sequential one: with nobody idle, nothing moves.
+//
+// # Mark bits
+//
+// One bit per object in a bitmap shared by all workers, set by
+// compare-and-swap after a plain load (most referents are already
+// marked, and the load avoids the locked instruction for them). An object
+// is marked when its reference is read and pushed only by the worker
+// whose CAS set the bit, so it is scanned exactly once, by whichever
+// packet holds it then. CAS bits cost 3–5%: seq-dfs-atomic against
+// seq-dfs in the table above, a quarter to a third of what separates the
+// Marker on 1 worker from seq-dfs. The edge-buffer design marks a buffer's
+// referents in one pass and scans the winners in a second, so that the
+// CASes do not serialise the objects' misses (Marker.trace).
+//
+// # Roots
+//
+// Roots are found in Prepare, while Closure's bucket is closed: root
+// packets queue their referents as Closure packets without waking anyone,
+// and Closure opens when every root is known. A depth-first root packet
+// claims its referents (CAS) when it runs, then drains like any other.
+// A root set much heavier than the others must start first, or it decides
+// the stage's makespan: by default ([CodeCachePriority]) the code-cache
+// packet goes in Prepare's priority lane; [CodeCacheSplit] cuts it into
+// ChunkSlots-slot packets; [CodeCacheLast] queues it after the stacks in
+// one bulk add, as MMTk does. Prepare's makespan ÷ lower bound, median of
+// 5 cycles on 2 workers, three runs (MMTk's design on the power-law heap):
+//
+//	go run ./cmd/wsched demo -workers 2 -cycles 5 -policy a,b,c,d,e -trace=false
+//
+// 1.42–1.51 with one Add per packet (a), one AddAll (b) or wake-N (e);
+// 1.04–1.09 with the code cache in the priority lane (c); 1.09–1.11 split
+// (d). The depth-first marker's Prepare stays within 1.02–1.03× on 2 workers,
+// except under WakeOne (1.46–1.54: the second worker starts late), in
+//
+//	go run ./examples/gcmark/main -sweep policy -workers 2 -rounds 15 -quiet 0.1
+//
+// where no wake × steal × local order marked measurably faster than
+// another.
 //
 // # Roles
 //
-// One goroutine owns a Marker: NewMarker, then Mark as often as wanted (one
-// at a time), Marks to read the last cycle's result, Close. The packets run
-// on the scheduler's workers; each worker's buffers and counters are its own
-// (indexed by Worker.ID), so the only shared writes are the mark-bit CASes.
-//
-// # Costs
-//
-// Measured with
-//
-//	go test -run XXX -bench GCMark -benchtime 5x -count 5 ./examples/gcmark/
-//
-// on the default heap (scale 1, seed 1: 2,097,152 objects, 6.9 M slots,
-// 1,939,221 reachable), Go 1.26.8, GOMAXPROCS=2. Per op (one GC cycle),
-// with each stage's makespan ÷ lower bound (median over the ops):
-//
-//	                    sequential BFS  1 worker      2 workers     speedup 1→2
-//	AMD EPYC (Zen 3), 2 vCPU KVM, while the other jobs on the box were idle:
-//	  ns/op             178–204 ms      214–229 ms    102–115 ms    1.9–2.1×
-//	  Prepare/Closure/Release ratio     1.00/1.01/1.01 1.00/1.01/1.05–1.07
-//	Intel Xeon, 16-core VM, taskset to 2 cores, quiet (-count 5, medians):
-//	  ns/op             234 ms          204 ms        109 ms        1.87×
-//	  Prepare/Closure/Release ratio     1.01/1.01/1.01 1.00/1.01/1.05
-//
-// When other jobs share the 2 vCPUs the two workers do not get two cores
-// and the figures mean nothing (runs with 2 workers at 190–355 ms were seen).
-// Allocation: about 1,000 allocations and 5–6 MiB per cycle (edge buffers
-// are pooled per worker; packets for array chunks are not); no Go GC ran
-// during a 2-worker cycle. The sequential BFS does no root-slot work (about
-// 4 ms of the parallel mark's Prepare stage).
-//
-// Scaling (Intel Xeon, 16 cores, no SMT, Go 1.26.8; median of 7 cycles):
-//
-//	workers        1     2     4     6     8    10    12    14    16
-//	scale 1 (ms) 151  82.5  56.0  37.6  28.9  26.4  22.3  20.2  17.7   (8.6× at 16)
-//	scale 4 (ms) 798   513   283     –   146     –  97.1     –  79.0   (10.1× at 16)
-//
-// Closure stays within 1.07× of its lower bound up to 16 workers; Release
-// (32 sweep packets of about 140 µs) did not, when these figures were
-// taken: the first worker to reach the bucket took all 32 in one batch
-// (Config.BucketBatch, 32 by default) and the others had to wake and steal them
-// from it, so its ratio grew from 1.05 at 2 workers to 3.6 at 16. Bucket
-// takes are now capped at a worker's fair share of the bucket (see
-// scheduler.TakeFair and TakeGuided); the 16-worker figures predate that.
-// On the same kind of host a later run (commit 50ca7f8, with the fair
-// share) measured the harness's smaller heap (512 Ki objects, `bench
-// -workers 1,2,...,16 -workloads gcmark -peers none -count 8 -iters 3
-// -warmup 1`) at every worker count: 36.4 ms on 1 worker, 22.7 on 2
-// (1.60×), 8.98 on 8 (4.05×), 6.78 on 16 (5.37×), the curve in
-// benchmarks/results/xeon16-s4/scaling-speedup-gcmark.svg; `wsched demo
-// -workers 16` there put Release within 2.0–3.9× of its bound (about 300
-// µs of work), Closure within 1.025–1.063.
-//
-// The mark is memory-bound: each newly marked object costs a cache miss on
-// its offsets and another on its slots. Marking and scanning are done in
-// two passes per packet so that the CASes do not serialise those misses
-// (see Marker.trace).
+// One goroutine owns a Marker: NewMarker, then Mark as often as wanted
+// (one at a time), Marks to read the last cycle's bits, Close. The
+// packets run on the scheduler's workers; each worker's buffers and
+// counters are its own (indexed by Worker.ID), so the only shared writes
+// are the mark bits.
 package gcmark

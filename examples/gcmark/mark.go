@@ -147,8 +147,8 @@ func (t *Tracing) UnmarshalText(b []byte) error {
 }
 
 // Defaults of the depth-first Closure, from the sweeps in
-// benchmarks/results/epyc2/gcmark-dfs (see the package doc's Costs):
-// batches of 32 mark the built heap 1.7–1.9 times as fast as one object
+// benchmarks/results/epyc2/gcmark-742ff63 (see the package doc):
+// batches of 32 mark the built heap 1.6–1.8 times as fast as one object
 // at a time, sequentially or in the Marker, and 48 or 64 no faster; every
 // split setting swept (asking every 16 to 256 objects, giving away a
 // quarter to three quarters, spawning the rest or not, LocalPrivate or

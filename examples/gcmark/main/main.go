@@ -177,6 +177,7 @@ type contender struct {
 	m       marker
 	elapsed []float64    // ms per cycle
 	stage   [3][]float64 // ms of each stage (Prepare, Closure, Release) per cycle
+	bound   [3][]float64 // each stage's makespan ÷ lower bound per cycle
 	ratio   []float64    // per round: seq-dfs's cycle ÷ this one's
 	splits  int64
 	steals  uint64
@@ -341,6 +342,7 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 			c.elapsed = append(c.elapsed, ms)
 			for s := range c.stage {
 				c.stage[s] = append(c.stage[s], float64(r.Stages[s].Makespan)/1e6)
+				c.bound[s] = append(c.bound[s], r.Stages[s].Ratio())
 			}
 			c.splits += r.Splits
 			c.steals += r.Stats.Steals
@@ -356,12 +358,13 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 	fmt.Fprintf(out, "commit %s, %s, %s, GOMAXPROCS %d, %s; load average %s at the start, %s at the end (%v)\n",
 		commit(), time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.GOMAXPROCS(0), cpuModel(), load0, loadavg(), time.Since(t0).Round(time.Second))
 	fmt.Fprintf(out, "%d rounds after one of warm-up, each marker once a round in turn; ms per cycle (median, range, 95%% CI of the median);\n", rounds)
-	fmt.Fprintf(out, "speed = seq-dfs's cycle ÷ this marker's, per round (median and 95%% CI); prep, closure, rel = the stages' medians\n")
+	fmt.Fprintf(out, "speed = seq-dfs's cycle ÷ this marker's, per round (median and 95%% CI); prep, closure, rel = the stages' medians;\n")
+	fmt.Fprintf(out, "bounds = each stage's makespan ÷ lower bound, max(longest packet, work ÷ workers), median (Prepare/Closure/Release)\n")
 	if quiet > 0 {
 		fmt.Fprintf(out, "a cycle was run again (redone) when other processes used more than %.0f%% of a CPU during it, up to %d tries (then kept: busy)\n", 100*quiet, maxTries)
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(out, "%-44s %8s %17s %17s %6s %8s %6s %18s %7s %7s %6s %5s\n", "marker", "median", "range", "95% CI", "prep", "closure", "rel", "speed vs seq-dfs", "splits", "steals", "redone", "busy")
+	fmt.Fprintf(out, "%-44s %8s %17s %17s %6s %8s %6s %14s %18s %7s %7s %6s %5s\n", "marker", "median", "range", "95% CI", "prep", "closure", "rel", "bounds", "speed vs seq-dfs", "splits", "steals", "redone", "busy")
 	for _, c := range cs {
 		med, lo, hi := medianCI(c.elapsed)
 		speed := "-"
@@ -369,14 +372,15 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 			m, l, u := medianCI(c.ratio)
 			speed = fmt.Sprintf("%.3f [%.3f,%.3f]", m, l, u)
 		}
-		var sm [3]float64
+		var sm, bm [3]float64
 		for s := range sm {
 			sm[s], _, _ = medianCI(c.stage[s])
+			bm[s], _, _ = medianCI(c.bound[s])
 		}
 		n := float64(len(c.elapsed))
-		fmt.Fprintf(out, "%-44s %8.2f %17s %17s %6.2f %8.2f %6.2f %18s %7.1f %7.1f %6d %5d\n", c.name, med,
+		fmt.Fprintf(out, "%-44s %8.2f %17s %17s %6.2f %8.2f %6.2f %14s %18s %7.1f %7.1f %6d %5d\n", c.name, med,
 			fmt.Sprintf("%.2f–%.2f", slices.Min(c.elapsed), slices.Max(c.elapsed)), fmt.Sprintf("[%.2f, %.2f]", lo, hi),
-			sm[0], sm[1], sm[2], speed, float64(c.splits)/n, float64(c.steals)/n, c.redone, c.busy)
+			sm[0], sm[1], sm[2], fmt.Sprintf("%.2f/%.2f/%.2f", bm[0], bm[1], bm[2]), speed, float64(c.splits)/n, float64(c.steals)/n, c.redone, c.busy)
 	}
 	return nil
 }
