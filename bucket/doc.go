@@ -50,10 +50,16 @@
 //
 //	go test -run '^$' -bench . -benchtime 200ms -count 6 ./bucket/
 //
-// on the project's 2-vCPU AMD EPYC (Zen 3) KVM guest, Go 1.26.8, medians:
-// see the table in benchmarks/README.md ("bucket"). The lanes allocate one
-// block per 128 packets (128 × the packet's size plus 40 bytes) until
-// Reclaim, which the scheduler calls at the end of every cycle, hands the
-// consumed blocks back for reuse: a scheduler running cycle after cycle
-// allocates no blocks.
+// on the project's 2-vCPU AMD EPYC virtual machine (family 26), Go 1.26.8,
+// one goroutine adding and taking, medians of the six runs:
+//
+//	one Add per packet, taken 32 at a time (AddTake)     34.6 ns a packet
+//	one Add of 4,096, taken 32 at a time (AddManyTake)    2.3 ns a packet
+//	one AddSpan of 4,096, taken 32 at a time (SpanTake)   0.8 ns a packet
+//
+// none of which allocates. The lanes allocate one block per 128 packets
+// (128 × the packet's size plus 40 bytes) until Reclaim, which the
+// scheduler calls at the end of every cycle, hands the consumed blocks
+// back for reuse: a scheduler running cycle after cycle allocates no
+// blocks.
 package bucket

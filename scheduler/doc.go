@@ -112,9 +112,27 @@
 //
 // Measured with
 //
-//	go test -run '^$' -bench 'SpawnValue|Join$|SpawnTrivial$|SpawnTrivialWaitGroup|AbortLatency' -count 6 ./scheduler/
+//	go test -run '^$' -bench 'SpawnValue$|Join$|SpawnTrivial$|SpawnTrivialWaitGroup|AbortLatency|WakeLatency|Cycle$' -count 6 ./scheduler/
 //
-// on the project's 2-vCPU AMD EPYC (Zen 3) KVM guest, Go 1.26.8, medians
-// (benchmarks/README.md has the peers and the harness's workloads):
-// see the table there ("scheduler").
+// on the project's 2-vCPU AMD EPYC virtual machine (family 26), Go 1.26.8,
+// GOMAXPROCS=2, 2 workers, nothing else running; medians of the six runs:
+//
+//	spawn a value packet, per packet (SpawnValue)         13.3 ns, 0 allocs
+//	spawn a pointer packet, per packet (SpawnTrivial)      6.1 ns, 0 allocs
+//	  the same with go and a sync.WaitGroup                 780 ns, 1 alloc
+//	a fork-join tree with Join, per packet (Join)         20.8 ns
+//	  per join: two children, the continuation and the join  63 ns
+//	a parked worker woken by Add, to its packet's start    2.0 µs (p50)
+//	a cycle of three stages of one packet each             2.9 µs
+//	a packet's error to Run's return (AbortLatency)       32 µs (p50)
+//	  a cancel of Run's context to Run's return            35 µs (p50)
+//
+// A join's own work (opening it, counting its members, spawning the
+// continuation) costs about 23 ns beyond the continuation's spawn: 63 ns
+// a join against two value children (26.6 ns) and the continuation run
+// as a value packet (13.3 ns). The abort figures have 20 µs packets
+// running on both workers: the other worker finishes its packet first.
+// benchmarks/README.md compares wsched with goroutines, errgroup, a
+// channel pool, ants, pond and conc on the harness's workloads, and with
+// sequential recursion on a tree generated while it is searched.
 package scheduler
