@@ -15,9 +15,11 @@ import (
 
 // luindex builds the luindex shape on 2 workers, as a scheduler under
 // wake-all, steal-one, take-fixed batches of 32 and FIFO deques records
-// it: one AddAll of 64 packets of 20 µs and a heavy one of 1 ms, last.
+// it: one AddAll of 64 packets of 100 µs and a heavy one of 5 ms, last.
 // Worker 0 takes the first 32, worker 1 (woken 50 µs later) the next 32;
-// the heavy packet waits for worker 0's batch to end.
+// the heavy packet waits for worker 0's batch to end. The packets are long
+// beside any wake-up cost the replay charges (simulate.MeasuredCosts), so
+// that the verdict's prediction does not hang on it.
 func luindex(t *testing.T) []byte {
 	b := tracebuf.NewBuilder(2)
 	b.SetConfig("wake=wake-all steal=steal-one steal_limit=1 take=take-fixed bucket_batch=32 local=local-fifo spins=64 park_spin_ns=200000 max_queued=0")
@@ -41,12 +43,12 @@ func luindex(t *testing.T) []byte {
 		at[w] += 100
 	}
 	for i := range 32 {
-		run(0, short, 1000+int64(i)*3, 20_000)
+		run(0, short, 1000+int64(i)*3, 100_000)
 	}
 	for i := 32; i < 64; i++ {
-		run(1, short, 1000+int64(i)*3, 20_000)
+		run(1, short, 1000+int64(i)*3, 100_000)
 	}
-	run(0, heavy, 1000+64*3, 1_000_000)
+	run(0, heavy, 1000+64*3, 5_000_000)
 	end := max(at[0], at[1])
 	b.Park(1, at[1])
 	b.Park(0, at[0])

@@ -30,28 +30,27 @@ type Costs struct {
 }
 
 // MeasuredCosts are Costs measured on the project's 2-vCPU AMD EPYC
-// (family 26) virtual machine, Go 1.26.8, GOMAXPROCS=2, shared with
-// other jobs; medians of 5 runs, from
+// (family 26) virtual machine, Go 1.26.8, GOMAXPROCS=2, nothing else
+// running; medians of 5 runs, from
 //
 //	go test -run '^$' -bench 'ReplayCosts' -count 5 ./scheduler/
 //	go test -run '^$' -bench 'TraceEvent/On$' -count 5 ./internal/tracebuf/
 //
 // ReplayCosts reports each cost under its name (local-ns, take-ns,
 // take-per-ns, steal-ns, steal-per-ns, round-ns, park-ns, wake-polled-ns,
-// wake-blocked-ns); Trace is twice TraceEvent/On. All but WakeBlocked
-// are those medians. WakeBlocked keeps a provisional 150 µs: its runs
-// spread over 170-640 µs (median 416 µs; the host must run a halted
-// virtual CPU), and trace/analyze's tests pin the 150 µs. See
-// docs/simulate.md for the runs and what each choice predicts.
+// wake-blocked-ns); Trace is twice TraceEvent/On. WakeBlocked, a wake-up
+// of a worker blocked for a millisecond, is the host running a halted
+// virtual CPU again: 164-189 µs here, and two to four times that while
+// other jobs kept the host busy (docs/simulate.md).
 var MeasuredCosts = Costs{
-	Local:       17,
-	Trace:       26,
+	Local:       20,
+	Trace:       24,
 	Take:        15,
 	TakePer:     1,
 	Steal:       8,
 	StealPer:    7,
-	Round:       129,
-	Park:        36,
-	WakePolled:  2074,
-	WakeBlocked: 150000,
+	Round:       124,
+	Park:        37,
+	WakePolled:  2044,
+	WakeBlocked: 168822,
 }
