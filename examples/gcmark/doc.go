@@ -84,7 +84,7 @@
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-bfs,dfs,edges -workers 1,2 -rounds 20 -quiet 0.1
 //
-// A markStack packet holds a buffer the packet owns (from a per-worker
+// A Closure packet holds a mark stack in a buffer it owns (from a per-worker
 // pool, so a packet is a value and spawning one allocates nothing); it
 // runs until its stack is empty. Each worker keeps its largest buffer and
 // moves a packet's stack into it, so that the deepest stack (about 200 Ki
@@ -141,7 +141,7 @@
 // seq-dfs in the table above, a quarter to a third of what separates the
 // Marker on 1 worker from seq-dfs. The edge-buffer design marks a buffer's
 // referents in one pass and scans the winners in a second, so that the
-// CASes do not serialise the objects' misses (Marker.trace).
+// CASes do not serialise the objects' misses.
 //
 // # Roots
 //
