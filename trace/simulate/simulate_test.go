@@ -270,7 +270,8 @@ func tree(t testing.TB) *Workload {
 // TestReplayRealRun: a real run's trace links every packet to what queued
 // it, and replayed on its own worker count it comes back within 25% per
 // stage (the packets are 20-200 µs; the rest is the scheduler's own time,
-// which the replay charges from measured costs); the replay's trace
+// which the replay charges from measured costs; not under the race
+// detector, which multiplies that time); the replay's trace
 // passes Perfetto's rules and replays as itself.
 func TestReplayRealRun(t *testing.T) {
 	wl := tree(t)
@@ -294,7 +295,9 @@ func TestReplayRealRun(t *testing.T) {
 	for i, p := range r.Stages {
 		m := rec[i]
 		t.Logf("%s: recorded %v, replayed %v", m.Name, time.Duration(m.MakespanNs), time.Duration(p.MakespanNs))
-		assert.InEpsilon(t, float64(m.MakespanNs), float64(p.MakespanNs), 0.25, "stage %s", m.Name)
+		if !raceEnabled { // instrumented, the scheduler's own time is not the measured costs'
+			assert.InEpsilon(t, float64(m.MakespanNs), float64(p.MakespanNs), 0.25, "stage %s", m.Name)
+		}
 	}
 	var buf bytes.Buffer
 	_, err = perfetto.Write(&buf, r.Snapshot(), perfetto.Options{Origins: true})
