@@ -277,9 +277,9 @@ func spread(s benchmath.Summary) float64 {
 }
 
 // 5% more work per packet must be detected, as B slower. A trial whose A
-// sample spreads more than 4% around its median (the machine was busy:
-// other test binaries of this module run in parallel) cannot resolve 5%
-// and counts as inconclusive; the test fails only if a precise trial
+// or B sample spreads more than 4% around its median (the machine was
+// busy, or its speed moved: other test binaries of this module run in
+// parallel) cannot resolve 5% and counts as inconclusive; the test fails only if a precise trial
 // missed the slowdown, and skips, saying so, if none was precise.
 func TestPlantedSlowdownDetected(t *testing.T) {
 	if testing.Short() {
@@ -295,8 +295,8 @@ func TestPlantedSlowdownDetected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp := spread(tr.Verdict.Base)
-		t.Logf("planted +5%% attempt %d: B/A = %.4f, A within ±%.1f%%, %s", attempt, tr.Verdict.Ratio, 100*sp, tr.Verdict.Text())
+		sp := math.Max(spread(tr.Verdict.Base), spread(tr.Verdict.Other))
+		t.Logf("planted +5%% attempt %d: B/A = %.4f, A and B within ±%.1f%%, %s", attempt, tr.Verdict.Ratio, 100*sp, tr.Verdict.Text())
 		if tr.Verdict.Significant() && tr.Verdict.Ratio > 1 {
 			return
 		}
