@@ -160,16 +160,19 @@ type stack struct {
 // spawns, and returns how many nodes it searched.
 func (e *wsExec) visit(w *scheduler.Worker, n Node) int64 {
 	st := append(e.stacks[w.ID()].s[:0], frame{n, 0, int32(e.t.NumChildren(&n))})
-	c := int64(1)
+	c, ask := int64(1), 0
 	for len(st) > 0 {
 		f := &st[len(st)-1]
 		if f.next == f.n {
 			st = st[:len(st)-1]
 			continue
 		}
-		if w.ShouldSplit() {
-			e.split(w, st)
-			continue
+		if ask--; ask <= 0 {
+			ask = splitEvery
+			if w.ShouldSplit() {
+				e.split(w, st)
+				continue
+			}
 		}
 		child := e.t.Child(&f.node, int(f.next))
 		f.next++
@@ -179,6 +182,10 @@ func (e *wsExec) visit(w *scheduler.Worker, n Node) int64 {
 	e.stacks[w.ID()].s = st
 	return c
 }
+
+// splitEvery is how often, in steps of its search, visit asks
+// ShouldSplit.
+const splitEvery = 8
 
 // split spawns the oldest children on the stack not searched yet: every
 // one left in the lowest frames, until at least two are spawned (the
