@@ -224,3 +224,54 @@ func median(xs []float64) float64 {
 	slices.Sort(xs)
 	return xs[len(xs)/2]
 }
+
+// BenchmarkTwoSequentialMarkers runs two sequential depth-first markers
+// with CAS mark bits at once, each on a goroutine of its own and with a
+// bitmap of its own: on one heap, or each on a heap of its own, against
+// one alone. ns/op is the time for both to mark a cycle each (one
+// marker's cycle, for alone). Two markers that share only the heap's
+// lines, which marking only reads, running about as fast as one alone
+// show that the machine and the shared heap leave room for about twice
+// the speed: what two workers of one parallel mark lose beyond that comes
+// from what they share besides, the mark bitmap and the work.
+//
+//	go test -run '^$' -bench TwoSequentialMarkers -count 6 ./examples/gcmark/
+func BenchmarkTwoSequentialMarkers(b *testing.B) {
+	h := benchHeaps[ShapeBuilt]()
+	other := sync.OnceValue(func() *Heap { return NewHeap(DefaultHeapConfig(1, 2)) })
+	newBL := func(h *Heap) *Baseline {
+		bl, err := NewBaseline(h, SequentialDFSAtomic, BaselineOptions{})
+		require.NoError(b, err)
+		return bl
+	}
+	mark := func(bl *Baseline) {
+		_, err := bl.Mark(context.Background())
+		require.NoError(b, err)
+	}
+	b.Run("alone", func(b *testing.B) {
+		bl := newBL(h)
+		mark(bl)
+		for b.Loop() {
+			mark(bl)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		h2   func() *Heap
+	}{{"one-heap", func() *Heap { return h }}, {"two-heaps", other}} {
+		b.Run(c.name, func(b *testing.B) {
+			if runtime.GOMAXPROCS(0) < 2 {
+				b.Skip("needs two Ps")
+			}
+			x, y := newBL(h), newBL(c.h2())
+			mark(x)
+			mark(y)
+			for b.Loop() {
+				var wg sync.WaitGroup
+				wg.Go(func() { mark(x) })
+				wg.Go(func() { mark(y) })
+				wg.Wait()
+			}
+		})
+	}
+}

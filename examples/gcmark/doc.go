@@ -65,10 +65,16 @@
 // 0.91–0.92× the goroutine marker's time in every run, and every stage
 // stays within 1.02/1.00/1.04× (Prepare/Closure/Release) of its lower
 // bound. Both workers are busy all through Closure, but their work adds up
-// to 16–18% more than one worker's. In a quiet run two seq-dfs markers on
-// two heaps, one process per vCPU, each ran within 5% of one alone, which
-// points at what the two workers share, one heap and one mark bitmap; the
-// guest has no cache counters to confirm it. The files are in
+// to 16–18% more than one worker's. Two seq-dfs-atomic markers at once,
+// each with a bitmap of its own, take 108–114 ms a cycle on one shared
+// heap and 109–113 ms on two heaps, against 104–108 ms for one alone
+// (four runs):
+//
+//	go test -run '^$' -bench TwoSequentialMarkers -count 4 ./examples/gcmark/
+//
+// so the machine and the shared heap leave room for 1.9×, and what the two
+// workers lose beyond that comes from what else they share, the mark
+// bitmap; the guest has no cache counters to confirm it. The files are in
 // benchmarks/results/epyc2/gcmark-742ff63.
 //
 // # Order: depth-first
