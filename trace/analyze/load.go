@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/internal/timeline"
+	"github.com/wsched/wsched/trace/internal/wsfile"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -165,24 +166,6 @@ func (m *model) str(s string) int32 {
 	return i
 }
 
-// seqState holds one sequence's interned strings (maps made on first use).
-type seqState struct {
-	names, cats, annots map[uint64]string
-}
-
-// define records interned entries in set, making it on first use.
-func define(set *map[uint64]string, entries []perfetto.InternedString) {
-	if len(entries) == 0 {
-		return
-	}
-	if *set == nil {
-		*set = make(map[uint64]string)
-	}
-	for _, e := range entries {
-		(*set)[e.IID] = e.Name
-	}
-}
-
 // ErrNotWsched reports a valid Perfetto trace that wsched did not write.
 var ErrNotWsched = errors.New("not a wsched trace (no \"" + perfetto.DescProcess + "\" process track); analyze reads the Perfetto files wsched writes")
 
@@ -193,62 +176,41 @@ func load(data []byte) (*model, error) {
 	}
 	m := &model{size: len(data), strIdx: make(map[string]int32), steals: make(map[uint64]stealSource), byID: make(map[int]*worker)}
 	tracks := make(map[uint64]*trackInfo)
-	seqs := make(map[uint32]*seqState)
+	var decls wsfile.Decls
 	type counterKey struct {
 		kind  trace.CounterKind
 		index int
 	}
 	counterIdx := make(map[counterKey]int)
-	isWsched := false
 	fail := func(p *perfetto.Packet, format string, args ...any) error {
 		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, args...))
 	}
 	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
-		st := seqs[p.Seq]
-		if st == nil || p.Flags&1 != 0 {
-			st = &seqState{}
-			seqs[p.Seq] = st
+		tr, isTrack, err := decls.Packet(p)
+		if err != nil {
+			return fail(p, "%v", err)
 		}
-		define(&st.names, p.Interned.Names)
-		define(&st.cats, p.Interned.Categories)
-		define(&st.annots, p.Interned.AnnotationNames)
-		if p.HasTrack {
+		if isTrack {
 			d := &p.Track
 			ti := &trackInfo{}
-			switch {
-			case d.HasProcess && strings.HasPrefix(d.Description, perfetto.DescProcess):
+			switch tr.Role {
+			case wsfile.Process:
 				ti.role = roleProcess
-				if isWsched {
-					return fail(p, "two wsched process tracks")
-				}
-				isWsched = true
-				if i := strings.Index(d.Description, "workers="); i >= 0 {
-					n, err := strconv.Atoi(d.Description[i+len("workers="):])
-					if err != nil || n < 1 || n > 1<<16 {
-						return fail(p, "bad worker count in %q", d.Description)
-					}
-					m.workers = n
-				}
-			case !isWsched:
-				// Not ours (yet): the event that uses it reports ErrNotWsched.
-			case d.Description == perfetto.DescControl:
+				m.workers = decls.Workers
+			case wsfile.Control:
 				ti.role = roleControl
-			case d.Description == perfetto.DescStages:
+			case wsfile.Stages:
 				ti.role = roleStages
-			case strings.HasPrefix(d.Description, perfetto.DescWorker):
-				n, err := strconv.Atoi(strings.TrimPrefix(d.Description, perfetto.DescWorker))
-				if err != nil || n < 0 || n >= m.workers {
-					return fail(p, "bad worker track %q (trace has %d workers)", d.Description, m.workers)
-				}
+			case wsfile.Worker:
+				n := tr.Worker
 				ti.role, ti.worker = roleWorker, n
 				if m.byID[n] == nil {
 					wd := &worker{id: n}
 					m.byID[n] = wd
 					m.ws = append(m.ws, wd)
 				}
-			case strings.HasPrefix(d.Description, perfetto.DescCounter):
-				rest := strings.TrimPrefix(d.Description, perfetto.DescCounter)
-				kindName, idx, ok := strings.Cut(rest, ":")
+			case wsfile.Counter:
+				kindName, idx, ok := strings.Cut(tr.Counter, ":")
 				index, err := strconv.Atoi(idx)
 				if !ok || err != nil {
 					return fail(p, "bad counter track %q", d.Description)
@@ -278,7 +240,7 @@ func load(data []byte) (*model, error) {
 		if !p.HasEvent {
 			return nil
 		}
-		if !isWsched {
+		if !decls.Wsched {
 			return ErrNotWsched
 		}
 		e := &p.Event
@@ -296,7 +258,7 @@ func load(data []byte) (*model, error) {
 		m.first, m.last = min(m.first, t), max(m.last, t)
 		name := ""
 		if e.NameIID != 0 {
-			n, ok := st.names[e.NameIID]
+			n, ok := decls.Name(e.NameIID)
 			if !ok {
 				return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
 			}
@@ -308,7 +270,7 @@ func load(data []byte) (*model, error) {
 			for _, a := range e.Annotations {
 				k := a.Name
 				if a.NameIID != 0 {
-					k = st.annots[a.NameIID]
+					k, _ = decls.Annotation(a.NameIID)
 				}
 				if k != key {
 					continue
@@ -328,7 +290,7 @@ func load(data []byte) (*model, error) {
 			switch ti.role {
 			case roleWorker:
 				if len(e.CategoryIIDs) > 0 {
-					c, ok := st.cats[e.CategoryIIDs[0]]
+					c, ok := decls.Category(e.CategoryIIDs[0])
 					if !ok {
 						return fail(p, "category iid %d not defined", e.CategoryIIDs[0])
 					}
@@ -435,7 +397,7 @@ func load(data []byte) (*model, error) {
 		}
 		return nil, err
 	}
-	if !isWsched {
+	if !decls.Wsched {
 		return nil, ErrNotWsched
 	}
 	if m.workers == 0 {

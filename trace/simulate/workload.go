@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/internal/timeline"
+	"github.com/wsched/wsched/trace/internal/wsfile"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -157,8 +157,7 @@ func Load(data []byte) (*Workload, error) {
 		return nil, errors.New("empty file")
 	}
 	wl := &Workload{Config: DefaultConfig()}
-	type seqState struct{ names, cats, annots map[uint64]string }
-	seqs := map[uint32]*seqState{}
+	var decls wsfile.Decls
 	type open struct {
 		start  int64
 		name   string
@@ -176,11 +175,10 @@ func Load(data []byte) (*Workload, error) {
 	tracks := map[uint64]*track{}
 	nameIdx := map[string]int32{}
 	var (
-		slices_  []slice
-		cycles   []cycleRec
-		stages   []stageRec
-		adds     []addRec
-		isWsched bool
+		slices_ []slice
+		cycles  []cycleRec
+		stages  []stageRec
+		adds    []addRec
 	)
 	intern := func(s string) int32 {
 		if i, ok := nameIdx[s]; ok {
@@ -195,50 +193,25 @@ func Load(data []byte) (*Workload, error) {
 		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, a...))
 	}
 	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
-		st := seqs[p.Seq]
-		if st == nil || p.Flags&1 != 0 {
-			st = &seqState{map[uint64]string{}, map[uint64]string{}, map[uint64]string{}}
-			seqs[p.Seq] = st
+		tk, isTrack, err := decls.Packet(p)
+		if err != nil {
+			return fail(p, "%v", err)
 		}
-		for _, e := range p.Interned.Names {
-			st.names[e.IID] = e.Name
-		}
-		for _, e := range p.Interned.Categories {
-			st.cats[e.IID] = e.Name
-		}
-		for _, e := range p.Interned.AnnotationNames {
-			st.annots[e.IID] = e.Name
-		}
-		if p.HasTrack {
+		if isTrack {
 			d := &p.Track
 			tr := &track{role: 'o'}
-			switch {
-			case d.HasProcess && strings.HasPrefix(d.Description, perfetto.DescProcess):
-				if isWsched {
-					return fail(p, "two wsched process tracks")
-				}
-				isWsched, tr.role = true, 'p'
-				i := strings.Index(d.Description, "workers=")
-				if i < 0 {
+			switch tk.Role {
+			case wsfile.Process:
+				if decls.Workers == 0 {
 					return fail(p, "the process track does not say how many workers")
 				}
-				f, _, _ := strings.Cut(d.Description[i+len("workers="):], " ")
-				n, err := strconv.Atoi(f)
-				if err != nil || n < 1 || n > 1<<16 {
-					return fail(p, "bad worker count in %q", d.Description)
-				}
-				wl.Workers = n
-			case !isWsched:
-			case d.Description == perfetto.DescControl:
+				tr.role, wl.Workers = 'p', decls.Workers
+			case wsfile.Control:
 				tr.role = 'c'
-			case d.Description == perfetto.DescStages:
+			case wsfile.Stages:
 				tr.role = 's'
-			case strings.HasPrefix(d.Description, perfetto.DescWorker):
-				n, err := strconv.Atoi(strings.TrimPrefix(d.Description, perfetto.DescWorker))
-				if err != nil || n < 0 || n >= wl.Workers {
-					return fail(p, "bad worker track %q (trace has %d workers)", d.Description, wl.Workers)
-				}
-				tr.role, tr.worker = 'w', int32(n)
+			case wsfile.Worker:
+				tr.role, tr.worker = 'w', int32(tk.Worker)
 			}
 			if _, dup := tracks[d.UUID]; dup {
 				return fail(p, "track %d described twice", d.UUID)
@@ -248,7 +221,7 @@ func Load(data []byte) (*Workload, error) {
 		if !p.HasEvent {
 			return nil
 		}
-		if !isWsched {
+		if !decls.Wsched {
 			return analyzeErrNotWsched
 		}
 		e := &p.Event
@@ -262,7 +235,7 @@ func Load(data []byte) (*Workload, error) {
 		}
 		name := e.Name
 		if e.NameIID != 0 {
-			n, ok := st.names[e.NameIID]
+			n, ok := decls.Name(e.NameIID)
 			if !ok {
 				return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
 			}
@@ -272,7 +245,7 @@ func Load(data []byte) (*Workload, error) {
 			for _, a := range e.Annotations {
 				k := a.Name
 				if a.NameIID != 0 {
-					k = st.annots[a.NameIID]
+					k, _ = decls.Annotation(a.NameIID)
 				}
 				if k == key {
 					return a, true
@@ -304,7 +277,7 @@ func Load(data []byte) (*Workload, error) {
 			switch tr.role {
 			case 'w':
 				if len(e.CategoryIIDs) > 0 {
-					c, ok := st.cats[e.CategoryIIDs[0]]
+					c, ok := decls.Category(e.CategoryIIDs[0])
 					if !ok {
 						return fail(p, "category iid %d not defined", e.CategoryIIDs[0])
 					}
@@ -365,7 +338,7 @@ func Load(data []byte) (*Workload, error) {
 				for _, a := range e.Annotations {
 					k := a.Name
 					if a.NameIID != 0 {
-						k = st.annots[a.NameIID]
+						k, _ = decls.Annotation(a.NameIID)
 					}
 					if a.Kind == perfetto.AnnotString {
 						if err := wl.Config.set(k, a.String); err != nil {
@@ -410,7 +383,7 @@ func Load(data []byte) (*Workload, error) {
 		}
 		return nil, err
 	}
-	if !isWsched {
+	if !decls.Wsched {
 		return nil, analyzeErrNotWsched
 	}
 	hasOrigins := false

@@ -1,0 +1,155 @@
+// Package wsfile follows what a Perfetto file that wsched wrote declares,
+// packet by packet, for the packages that read such files (trace/analyze,
+// trace/simulate): each packet sequence's interned strings, the wsched
+// process track and its worker count, and what each track descriptor
+// says the track is. The readers keep their own state per track; the
+// rules for telling wsched's tracks apart live here once.
+package wsfile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+// MaxWorkers is the most workers a file may claim: the process track's
+// "workers=N" above it is an error.
+const MaxWorkers = 1 << 16
+
+// Role is what a track descriptor says its track is.
+type Role uint8
+
+const (
+	// Other: a track of another producer, or one described before the
+	// wsched process track.
+	Other Role = iota
+	Process
+	Control
+	Stages
+	Worker
+	Counter
+)
+
+// Track is a track descriptor as wsched reads it.
+type Track struct {
+	Role Role
+	// Worker is the worker a Worker track belongs to (0 ≤ Worker <
+	// Decls.Workers).
+	Worker int
+	// Counter is what follows perfetto.DescCounter in a Counter track's
+	// description ("KIND:INDEX", parsed by the reader that draws it).
+	Counter string
+}
+
+// Decls holds what the file has declared so far. The zero Decls is ready;
+// call Packet for every packet, in file order.
+type Decls struct {
+	// Wsched: a wsched process track has been seen (at most one may be).
+	Wsched bool
+	// Workers is its "workers=N", 0 if it said none.
+	Workers int
+
+	seqs map[uint32]*strs
+	cur  *strs
+}
+
+// strs is one sequence's interned strings, each map made on first use.
+type strs struct{ names, cats, annots map[uint64]string }
+
+// Packet takes in p's interned strings (a sequence's are dropped when p
+// clears its incremental state) and, when p describes a track, what the
+// track is (ok reports that it does). p's names resolve through Name,
+// Category and Annotation until the next call. An error says what in p
+// cannot be a wsched file: a second process track, a bad worker count, a
+// worker track beyond the count. Which packet, the caller adds.
+func (d *Decls) Packet(p *perfetto.Packet) (t Track, ok bool, err error) {
+	if d.seqs == nil {
+		d.seqs = make(map[uint32]*strs)
+	}
+	st := d.seqs[p.Seq]
+	if st == nil || p.Flags&1 != 0 { // SEQ_INCREMENTAL_STATE_CLEARED
+		st = &strs{}
+		d.seqs[p.Seq] = st
+	}
+	define(&st.names, p.Interned.Names)
+	define(&st.cats, p.Interned.Categories)
+	define(&st.annots, p.Interned.AnnotationNames)
+	d.cur = st
+	if !p.HasTrack {
+		return Track{}, false, nil
+	}
+	t, err = d.track(&p.Track)
+	return t, true, err
+}
+
+func (d *Decls) track(td *perfetto.TrackDesc) (Track, error) {
+	desc := td.Description
+	switch {
+	case td.HasProcess && strings.HasPrefix(desc, perfetto.DescProcess):
+		if d.Wsched {
+			return Track{}, fmt.Errorf("two wsched process tracks")
+		}
+		d.Wsched = true
+		if i := strings.Index(desc, "workers="); i >= 0 {
+			f, _, _ := strings.Cut(desc[i+len("workers="):], " ")
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > MaxWorkers {
+				return Track{}, fmt.Errorf("bad worker count in %q", desc)
+			}
+			d.Workers = n
+		}
+		return Track{Role: Process}, nil
+	case !d.Wsched:
+		// Not ours (yet): a reader reports the events on it.
+		return Track{}, nil
+	case desc == perfetto.DescControl:
+		return Track{Role: Control}, nil
+	case desc == perfetto.DescStages:
+		return Track{Role: Stages}, nil
+	case strings.HasPrefix(desc, perfetto.DescWorker):
+		n, err := strconv.Atoi(strings.TrimPrefix(desc, perfetto.DescWorker))
+		if err != nil || n < 0 || n >= d.Workers {
+			return Track{}, fmt.Errorf("bad worker track %q (trace has %d workers)", desc, d.Workers)
+		}
+		return Track{Role: Worker, Worker: n}, nil
+	case strings.HasPrefix(desc, perfetto.DescCounter):
+		return Track{Role: Counter, Counter: strings.TrimPrefix(desc, perfetto.DescCounter)}, nil
+	}
+	return Track{}, nil
+}
+
+// Name returns the event name interned as iid on the last packet's
+// sequence.
+func (d *Decls) Name(iid uint64) (string, bool) { return lookup(d.cur, iid, 0) }
+
+// Category returns the category interned as iid on the last packet's
+// sequence.
+func (d *Decls) Category(iid uint64) (string, bool) { return lookup(d.cur, iid, 1) }
+
+// Annotation returns the debug annotation name interned as iid on the last
+// packet's sequence.
+func (d *Decls) Annotation(iid uint64) (string, bool) { return lookup(d.cur, iid, 2) }
+
+func lookup(st *strs, iid uint64, which int) (string, bool) {
+	if st == nil {
+		return "", false
+	}
+	m := [...]map[uint64]string{st.names, st.cats, st.annots}[which]
+	s, ok := m[iid]
+	return s, ok
+}
+
+// define records interned entries in set, making it on first use.
+func define(set *map[uint64]string, entries []perfetto.InternedString) {
+	if len(entries) == 0 {
+		return
+	}
+	if *set == nil {
+		*set = make(map[uint64]string)
+	}
+	for _, e := range entries {
+		(*set)[e.IID] = e.Name
+	}
+}

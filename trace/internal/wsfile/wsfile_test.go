@@ -1,0 +1,95 @@
+package wsfile
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/trace/perfetto"
+)
+
+func trackPacket(seq uint32, desc string, process bool) *perfetto.Packet {
+	return &perfetto.Packet{Seq: seq, HasTrack: true, Track: perfetto.TrackDesc{Description: desc, HasProcess: process}}
+}
+
+// TestTracks: before the wsched process track nothing is wsched's; after
+// it, each description names its role, and a worker beyond the count, a
+// second process track or a bad count is an error.
+func TestTracks(t *testing.T) {
+	var d Decls
+	tr, ok, err := d.Packet(trackPacket(1, perfetto.DescWorker+"0", false))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, Other, tr.Role, "a worker track before the process track")
+	assert.False(t, d.Wsched)
+
+	_, ok, err = d.Packet(trackPacket(1, perfetto.DescProcess+" workers=3 more", true))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.True(t, d.Wsched)
+	assert.Equal(t, 3, d.Workers)
+
+	for desc, want := range map[string]Track{
+		perfetto.DescControl:                {Role: Control},
+		perfetto.DescStages:                 {Role: Stages},
+		perfetto.DescWorker + "2":           {Role: Worker, Worker: 2},
+		perfetto.DescCounter + "bucket:1":   {Role: Counter, Counter: "bucket:1"},
+		"a track of another producer":       {Role: Other},
+		perfetto.DescProcess + " workers=9": {Role: Other}, // not a process track
+	} {
+		tr, _, err := d.Packet(trackPacket(1, desc, false))
+		require.NoError(t, err, desc)
+		assert.Equal(t, want, tr, desc)
+	}
+	_, _, err = d.Packet(trackPacket(1, perfetto.DescWorker+"3", false))
+	assert.ErrorContains(t, err, "bad worker track")
+	_, _, err = d.Packet(trackPacket(1, perfetto.DescProcess+" workers=2", true))
+	assert.ErrorContains(t, err, "two wsched process tracks")
+
+	for _, desc := range []string{"workers=0", "workers=x", "workers=65537"} {
+		var d Decls
+		_, _, err := d.Packet(trackPacket(1, perfetto.DescProcess+" "+desc, true))
+		assert.ErrorContains(t, err, "bad worker count", desc)
+	}
+	var none Decls
+	_, _, err = none.Packet(trackPacket(1, perfetto.DescProcess, true))
+	require.NoError(t, err)
+	assert.Zero(t, none.Workers, "a process track that gives no count")
+}
+
+// TestInterned: names resolve on the sequence of the last packet, and a
+// sequence that clears its incremental state forgets its own.
+func TestInterned(t *testing.T) {
+	var d Decls
+	p := &perfetto.Packet{Seq: 1, Interned: perfetto.Interned{
+		Names:           []perfetto.InternedString{{IID: 1, Name: "packet"}},
+		Categories:      []perfetto.InternedString{{IID: 1, Name: "Prepare"}},
+		AnnotationNames: []perfetto.InternedString{{IID: 1, Name: "victim"}},
+	}}
+	_, ok, err := d.Packet(p)
+	require.NoError(t, err)
+	assert.False(t, ok, "no track in the packet")
+	n, ok := d.Name(1)
+	assert.True(t, ok)
+	assert.Equal(t, "packet", n)
+	c, _ := d.Category(1)
+	assert.Equal(t, "Prepare", c)
+	a, _ := d.Annotation(1)
+	assert.Equal(t, "victim", a)
+
+	_, _, err = d.Packet(&perfetto.Packet{Seq: 2})
+	require.NoError(t, err)
+	_, ok = d.Name(1)
+	assert.False(t, ok, "another sequence's name")
+
+	_, _, err = d.Packet(&perfetto.Packet{Seq: 1})
+	require.NoError(t, err)
+	_, ok = d.Name(1)
+	assert.True(t, ok, "the first sequence's name, still defined")
+
+	_, _, err = d.Packet(&perfetto.Packet{Seq: 1, Flags: 1})
+	require.NoError(t, err)
+	_, ok = d.Name(1)
+	assert.False(t, ok, "cleared with the sequence's incremental state")
+}
