@@ -256,34 +256,11 @@ func load(data []byte) (*model, error) {
 			m.first, m.seenAny = t, true
 		}
 		m.first, m.last = min(m.first, t), max(m.last, t)
-		name := ""
-		if e.NameIID != 0 {
-			n, ok := decls.Name(e.NameIID)
-			if !ok {
-				return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
-			}
-			name = n
-		} else if e.HasName {
-			name = e.Name
+		name, ok := decls.EventName(e)
+		if !ok {
+			return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
 		}
-		annot := func(key string) (int64, bool) {
-			for _, a := range e.Annotations {
-				k := a.Name
-				if a.NameIID != 0 {
-					k, _ = decls.Annotation(a.NameIID)
-				}
-				if k != key {
-					continue
-				}
-				switch a.Kind {
-				case perfetto.AnnotInt:
-					return a.Int, true
-				case perfetto.AnnotUint:
-					return int64(a.Uint), true
-				}
-			}
-			return 0, false
-		}
+		annot := func(key string) (int64, bool) { return decls.ArgInt(e, key) }
 		switch e.Type {
 		case 1: // BEGIN
 			o := openSlice{start: t, name: m.str(name), stage: -1, seq: p.Seq}

@@ -233,40 +233,16 @@ func Load(data []byte) (*Workload, error) {
 		if t < 0 {
 			return fail(p, "timestamp out of range")
 		}
-		name := e.Name
-		if e.NameIID != 0 {
-			n, ok := decls.Name(e.NameIID)
-			if !ok {
-				return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
-			}
-			name = n
-		}
-		annot := func(key string) (perfetto.Annotation, bool) {
-			for _, a := range e.Annotations {
-				k := a.Name
-				if a.NameIID != 0 {
-					k, _ = decls.Annotation(a.NameIID)
-				}
-				if k == key {
-					return a, true
-				}
-			}
-			return perfetto.Annotation{}, false
+		name, ok := decls.EventName(e)
+		if !ok {
+			return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
 		}
 		num := func(key string) (int64, bool) {
-			a, ok := annot(key)
-			switch {
-			case !ok:
-				return 0, false
-			case a.Kind == perfetto.AnnotInt:
-				return a.Int, true
-			case a.Kind == perfetto.AnnotUint:
-				return int64(a.Uint), a.Uint <= 1<<62
-			}
-			return 0, false
+			v, ok := decls.ArgInt(e, key)
+			return v, ok && v <= 1<<62
 		}
 		str := func(key string) string {
-			if a, ok := annot(key); ok && a.Kind == perfetto.AnnotString {
+			if a, ok := decls.Arg(e, key); ok && a.Kind == perfetto.AnnotString {
 				return a.String
 			}
 			return ""
@@ -282,7 +258,7 @@ func Load(data []byte) (*Workload, error) {
 						return fail(p, "category iid %d not defined", e.CategoryIIDs[0])
 					}
 					o.cat = c
-					if a, ok := annot(perfetto.ArgQueued); ok && a.Kind == perfetto.AnnotUint {
+					if a, ok := decls.Arg(e, perfetto.ArgQueued); ok && a.Kind == perfetto.AnnotUint {
 						o.code = a.Uint
 					}
 					o.stolen = len(e.TerminatingFlowIDs) > 0

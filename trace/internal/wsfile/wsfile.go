@@ -8,6 +8,7 @@ package wsfile
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -131,6 +132,45 @@ func (d *Decls) Category(iid uint64) (string, bool) { return lookup(d.cur, iid, 
 // Annotation returns the debug annotation name interned as iid on the last
 // packet's sequence.
 func (d *Decls) Annotation(iid uint64) (string, bool) { return lookup(d.cur, iid, 2) }
+
+// EventName returns e's name, written inline or interned on the last
+// packet's sequence; ok is false for an interned name the sequence has not
+// defined.
+func (d *Decls) EventName(e *perfetto.TrackEvent) (name string, ok bool) {
+	if e.NameIID != 0 {
+		return d.Name(e.NameIID)
+	}
+	return e.Name, true
+}
+
+// Arg returns e's debug annotation named key (inline or interned).
+func (d *Decls) Arg(e *perfetto.TrackEvent, key string) (perfetto.Annotation, bool) {
+	for _, a := range e.Annotations {
+		k := a.Name
+		if a.NameIID != 0 {
+			k, _ = d.Annotation(a.NameIID)
+		}
+		if k == key {
+			return a, true
+		}
+	}
+	return perfetto.Annotation{}, false
+}
+
+// ArgInt returns e's integer annotation named key, signed or unsigned
+// (one above math.MaxInt64 is not an int64: ok is false).
+func (d *Decls) ArgInt(e *perfetto.TrackEvent, key string) (int64, bool) {
+	a, ok := d.Arg(e, key)
+	switch {
+	case !ok:
+		return 0, false
+	case a.Kind == perfetto.AnnotInt:
+		return a.Int, true
+	case a.Kind == perfetto.AnnotUint:
+		return int64(a.Uint), a.Uint <= math.MaxInt64
+	}
+	return 0, false
+}
 
 func lookup(st *strs, iid uint64, which int) (string, bool) {
 	if st == nil {

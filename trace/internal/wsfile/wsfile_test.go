@@ -93,3 +93,45 @@ func TestInterned(t *testing.T) {
 	_, ok = d.Name(1)
 	assert.False(t, ok, "cleared with the sequence's incremental state")
 }
+
+// TestEventNameAndArgs: an event's name and annotations resolve inline or
+// through the sequence's interned strings; an unsigned value above
+// math.MaxInt64 is not an int64.
+func TestEventNameAndArgs(t *testing.T) {
+	var d Decls
+	_, _, err := d.Packet(&perfetto.Packet{Seq: 1, Interned: perfetto.Interned{
+		Names:           []perfetto.InternedString{{IID: 7, Name: "steal"}},
+		AnnotationNames: []perfetto.InternedString{{IID: 3, Name: "victim"}},
+	}})
+	require.NoError(t, err)
+	e := &perfetto.TrackEvent{NameIID: 7, Annotations: []perfetto.Annotation{
+		{NameIID: 3, Kind: perfetto.AnnotUint, Uint: 1},
+		{Name: "moved", Kind: perfetto.AnnotInt, Int: -2},
+		{Name: "huge", Kind: perfetto.AnnotUint, Uint: 1 << 63},
+		{Name: "how", Kind: perfetto.AnnotString, String: "priority"},
+	}}
+	n, ok := d.EventName(e)
+	assert.True(t, ok)
+	assert.Equal(t, "steal", n)
+	v, ok := d.ArgInt(e, "victim")
+	assert.True(t, ok)
+	assert.EqualValues(t, 1, v)
+	v, ok = d.ArgInt(e, "moved")
+	assert.True(t, ok)
+	assert.EqualValues(t, -2, v)
+	_, ok = d.ArgInt(e, "huge")
+	assert.False(t, ok)
+	_, ok = d.ArgInt(e, "how")
+	assert.False(t, ok, "a string is not an int")
+	a, ok := d.Arg(e, "how")
+	assert.True(t, ok)
+	assert.Equal(t, "priority", a.String)
+	_, ok = d.Arg(e, "absent")
+	assert.False(t, ok)
+
+	n, ok = d.EventName(&perfetto.TrackEvent{Name: "inline"})
+	assert.True(t, ok)
+	assert.Equal(t, "inline", n)
+	_, ok = d.EventName(&perfetto.TrackEvent{NameIID: 99})
+	assert.False(t, ok, "an iid the sequence has not defined")
+}
