@@ -3,6 +3,7 @@ package scheduler
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,23 +42,59 @@ func v1Abandon(t *testing.T, k int) {
 }
 
 // TestUnreachableSchedulerReleasesWorkers: a Scheduler dropped without
-// Close is closed by the garbage collector, and its workers exit.
+// Close is closed by the garbage collector, and its workers exit. Workers
+// are told apart by goroutine id, so that the goroutines of other tests,
+// starting or ending meanwhile, do not count.
 func TestUnreachableSchedulerReleasesWorkers(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	before := runtime.NumGoroutine()
+	before := workerGoroutines()
 	const k = 3
 	// No collection until the count below: one during v1Abandon would
 	// close a dropped scheduler before it is counted.
 	gcPercent := debug.SetGCPercent(-1)
 	v1Abandon(t, k)
 	// The workers of the k-1 schedulers not closed are still there.
-	assert.GreaterOrEqual(t, runtime.NumGoroutine(), before+2*(k-1))
+	assert.Len(t, newIDs(before, workerGoroutines()), 2*(k-1))
 	debug.SetGCPercent(gcPercent)
 	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+	for len(newIDs(before, workerGoroutines())) > 0 && time.Now().Before(deadline) {
 		runtime.GC() // finds them unreachable; their cleanups close them
 		time.Sleep(time.Millisecond)
 	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	assert.Empty(t, newIDs(before, workerGoroutines()), "workers of the dropped schedulers")
 	goleak.VerifyNone(t, ignore)
+}
+
+// workerGoroutines returns the ids of the goroutines running a worker's
+// main loop.
+func workerGoroutines() map[string]bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	ids := map[string]bool{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if id, ok := strings.CutPrefix(header, "goroutine "); ok && strings.Contains(g, "scheduler.(*Worker).main(") {
+			id, _, _ = strings.Cut(id, " ")
+			ids[id] = true
+		}
+	}
+	return ids
+}
+
+// newIDs returns the ids in now that were not in before.
+func newIDs(before, now map[string]bool) []string {
+	var out []string
+	for id := range now {
+		if !before[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
