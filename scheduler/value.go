@@ -465,7 +465,7 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 		Spawn(w, v)
 		return
 	}
-	if w.streak > 0 || w.wantsWork() {
+	if w.streak > 0 || w.s.nIdle() != 0 && w.wantsWork() { // the idle test inline: no call while every worker is busy
 		if slotKey[P]() == w.directKey && w.js.spawn == nil {
 			w.handOff(task{p: Packet(v), meta: uint64(w.cur.stage())})
 			return
