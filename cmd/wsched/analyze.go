@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,19 +67,9 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 	svgStage := fs.String("svg-stage", "", "with -svg: draw the stage `NAME` (default: the stage with the worst ratio)")
 	svgCycle := fs.Uint64("svg-cycle", 0, "with -svg: draw cycle `N` (the whole cycle, or its -svg-stage)")
 	// Flags may come before or after FILE (wsched analyze t.pftrace -json).
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, code, ok := parseAround(fs, args)
+	if !ok {
+		return code
 	}
 	if len(files) != 1 {
 		fmt.Fprintf(stderr, "wsched analyze: want one FILE, got %d arguments (see -h)\n", len(files))

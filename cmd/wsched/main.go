@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,4 +58,24 @@ func usage(w io.Writer) {
 	}
 	b.WriteString("\nRun wsched COMMAND -h for a command's flags.\n")
 	io.WriteString(w, b.String())
+}
+
+// parseAround parses fs's flags before and after the positional arguments
+// (wsched analyze t.pftrace -json) and returns those arguments. When it
+// returns !ok the command exits with code: 0 after -h, 2 after a bad flag
+// (fs has printed why).
+func parseAround(fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0, false
+			}
+			return nil, 2, false
+		}
+		if fs.NArg() == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,19 +64,9 @@ func simulateCmd(args []string, stdout, stderr io.Writer) int {
 	perCycle := fs.Bool("cycles", false, "also print each cycle's stages")
 	untraced := fs.Bool("untraced", false, "predict a run without tracing (the hooks' cost is not charged)")
 	against := fs.String("against", "", "compare with the stage makespans that `TRACE2` recorded, at its worker count")
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, code, ok := parseAround(fs, args)
+	if !ok {
+		return code
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "wsched simulate: "+format+"\n", a...)
