@@ -175,7 +175,7 @@ func load(data []byte) (*model, error) {
 		return nil, errors.New("empty file")
 	}
 	m := &model{size: len(data), strIdx: make(map[string]int32), steals: make(map[uint64]stealSource), byID: make(map[int]*worker)}
-	tracks := make(map[uint64]*trackInfo)
+	tracks := wsfile.Tracks[trackInfo]{}
 	var decls wsfile.Decls
 	type counterKey struct {
 		kind  trace.CounterKind
@@ -232,10 +232,9 @@ func load(data []byte) (*model, error) {
 				}
 				ti.role, ti.counter = roleCounter, c
 			}
-			if _, dup := tracks[d.UUID]; dup {
-				return fail(p, "track %d described twice", d.UUID)
+			if err := tracks.Describe(d.UUID, ti); err != nil {
+				return fail(p, "%v", err)
 			}
-			tracks[d.UUID] = ti
 		}
 		if !p.HasEvent {
 			return nil
@@ -244,13 +243,9 @@ func load(data []byte) (*model, error) {
 			return ErrNotWsched
 		}
 		e := &p.Event
-		ti := tracks[e.TrackUUID]
-		if ti == nil {
-			return fail(p, "event on track %d before its descriptor", e.TrackUUID)
-		}
-		t := int64(p.Timestamp)
-		if t < 0 {
-			return fail(p, "timestamp out of range")
+		ti, t, err := tracks.Event(p)
+		if err != nil {
+			return fail(p, "%v", err)
 		}
 		if !m.seenAny {
 			m.first, m.seenAny = t, true

@@ -172,7 +172,7 @@ func Load(data []byte) (*Workload, error) {
 		worker int32
 		stack  []open
 	}
-	tracks := map[uint64]*track{}
+	tracks := wsfile.Tracks[track]{}
 	nameIdx := map[string]int32{}
 	var (
 		slices_ []slice
@@ -213,10 +213,9 @@ func Load(data []byte) (*Workload, error) {
 			case wsfile.Worker:
 				tr.role, tr.worker = 'w', int32(tk.Worker)
 			}
-			if _, dup := tracks[d.UUID]; dup {
-				return fail(p, "track %d described twice", d.UUID)
+			if err := tracks.Describe(d.UUID, tr); err != nil {
+				return fail(p, "%v", err)
 			}
-			tracks[d.UUID] = tr
 		}
 		if !p.HasEvent {
 			return nil
@@ -225,13 +224,9 @@ func Load(data []byte) (*Workload, error) {
 			return analyzeErrNotWsched
 		}
 		e := &p.Event
-		tr := tracks[e.TrackUUID]
-		if tr == nil {
-			return fail(p, "event on track %d before its descriptor", e.TrackUUID)
-		}
-		t := int64(p.Timestamp)
-		if t < 0 {
-			return fail(p, "timestamp out of range")
+		tr, t, err := tracks.Event(p)
+		if err != nil {
+			return fail(p, "%v", err)
 		}
 		name, ok := decls.EventName(e)
 		if !ok {

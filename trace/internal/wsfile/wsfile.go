@@ -133,6 +133,34 @@ func (d *Decls) Category(iid uint64) (string, bool) { return lookup(d.cur, iid, 
 // packet's sequence.
 func (d *Decls) Annotation(iid uint64) (string, bool) { return lookup(d.cur, iid, 2) }
 
+// Tracks maps the uuids of the tracks a file describes to a reader's
+// state for each.
+type Tracks[T any] map[uint64]*T
+
+// Describe records t for the track uuid; a track described twice is an
+// error.
+func (ts Tracks[T]) Describe(uuid uint64, t *T) error {
+	if _, dup := ts[uuid]; dup {
+		return fmt.Errorf("track %d described twice", uuid)
+	}
+	ts[uuid] = t
+	return nil
+}
+
+// Event returns the state of the track p's event is on and the event's
+// time: an event on a track not described before it, or a time beyond
+// int64, is an error.
+func (ts Tracks[T]) Event(p *perfetto.Packet) (*T, int64, error) {
+	t := ts[p.Event.TrackUUID]
+	if t == nil {
+		return nil, 0, fmt.Errorf("event on track %d before its descriptor", p.Event.TrackUUID)
+	}
+	if int64(p.Timestamp) < 0 {
+		return nil, 0, fmt.Errorf("timestamp out of range")
+	}
+	return t, int64(p.Timestamp), nil
+}
+
 // EventName returns e's name, written inline or interned on the last
 // packet's sequence; ok is false for an interned name the sequence has not
 // defined.

@@ -135,3 +135,20 @@ func TestEventNameAndArgs(t *testing.T) {
 	_, ok = d.EventName(&perfetto.TrackEvent{NameIID: 99})
 	assert.False(t, ok, "an iid the sequence has not defined")
 }
+
+// TestTracksTable: a track is described once, and an event resolves to its
+// track's state only after the description, at a time that fits int64.
+func TestTracksTable(t *testing.T) {
+	ts := Tracks[int]{}
+	v := 7
+	require.NoError(t, ts.Describe(3, &v))
+	assert.ErrorContains(t, ts.Describe(3, &v), "track 3 described twice")
+	got, at, err := ts.Event(&perfetto.Packet{Timestamp: 42, Event: perfetto.TrackEvent{TrackUUID: 3}})
+	require.NoError(t, err)
+	assert.Same(t, &v, got)
+	assert.EqualValues(t, 42, at)
+	_, _, err = ts.Event(&perfetto.Packet{Event: perfetto.TrackEvent{TrackUUID: 4}})
+	assert.ErrorContains(t, err, "event on track 4 before its descriptor")
+	_, _, err = ts.Event(&perfetto.Packet{Timestamp: 1 << 63, Event: perfetto.TrackEvent{TrackUUID: 3}})
+	assert.ErrorContains(t, err, "timestamp out of range")
+}
