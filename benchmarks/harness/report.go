@@ -167,7 +167,7 @@ type TargetCheck struct {
 
 // CheckTargets evaluates the targets on a set: wsched (its first
 // policy in each group) proven faster than every peer in every group (the
-// tree searches' sequential baseline is not a peer), and
+// tree searches' sequential baselines are not peers), and
 // on the fan-out at least 25× faster than go+WaitGroup and 3× faster than
 // the channel pool (ratios of medians).
 func CheckTargets(s *Set) []TargetCheck {
@@ -180,7 +180,7 @@ func CheckTargets(s *Set) []TargetCheck {
 		base := s.Values(g.Names[b], UnitNsOp)
 		peers := 0
 		for _, l := range g.Labels {
-			if !strings.HasPrefix(l, "wsched/") && l != Sequential {
+			if !strings.HasPrefix(l, "wsched/") && !IsBaseline(l) {
 				peers++
 			}
 		}
@@ -189,7 +189,7 @@ func CheckTargets(s *Set) []TargetCheck {
 		}
 		var slower, unproven []string
 		for i, n := range g.Names {
-			if i == b || strings.HasPrefix(g.Labels[i], "wsched/") || g.Labels[i] == Sequential {
+			if i == b || strings.HasPrefix(g.Labels[i], "wsched/") || IsBaseline(g.Labels[i]) {
 				continue // the sequential baseline is no competitor
 			}
 			v := Judge(base, s.Values(n, UnitNsOp))

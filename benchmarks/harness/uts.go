@@ -17,16 +17,28 @@ import (
 // with scheduler.Spawn or, under spawn=inline, scheduler.SpawnOrRun; the
 // count added up on per-worker counters or, under count=join, through
 // joins. Under spawn=split a packet searches its subtree by plain
-// recursion and spawns a child only when Worker.ShouldSplit says a worker
-// wants work: not a packet per node, the documented way for a packet with
-// work of its own. Against it: the sequential recursion (Sequential, the baseline
-// T_seq of the efficiency), goroutines and errgroup with a depth cutoff,
+// search (uts.Tree.Search's, on an explicit stack) and spawns a child
+// only when Worker.ShouldSplit says a worker wants work: not a packet per
+// node, the documented way for a packet with work of its own. Against it:
+// the fastest sequential search (Sequential, the baseline T_seq of the
+// efficiency), the sequential recursion (SequentialRec), goroutines and
+// errgroup with a depth cutoff (the fastest sequential search below it),
 // and the pools with a task per node.
 
-// Sequential is the name of the tree searches' baseline target: plain
-// recursion on the calling goroutine, no scheduler. The tree workloads
-// list it among their peers; it is no competitor (CheckTargets skips it).
-const Sequential = "seq"
+// Sequential is the name of the tree searches' baseline target: the
+// fastest sequential search here (uts.Sequential: depth-first on an
+// explicit stack, each child computed in its place), no scheduler.
+// SequentialRec is plain recursion (uts.Recursive), 7-10% slower on T1.
+// The tree workloads list both among their peers; neither is a competitor
+// (CheckTargets skips them).
+const (
+	Sequential    = "seq"
+	SequentialRec = "seq-rec"
+)
+
+// IsBaseline reports whether a target label names a tree search's
+// sequential baseline.
+func IsBaseline(label string) bool { return label == Sequential || label == SequentialRec }
 
 // UTSOptions choose the trees of the utsgeo and utsbin workloads.
 type UTSOptions struct {
@@ -102,7 +114,7 @@ func utsTree(name string) (*uts.Tree, int64, error) {
 }
 
 // utsPeers are the targets besides wsched that search the trees.
-var utsPeers = []string{Sequential, "waitgroup", "errgroup", "chanpool", "ants", "pond"}
+var utsPeers = []string{Sequential, SequentialRec, "waitgroup", "errgroup", "chanpool", "ants", "pond"}
 
 func registerUTS() {
 	for _, w := range []struct{ name, doc string }{
@@ -152,6 +164,8 @@ func newUTSExec(t Target, tr *uts.Tree, workers int) (uts.Exec, error) {
 		return uts.WSched(tr, uts.WSchedOptions{Config: cfg, Inline: t.Policy.Inline, Join: t.Policy.JoinCount, Split: t.Policy.Split})
 	case Sequential:
 		return uts.Sequential(tr), nil
+	case SequentialRec:
+		return uts.Recursive(tr), nil
 	case "waitgroup":
 		return uts.Goroutines(tr, uts.DefaultCutoff(workers)), nil
 	case "errgroup":

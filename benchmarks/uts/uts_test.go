@@ -42,6 +42,31 @@ func TestTreeIsDeterministic(t *testing.T) {
 	assert.Equal(t, tr.Stats().Nodes, tr.Count())
 }
 
+// Search, depth-first on a Stack with each child computed in place,
+// counts what the recursion counts, child for child as Child computes
+// them, and a search on a grown Stack allocates nothing.
+func TestSearchOnStack(t *testing.T) {
+	for _, p := range []Params{T1S, T3S} {
+		tr := MustNew(p)
+		r := tr.Root()
+		var c Node
+		tr.ChildInto(&r, 3, &c)
+		assert.Equal(t, tr.Child(&r, 3), c)
+		var s Stack
+		want := tr.Stats()
+		assert.Equal(t, want.Nodes, tr.Search(r, &s), p.Name)
+		assert.Equal(t, tr.Count(), tr.Search(r, &s), p.Name)
+		assert.GreaterOrEqual(t, cap(s.f), int(want.MaxDepth)+1, "the stack held the deepest path")
+		// A leaf's subtree is the leaf.
+		leaf := r
+		for tr.NumChildren(&leaf) > 0 {
+			leaf = tr.Child(&leaf, 0)
+		}
+		assert.Equal(t, int64(1), tr.Search(leaf, &s))
+		assert.Zero(t, testing.AllocsPerRun(2, func() { tr.Search(r, &s) }), p.Name)
+	}
+}
+
 func TestBadParams(t *testing.T) {
 	for _, p := range []Params{
 		{Kind: Geometric, B0: 0, Depth: 5, Fn: Fixed},
@@ -78,6 +103,7 @@ func executors(t *Tree, workers int) map[string]func() (Exec, error) {
 	}
 	return map[string]func() (Exec, error){
 		"seq":                func() (Exec, error) { return Sequential(t), nil },
+		"seq-rec":            func() (Exec, error) { return Recursive(t), nil },
 		"wsched-spawn":       ws(WSchedOptions{}),
 		"wsched-inline":      ws(WSchedOptions{Inline: true}),
 		"wsched-spawn-join":  ws(WSchedOptions{Join: true}),
@@ -159,7 +185,7 @@ func TestDefaultCutoff(t *testing.T) {
 // the executor that UTS_EXEC names (skipped without it): a fixed amount
 // of work whose instructions cachegrind counts exactly, where timings on a
 // shared machine move by 10%. An executor's instructions per node over
-// the sequential recursion are the difference of two runs' totals over
+// the sequential search are the difference of two runs' totals over
 // 3 · 63,914 nodes:
 //
 //	go test -c -o uts.test .

@@ -142,44 +142,27 @@ func (n splitNode) Run(w *scheduler.Worker) error {
 	return nil
 }
 
-// frame is a node on visit's stack: the children searched so far (next)
-// of its n.
-type frame struct {
-	node    Node
-	next, n int32
-}
-
-// stack is one worker's stack for visit, kept between packets so that a
+// stack is one worker's Stack for visit, kept between packets so that a
 // search allocates none, alone on its cache lines.
 type stack struct {
-	s []frame
+	s Stack
 	_ [40]byte
 }
 
-// visit searches n's subtree depth-first, but for the children it
-// spawns, and returns how many nodes it searched.
+// visit searches n's subtree depth-first, as Tree.Search does, but for
+// the children it spawns, and returns how many nodes it searched.
 func (e *wsExec) visit(w *scheduler.Worker, n Node) int64 {
-	st := append(e.stacks[w.ID()].s[:0], frame{n, 0, int32(e.t.NumChildren(&n))})
-	c, ask := int64(1), 0
+	s := &e.stacks[w.ID()].s
+	st, c := s.start(e.t, &n), int64(1)
 	for len(st) > 0 {
-		f := &st[len(st)-1]
-		if f.next == f.n {
-			st = st[:len(st)-1]
-			continue
+		var k int64
+		st, k = e.t.walk(st, splitEvery)
+		c += k
+		if len(st) > 0 && w.ShouldSplit() {
+			e.split(w, st)
 		}
-		if ask--; ask <= 0 {
-			ask = splitEvery
-			if w.ShouldSplit() {
-				e.split(w, st)
-				continue
-			}
-		}
-		child := e.t.Child(&f.node, int(f.next))
-		f.next++
-		c++
-		st = append(st, frame{child, 0, int32(e.t.NumChildren(&child))})
 	}
-	e.stacks[w.ID()].s = st
+	s.f = st
 	return c
 }
 

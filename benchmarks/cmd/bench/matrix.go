@@ -48,7 +48,7 @@ func newMatrixFlags(name string) *matrixFlags {
 	f.StringVar(&m.workers, "workers", defaultWorkers(), "comma-separated worker counts")
 	f.StringVar(&m.policies, "policies", "default", "comma-separated wsched policies, or none: default, or settings joined by '+': wake=one|all|n|searcher, steal=one|half|batch:N, batch=N, spins=N, parkspin=DUR|off, order=lifo|fifo, take=fair|fixed|guided, spawn=queue|inline|split, add=slice|copy, count=worker|join (wake, steal, order and take also take the scheduler's policy names: wake=wake-n, order=local-lifo, ...)")
 	f.StringVar(&m.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(harness.WorkloadNames(), ", "))
-	f.StringVar(&m.peers, "peers", "all", "comma-separated peers, all, or none: "+strings.Join(knownPeers(), ", ")+" ("+harness.Sequential+": the tree searches' sequential recursion; the last three run gcmark only)")
+	f.StringVar(&m.peers, "peers", "all", "comma-separated peers, all, or none: "+strings.Join(knownPeers(), ", ")+" ("+harness.Sequential+", "+harness.SequentialRec+": the tree searches' fastest sequential search and sequential recursion; the last three run gcmark only)")
 	f.BoolVar(&m.procs, "procs", true, "set GOMAXPROCS to each configuration's worker count, so workers means cores for every system")
 	f.BoolVar(&m.plots, "plots", true, "write SVG plots beside the results")
 	f.StringVar(&m.utsSize, "uts-size", "full", "trees of the utsgeo and utsbin searches: full (UTS T1 and T3, 4.1 million nodes each) or small (64 and 95 thousand nodes; -quick's)")
@@ -154,9 +154,9 @@ func parseWorkloads(s string) ([]*harness.Workload, error) {
 }
 
 // knownPeers are the names -peers takes: the executors of package system,
-// the tree searches' sequential recursion and gcmark's baselines.
+// the tree searches' sequential baselines and gcmark's.
 func knownPeers() []string {
-	return slices.Concat(system.Peers(), []string{harness.Sequential}, harness.GCMarkPeers)
+	return slices.Concat(system.Peers(), []string{harness.Sequential, harness.SequentialRec}, harness.GCMarkPeers)
 }
 
 func parsePeers(s string) ([]string, error) {
