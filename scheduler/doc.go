@@ -134,5 +134,5 @@
 // running on both workers: the other worker finishes its packet first.
 // benchmarks/README.md compares wsched with goroutines, errgroup, a
 // channel pool, ants, pond and conc on the harness's workloads, and with
-// sequential recursion on a tree generated while it is searched.
+// the fastest sequential search on a tree generated while it is searched.
 package scheduler

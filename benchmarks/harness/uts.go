@@ -28,7 +28,7 @@ import (
 // Sequential is the name of the tree searches' baseline target: the
 // fastest sequential search here (uts.Sequential: depth-first on an
 // explicit stack, each child computed in its place), no scheduler.
-// SequentialRec is plain recursion (uts.Recursive), 7-10% slower on T1.
+// SequentialRec is plain recursion (uts.Recursive), 10-13% slower.
 // The tree workloads list both among their peers; neither is a competitor
 // (CheckTargets skips them).
 const (

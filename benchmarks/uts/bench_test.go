@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,52 +99,6 @@ func rank(name string) int {
 		return 1
 	}
 	return 2
-}
-
-// BenchmarkTwoSequentialSearches measures what the machine leaves to two
-// workers: each round times one sequential search (Search) of T1 alone,
-// then two at once, each on a goroutine of its own with a stack of its
-// own. alone-ns/op and pair-ns/op are the medians; ceiling is the median
-// of the rounds' alone ÷ pair, the efficiency T_seq ÷ (2·T_par) that a
-// parallel search with no overhead and perfect balance would reach here
-// (two CPUs that share a core, or memory bandwidth, put it below 1).
-//
-//	go test -run '^$' -bench TwoSequentialSearches -benchtime 20x .
-func BenchmarkTwoSequentialSearches(b *testing.B) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		b.Skip("needs two Ps")
-	}
-	tr := MustNew(T1)
-	var s0, s1 Stack
-	search := func(s *Stack) {
-		if n := tr.Search(tr.Root(), s); n != 4130071 {
-			b.Fatalf("%d nodes", n)
-		}
-	}
-	var alone, pair, ratio []float64
-	for b.Loop() {
-		t0 := time.Now()
-		search(&s0)
-		a := time.Since(t0)
-		t0 = time.Now()
-		var wg sync.WaitGroup
-		wg.Go(func() { search(&s0) })
-		wg.Go(func() { search(&s1) })
-		wg.Wait()
-		p := time.Since(t0)
-		alone, pair = append(alone, float64(a)), append(pair, float64(p))
-		ratio = append(ratio, float64(a)/float64(p))
-	}
-	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(median(alone), "alone-ns/op")
-	b.ReportMetric(median(pair), "pair-ns/op")
-	b.ReportMetric(median(ratio), "ceiling")
-}
-
-// median returns the median of xs (which it sorts).
-func median(xs []float64) float64 {
-	sort.Float64s(xs)
-	return xs[len(xs)/2]
 }
 
 // BenchmarkSearchMin measures on a shared machine what BenchmarkSearch

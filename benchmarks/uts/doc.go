@@ -1,9 +1,10 @@
 // Package uts is a tree search in the manner of the Unbalanced Tree Search
 // benchmark (UTS, Olivier et al., 2006): a tree that exists only while it is
 // searched, every node's children derived from a hash of the node, and a
-// search of it by each executor the benchmarks compare: the sequential
-// recursion (the baseline), wsched with a packet per node, goroutines and
-// errgroup with a depth cutoff, and pools with a task per node.
+// search of it by each executor the benchmarks compare: the fastest
+// sequential search (the baseline) and the sequential recursion, wsched
+// with a packet per node or per subtree, goroutines and errgroup with a
+// depth cutoff, and pools with a task per node.
 //
 // # Model
 //
@@ -25,19 +26,23 @@
 //
 // The executors (Exec) are written as each one's users write them:
 //
-//   - Sequential: plain recursion, no scheduler: the T_seq of efficiency
-//     figures.
+//   - Sequential: Tree.Search, depth-first on an explicit stack (a Stack)
+//     with each child computed in its place (Tree.ChildInto), no
+//     scheduler: the T_seq of efficiency figures. Recursive: plain
+//     recursion (Tree.Count), 10-13% slower: a Node is 24 bytes, which Go
+//     passes and returns in memory, and the recursion copies each one
+//     twice.
 //   - WSched: a value packet per node with a Run method, its children
 //     spawned from Run with scheduler.Spawn or scheduler.SpawnOrRun, the
 //     count kept on per-worker counters (indexed by Worker.ID, a cache line
 //     each) or summed through scheduler.Join (WSchedOptions); or, not a
 //     packet per node, a packet per subtree searched depth-first on a
-//     stack of its own, which spawns the oldest children on its stack
-//     only when Worker.ShouldSplit says a worker wants work
+//     Stack of its own (Search's loop), which spawns the oldest children
+//     on its stack only when Worker.ShouldSplit says a worker wants work
 //     (WSchedOptions.Split).
 //   - Goroutines and Errgroup: a goroutine per node down to a depth cutoff
 //     (DefaultCutoff: log2(workers) + 2), each parent waiting for its
-//     children; plain recursion below the cutoff.
+//     children; Search below the cutoff.
 //   - ChanPool and Ants: a task per node on a pool of workers goroutines,
 //     submitted without blocking or, when the pool is full, searched in
 //     place (what users of a bounded pool do to avoid deadlock).
@@ -45,10 +50,11 @@
 //
 // # Costs
 //
-// On the project's 2-vCPU AMD EPYC, a node costs the sequential recursion
-// 103-109 ns (one SHA-1 of 24 bytes, with the SHA-NI instructions, and,
-// on the geometric tree, a logarithm); a packet per node adds 19-23 ns
-// (SpawnOrRun or Spawn, per-worker counters) or 47-55 ns (joins), and the
-// ShouldSplit search under 1 ns. benchmarks/README.md has every
-// executor's time per node at 1 and 2 workers, with the command.
+// On the project's 2-vCPU AMD EPYC, a node costs the sequential search
+// 88-94 ns (one SHA-1 of 24 bytes, with the SHA-NI instructions, and, on
+// the geometric tree, a logarithm), the recursion 97-107 ns; a packet per
+// node adds 18-21 ns to the recursion's (SpawnOrRun or Spawn, per-worker
+// counters) or 47-55 ns (joins), and the ShouldSplit search under 3 ns
+// to the sequential search's. benchmarks/README.md has every executor's
+// time per node at 1 and 2 workers, with the command.
 package uts
