@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -71,7 +72,8 @@ type Options struct {
 	// Trace chooses the Closure stage's design.
 	Trace Tracing
 	// SplitEvery is how many objects a depth-first packet scans between
-	// two calls of Worker.ShouldSplit (0: DefaultSplitEvery).
+	// two calls of Worker.ShouldSplit (0: DefaultSplitEvery). With one
+	// worker a packet never asks: nobody could take work.
 	SplitEvery int
 	// SplitShare is the share of its mark stack, the oldest entries, that
 	// a depth-first packet gives away when ShouldSplit reports an idle
@@ -183,14 +185,13 @@ type Marker struct {
 // counters. Padded so that two workers' counters never share a cache line.
 type workerState struct {
 	free      []*processEdges
-	stacks    [][]uint32       // free mark-stack buffers
-	big       []uint32         // the largest free one, kept for the deepest stacks
-	at, hd    [MaxBatch]uint32 // scanRun's batch: where each header is, and its slots
-	splits    int64            // stacks split off
-	won       []uint32         // trace's scratch: the objects this packet marked
-	slots     int64            // slots traced (non-null references loaded)
-	marked    int64            // objects this worker marked
-	live      int64            // live objects counted by Release
+	stacks    [][]uint32 // free mark-stack buffers
+	big       []uint32   // the largest free one, kept for the deepest stacks
+	splits    int64      // stacks split off
+	won       []uint32   // trace's scratch: the objects this packet marked
+	slots     int64      // slots traced (non-null references loaded)
+	marked    int64      // objects this worker marked
+	live      int64      // live objects counted by Release
 	liveBytes int64
 	sink      uint64 // keeps the root-slot work from being optimised away
 	_         [64]byte
@@ -233,6 +234,12 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 		workers: make([]workerState, s.Workers()),
 	}
 	m.splitEvery = opts.SplitEvery
+	if s.Workers() == 1 {
+		// Nobody to split for: a packet drains its stack in one run
+		// of scanRun (returning every SplitEvery objects cost one
+		// worker 3-5%).
+		m.splitEvery = math.MaxInt
+	}
 	return m, nil
 }
 
