@@ -3,6 +3,7 @@ package gcmark
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -261,42 +262,20 @@ func (b *Baseline) markDFS() (marked, slots int64) {
 	return marked, slots
 }
 
-// markDFSAtomic is markDFS with each mark bit set by a CAS (casMark).
+// markDFSAtomic is markDFS with each mark bit set by a CAS (casMark):
+// the roots claimed, then scanDFS, the Marker's own loop, until the stack
+// is empty.
 func (b *Baseline) markDFSAtomic() (marked, slots int64) {
-	off, words, marks := b.heap.Offsets, b.heap.Words, b.marks
 	stack := b.stack[:0]
 	for _, o := range b.roots {
 		slots++
-		if casMark(marks, o) {
+		if casMark(b.marks, o) {
 			stack = append(stack, o)
 		}
 	}
-	var at, hd [MaxBatch]uint32
-	for len(stack) > 0 {
-		k := min(b.batch, len(stack))
-		top := stack[len(stack)-k:]
-		for i, o := range top {
-			at[i] = off[o]
-			hd[i] = words[at[i]]
-		}
-		stack = stack[:len(stack)-k]
-		for i := k - 1; i >= 0; i-- {
-			s := words[at[i]+1 : at[i]+1+hd[i]]
-			for j := len(s) - 1; j >= 0; j-- {
-				c := s[j]
-				if c == Null {
-					continue
-				}
-				slots++
-				if casMark(marks, c) {
-					stack = append(stack, c)
-				}
-			}
-		}
-		marked += int64(k)
-	}
+	stack, s, marked := scanDFS(b.heap, b.marks, b.batch, stack, math.MaxInt)
 	b.stack = stack
-	return marked, slots
+	return marked, slots + s
 }
 
 // markBFS marks breadth-first from b.roots with plain bits.

@@ -1,6 +1,8 @@
 package gcmark
 
 import (
+	"sync/atomic"
+
 	"github.com/wsched/wsched/scheduler"
 )
 
@@ -88,21 +90,29 @@ func (m *Marker) drain(w *scheduler.Worker, ws *workerState, stack []uint32) {
 	}
 }
 
-// scanRun pops about budget objects off stack (fewer if it empties), Batch
+// scanRun runs scanDFS on the marker's heap and bitmap.
+func (m *Marker) scanRun(stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
+	return scanDFS(m.heap, m.marks, m.opts.Batch, stack, budget)
+}
+
+// scanDFS pops about budget objects off stack (fewer if it empties), batch
 // at a time: it loads the batch's headers first, so that their misses
 // overlap, then scans each object last slot to first, pushing the
-// referents it marks, so that an object's first slot is scanned next and
-// a heap built depth-first is read in allocation order. It returns the
-// stack, the slots traced and the objects scanned (each object marked is
-// pushed once, and scanned once, by whichever packet holds it then). A
-// function of its own, with nothing live but the loop's variables:
-// inlined in drain, with the scheduler's values live across the loop, the
-// compiler kept the loop's counters on the stack and the mark ran 16%
-// slower. The batch's arrays are locals, zeroed every call (256 bytes):
-// kept in the worker's state and reached through a pointer, the same loop
-// ran 4-6% slower (BenchmarkGCMark, dfs at 1 worker).
-func (m *Marker) scanRun(stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
-	off, words, marks, batch := m.heap.Offsets, m.heap.Words, m.marks, m.opts.Batch
+// referents it marks (casMark), so that an object's first slot is scanned
+// next and a heap built depth-first is read in allocation order. It
+// returns the stack, the slots traced and the objects scanned (each
+// object marked is pushed once, and scanned once, by whichever packet
+// holds it then). The Marker's packets and the SequentialDFSAtomic
+// baseline both run it: the same machine code, so that what separates
+// them is the scheduler, not where the compiler put a loop (two copies
+// of this loop ran 3-6% apart at 1 worker, depending on the code around
+// them). A function of its own, with nothing live but the loop's
+// variables: inlined in drain, with the scheduler's values live across
+// the loop, the compiler kept the loop's counters on the stack and the
+// mark ran 16% slower. The batch's arrays are locals, zeroed every call
+// (256 bytes).
+func scanDFS(h *Heap, marks []atomic.Uint64, batch int, stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
+	off, words := h.Offsets, h.Words
 	var at, hd [MaxBatch]uint32
 	for budget > 0 && len(stack) > 0 {
 		k := min(batch, len(stack))
