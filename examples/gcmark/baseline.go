@@ -90,9 +90,9 @@ type Baseline struct {
 	kind    BaselineKind
 	workers int
 	rounds  int
-	marks   []atomic.Uint64 // the atomic markers' bits
-	plain   Bitmap          // the plain markers' bits
-	stack   []uint32        // the sequential markers' stack or queue, kept between cycles
+	marks   Bitmap   // the atomic markers' bits (sync/atomic's functions)
+	plain   Bitmap   // the plain markers' bits
+	stack   []uint32 // the sequential markers' stack or queue, kept between cycles
 	roots   []uint32
 	batch   int
 	sink    uint64        // keeps the root-slot work from being optimised away
@@ -124,7 +124,7 @@ func NewBaseline(h *Heap, kind BaselineKind, opts BaselineOptions) (*Baseline, e
 	case SequentialDFS, SequentialBFS:
 		b.plain = NewBitmap(h.Objects())
 	default:
-		b.marks = make([]atomic.Uint64, (h.Objects()+63)/64)
+		b.marks = NewBitmap(h.Objects())
 	}
 	return b, nil
 }
@@ -137,11 +137,7 @@ func (b *Baseline) Marks() Bitmap {
 	if b.plain != nil {
 		return append(Bitmap(nil), b.plain...)
 	}
-	out := make(Bitmap, len(b.marks))
-	for i := range b.marks {
-		out[i] = b.marks[i].Load()
-	}
-	return out
+	return append(Bitmap(nil), b.marks...)
 }
 
 // Mark runs one cycle. Its Result's Stages hold each phase's time as
@@ -220,12 +216,11 @@ func (b *Baseline) decodeRoots(out []uint32) []uint32 {
 	return out
 }
 
-// markDFS marks depth-first from b.roots with plain bits: mark on push,
-// newest first, Batch objects at a time (their headers loaded before any
-// is scanned).
+// markDFS marks depth-first from b.roots with plain bits: the roots
+// marked, then scanDFS with plain bits, the Marker's loop on one worker,
+// until the stack is empty.
 func (b *Baseline) markDFS() (marked, slots int64) {
-	off, words, marks := b.heap.Offsets, b.heap.Words, b.plain
-	stack := b.stack[:0]
+	stack, marks := b.stack[:0], b.plain
 	for _, o := range b.roots {
 		slots++
 		if w, bit := &marks[o>>6], uint64(1)<<(o&63); *w&bit == 0 {
@@ -233,33 +228,9 @@ func (b *Baseline) markDFS() (marked, slots int64) {
 			stack = append(stack, o)
 		}
 	}
-	var at, hd [MaxBatch]uint32
-	for len(stack) > 0 {
-		k := min(b.batch, len(stack))
-		top := stack[len(stack)-k:]
-		for i, o := range top { // independent loads: their misses overlap
-			at[i] = off[o]
-			hd[i] = words[at[i]]
-		}
-		stack = stack[:len(stack)-k]
-		for i := k - 1; i >= 0; i-- {
-			s := words[at[i]+1 : at[i]+1+hd[i]]
-			for j := len(s) - 1; j >= 0; j-- { // the first slot is popped first
-				c := s[j]
-				if c == Null {
-					continue
-				}
-				slots++
-				if w, bit := &marks[c>>6], uint64(1)<<(c&63); *w&bit == 0 {
-					*w |= bit
-					stack = append(stack, c)
-				}
-			}
-		}
-		marked += int64(k)
-	}
+	stack, s, marked := scanDFS(b.heap, marks, true, b.batch, stack, math.MaxInt)
 	b.stack = stack
-	return marked, slots
+	return marked, slots + s
 }
 
 // markDFSAtomic is markDFS with each mark bit set by a CAS (casMark):
@@ -273,7 +244,7 @@ func (b *Baseline) markDFSAtomic() (marked, slots int64) {
 			stack = append(stack, o)
 		}
 	}
-	stack, s, marked := scanDFS(b.heap, b.marks, b.batch, stack, math.MaxInt)
+	stack, s, marked := scanDFS(b.heap, b.marks, false, b.batch, stack, math.MaxInt)
 	b.stack = stack
 	return marked, slots + s
 }
@@ -305,16 +276,19 @@ func (b *Baseline) markBFS() (marked, slots int64) {
 	return int64(len(queue)), slots
 }
 
-// casMark sets o's bit in marks and reports whether this call set it
-// (Marker.mark's protocol, on a bare bitmap).
-func casMark(marks []atomic.Uint64, o uint32) bool {
+// casMark sets o's bit in marks and reports whether this call set it:
+// a load, and a CAS only if the bit is clear (most referents are already
+// marked, and the load avoids the locked instruction for them). Any
+// goroutine may call it; exactly one caller wins for each object per
+// cycle.
+func casMark(marks Bitmap, o uint32) bool {
 	word, bit := &marks[o>>6], uint64(1)<<(o&63)
-	old := word.Load() // test before CAS: most referents are already marked
+	old := atomic.LoadUint64(word)
 	for old&bit == 0 {
-		if word.CompareAndSwap(old, old|bit) { // claims o
+		if atomic.CompareAndSwapUint64(word, old, old|bit) { // claims o
 			return true
 		}
-		old = word.Load()
+		old = atomic.LoadUint64(word) // another bit of the word changed; retry
 	}
 	return false
 }
@@ -342,12 +316,12 @@ func sweepWords(h *Heap, marks Bitmap, lo, hi int) (live, bytes int64) {
 	return live, bytes
 }
 
-// sweepAtomic is sweepWords on atomic mark words.
-func sweepAtomic(h *Heap, marks []atomic.Uint64, lo, hi int) (live, bytes int64) {
+// sweepAtomic is sweepWords reading each word atomically.
+func sweepAtomic(h *Heap, marks Bitmap, lo, hi int) (live, bytes int64) {
 	off := h.Offsets
 	n := uint32(h.Objects())
 	for i := lo; i < hi; i++ {
-		word := marks[i].Load()
+		word := atomic.LoadUint64(&marks[i])
 		live += int64(bits.OnesCount64(word))
 		for word != 0 {
 			o := uint32(i)*64 + uint32(bits.TrailingZeros64(word))

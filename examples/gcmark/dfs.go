@@ -1,8 +1,6 @@
 package gcmark
 
 import (
-	"sync/atomic"
-
 	"github.com/wsched/wsched/scheduler"
 )
 
@@ -40,7 +38,12 @@ func (p markStack) Run(w *scheduler.Worker) error {
 				continue
 			}
 			slots++
-			if casMark(marks, o) {
+			if m.plain {
+				if w, bit := &marks[o>>6], uint64(1)<<(o&63); *w&bit == 0 {
+					*w |= bit
+					stack = append(stack, o)
+				}
+			} else if casMark(marks, o) {
 				stack = append(stack, o)
 			}
 		}
@@ -92,26 +95,28 @@ func (m *Marker) drain(w *scheduler.Worker, ws *workerState, stack []uint32) {
 
 // scanRun runs scanDFS on the marker's heap and bitmap.
 func (m *Marker) scanRun(stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
-	return scanDFS(m.heap, m.marks, m.opts.Batch, stack, budget)
+	return scanDFS(m.heap, m.marks, m.plain, m.opts.Batch, stack, budget)
 }
 
 // scanDFS pops about budget objects off stack (fewer if it empties), batch
 // at a time: it loads the batch's headers first, so that their misses
 // overlap, then scans each object last slot to first, pushing the
-// referents it marks (casMark), so that an object's first slot is scanned
-// next and a heap built depth-first is read in allocation order. It
-// returns the stack, the slots traced and the objects scanned (each
-// object marked is pushed once, and scanned once, by whichever packet
-// holds it then). The Marker's packets and the SequentialDFSAtomic
-// baseline both run it: the same machine code, so that what separates
-// them is the scheduler, not where the compiler put a loop (two copies
-// of this loop ran 3-6% apart at 1 worker, depending on the code around
-// them). A function of its own, with nothing live but the loop's
-// variables: inlined in drain, with the scheduler's values live across
-// the loop, the compiler kept the loop's counters on the stack and the
-// mark ran 16% slower. The batch's arrays are locals, zeroed every call
-// (256 bytes).
-func scanDFS(h *Heap, marks []atomic.Uint64, batch int, stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
+// referents it marks, so that an object's first slot is scanned next and
+// a heap built depth-first is read in allocation order. It marks by CAS
+// (casMark) or, where one goroutine marks alone, plainly (plain: one
+// predictable branch a slot). It returns the stack, the slots traced and
+// the objects scanned (each object marked is pushed once, and scanned
+// once, by whichever packet holds it then). The Marker's packets and the
+// SequentialDFS and SequentialDFSAtomic baselines all run it: the same
+// machine code, so that what separates them is the scheduler and the
+// mark bits, not where the compiler put a loop (two copies of this loop
+// ran 3-6% apart at 1 worker, depending on the code around them). A
+// function of its own, with nothing live but the loop's variables:
+// inlined in drain, with the scheduler's values live across the loop,
+// the compiler kept the loop's counters on the stack and the mark ran
+// 16% slower. The batch's arrays are locals, zeroed every call (256
+// bytes).
+func scanDFS(h *Heap, marks Bitmap, plain bool, batch int, stack []uint32, budget int) (_ []uint32, slots, scanned int64) {
 	off, words := h.Offsets, h.Words
 	var at, hd [MaxBatch]uint32
 	for budget > 0 && len(stack) > 0 {
@@ -130,7 +135,12 @@ func scanDFS(h *Heap, marks []atomic.Uint64, batch int, stack []uint32, budget i
 					continue
 				}
 				slots++
-				if casMark(marks, c) {
+				if plain {
+					if w, bit := &marks[c>>6], uint64(1)<<(c&63); *w&bit == 0 {
+						*w |= bit
+						stack = append(stack, c)
+					}
+				} else if casMark(marks, c) {
 					stack = append(stack, c)
 				}
 			}

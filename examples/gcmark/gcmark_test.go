@@ -194,6 +194,24 @@ func TestMarkMatchesBFS(t *testing.T) {
 // TestSplitMatchesBFS checks the depth-first mark's splits: asking
 // ShouldSplit after every object, giving away from one object to all but
 // one, going on with the rest or spawning it too; the marks must not
+// The depth-first marker sets its bits plainly exactly when it has one
+// worker (nobody else marks); the edge-buffer design and more workers
+// use CAS. Both kinds of marker find the sequential marks (above); this
+// checks which kind each configuration is.
+func TestPlainBitsOnlyAlone(t *testing.T) {
+	h := testHeaps()[0]
+	for _, c := range []struct {
+		workers int
+		trace   Tracing
+		plain   bool
+	}{{1, TraceDepthFirst, true}, {2, TraceDepthFirst, false}, {3, TraceDepthFirst, false}, {1, TraceEdgeBuffers, false}} {
+		m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: c.workers}, Trace: c.trace})
+		require.NoError(t, err)
+		assert.Equal(t, c.plain, m.plain, "%d workers, %v", c.workers, c.trace)
+		require.NoError(t, m.Close())
+	}
+}
+
 // change. With 3 workers on these heaps some cycles split.
 func TestSplitMatchesBFS(t *testing.T) {
 	var splits int64

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync/atomic"
 	"time"
 
 	"github.com/wsched/wsched/examples/stagetime"
@@ -173,9 +172,11 @@ type Marker struct {
 	opts  Options
 	clock *stagetime.Clock
 
-	// marks holds one bit per object, set by CAS (see mark). Cleared by
+	// marks holds one bit per object, set by CAS (casMark) or, with one
+	// worker in the depth-first design, plainly (plain). Cleared by
 	// Prepare's clearMarks packets, read by Release and after the cycle.
-	marks []atomic.Uint64
+	marks Bitmap
+	plain bool
 
 	workers    []workerState // workers[w] is touched only by worker w during a cycle
 	splitEvery int
@@ -230,15 +231,17 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 		sched:   s,
 		opts:    opts,
 		clock:   stagetime.New(s.Workers(), append([]string{"Unconstrained"}, Stages...)),
-		marks:   make([]atomic.Uint64, (h.Objects()+63)/64),
+		marks:   NewBitmap(h.Objects()),
 		workers: make([]workerState, s.Workers()),
 	}
 	m.splitEvery = opts.SplitEvery
 	if s.Workers() == 1 {
 		// Nobody to split for: a packet drains its stack in one run
 		// of scanRun (returning every SplitEvery objects cost one
-		// worker 3-5%).
+		// worker 3-5%). And nobody else marks: the bits are set by
+		// plain stores, not CAS (the CAS cost one worker 4-8%).
 		m.splitEvery = math.MaxInt
+		m.plain = opts.Trace == TraceDepthFirst
 	}
 	return m, nil
 }
@@ -299,11 +302,7 @@ func (m *Marker) Mark(ctx context.Context) (Result, error) {
 
 // Marks returns a copy of the mark bits of the last cycle.
 func (m *Marker) Marks() Bitmap {
-	b := make(Bitmap, len(m.marks))
-	for i := range m.marks {
-		b[i] = m.marks[i].Load()
-	}
-	return b
+	return append(Bitmap(nil), m.marks...)
 }
 
 // markChunkWords is the mark-bitmap words one clearMarks or sweep packet
@@ -359,9 +358,7 @@ func (p *clearMarks) PacketName() string { return "ClearMarks" }
 
 func (p *clearMarks) Run(w *scheduler.Worker) error {
 	t := p.m.clock.Now()
-	for i := p.lo; i < p.hi; i++ {
-		p.m.marks[i].Store(0) // published to Closure by the stage barrier
-	}
+	clear(p.m.marks[p.lo:p.hi]) // published to Closure by the stage barrier
 	p.m.clock.Done(w.ID(), int(stagePrepare), t)
 	return nil
 }
@@ -571,19 +568,8 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 	ws.marked += int64(len(won))
 }
 
-// mark sets o's mark bit and reports whether this call set it. Any worker
-// may call it; exactly one caller wins for each object per cycle.
-func (m *Marker) mark(o uint32) bool {
-	word, bit := &m.marks[o>>6], uint64(1)<<(o&63)
-	old := word.Load() // test before CAS: most referents are already marked
-	for old&bit == 0 {
-		if word.CompareAndSwap(old, old|bit) { // claims o; the scan that follows is ours alone
-			return true
-		}
-		old = word.Load() // another bit of the word changed; retry
-	}
-	return false
-}
+// mark sets o's mark bit and reports whether this call set it (casMark).
+func (m *Marker) mark(o uint32) bool { return casMark(m.marks, o) }
 
 // getBuf returns an empty edge-buffer packet from ws's free list.
 func (m *Marker) getBuf(ws *workerState) *processEdges {
