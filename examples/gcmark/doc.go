@@ -51,31 +51,48 @@
 // Interleaved cycles (one of each marker per round, the first round a
 // warm-up), 40 rounds, on the default heap, on a 2-vCPU KVM guest (AMD
 // EPYC, family 26) shared with other jobs, Go 1.26.8; median ms per
-// cycle, lowest and highest of four runs:
+// cycle, lowest and highest of three runs:
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,dfs -workers 1,2 -rounds 40 -quiet 0.1
 //
 //	seq-dfs  seq-dfs-atomic  seq-bfs  goroutines/1  goroutines/2  dfs/1    dfs/2
-//	102–109     105–115      261–297    125–135        75–91     117–143  69–83
+//	103–104     108–109      252–263    124–127        73–74     103–105  66–67
 //
 // Speed against seq-dfs, per round (median): the Marker on 1 worker
-// 0.87× in the two quiet runs (1.14–1.15× seq-dfs's time; 0.76–0.86× in
-// the busy ones), on 2 workers 1.49–1.51× (1.30–1.34×); the goroutine
-// marker 0.81–0.82× and 1.20–1.38×. On 2 workers the Marker takes
-// 0.91–0.92× the goroutine marker's time in every run, and every stage
-// stays within 1.02/1.00/1.04× (Prepare/Closure/Release) of its lower
-// bound. Both workers are busy all through Closure, but their work adds up
-// to 16–18% more than one worker's. Two seq-dfs-atomic markers at once,
-// each with a bitmap of its own, take 108–114 ms a cycle on one shared
-// heap and 109–113 ms on two heaps, against 104–108 ms for one alone
-// (four runs):
+// 0.99–1.00× (it marks with plain bits there, through seq-dfs's own loop:
+// what the scheduler adds is under 2%), on 2 workers 1.56×; the
+// goroutine marker 0.82× and 1.40–1.41×. On 2 workers the Marker takes
+// 0.90× the goroutine marker's time in every run, and every stage stays
+// within 1.02/1.00/1.03× (Prepare/Closure/Release) of its lower bound.
+// Other runs on 2 workers, on a machine shared with other jobs, gave
+// 1.52–1.81×.
+//
+// Where 2 workers lose: both are busy all through Closure, but their
+// work adds up to about 20% more than one worker's with CAS bits
+// (Closure 62 ms on each of 2 workers, 103 ms for seq-dfs-atomic). The
+// machine leaves room for 2×: two seq-dfs-atomic markers at once, each
+// with a bitmap of its own, take 106–110 ms a cycle on one shared heap,
+// as one alone does (107–109 ms; three of four runs each, the fourth
+// disturbed by other jobs: 129 and 139 ms):
 //
 //	go test -run '^$' -bench TwoSequentialMarkers -count 4 ./examples/gcmark/
 //
-// so the machine and the shared heap leave room for 1.9×, and what the two
-// workers lose beyond that comes from what else they share, the mark
-// bitmap; the guest has no cache counters to confirm it. The files are in
-// benchmarks/results/epyc2/gcmark-742ff63.
+// The loss follows the long-range references: without them
+// (-longrange 0: a forest of structures, none pointing into another)
+// the Marker on 2 workers runs 1.73× seq-dfs's speed, and the two
+// workers' Closure adds up to 8% more than seq-dfs-atomic's, against 21%
+// with the default 5% of long-range slots:
+//
+//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,goroutines,dfs -workers 1,2 -longrange 0 -rounds 40 -quiet 0.1
+//
+// With them the workers' marks land all over one bitmap, so that a
+// worker's test or CAS often finds the line last written by the other
+// worker's cache, a transfer each; with a bitmap of one byte per object
+// (eight times larger, 64 objects a line instead of 512) 2 workers
+// scaled better, but every marker lost more to the bitmap's misses than
+// that won (dfs/1 126–132 ms, dfs/2 70–74). The guest has no cache
+// counters to confirm it. The files are in
+// benchmarks/results/epyc2/gcmark-a5676ba.
 //
 // # Order: depth-first
 //
@@ -134,7 +151,8 @@
 //	go run ./examples/gcmark/main -sweep split -workers 2 -rounds 15 -quiet 0.1
 //
 // Splitting only on demand is what keeps one worker's mark close to the
-// sequential one: with nobody idle, nothing moves.
+// sequential one: with nobody idle, nothing moves (and with one worker
+// a packet does not ask).
 //
 // # Mark bits
 //
@@ -143,18 +161,23 @@
 // marked, and the load avoids the locked instruction for them). An object
 // is marked when its reference is read and pushed only by the worker
 // whose CAS set the bit, so it is scanned exactly once, by whichever
-// packet holds it then. CAS bits cost 3–5%: seq-dfs-atomic against
-// seq-dfs in the table above, a quarter to a third of what separates the
-// Marker on 1 worker from seq-dfs. The edge-buffer design marks a buffer's
-// referents in one pass and scans the winners in a second, so that the
-// CASes do not serialise the objects' misses.
+// packet holds it then. CAS bits cost 5%: seq-dfs-atomic against seq-dfs
+// in the table above, the same loop (scanDFS) with the other kind of
+// bit. With one worker nobody else marks, so the depth-first Marker sets
+// its bits with plain stores there; that and one scan loop for every
+// depth-first marker are what bring it to seq-dfs's speed on 1 worker
+// (with CAS bits, and a loop of its own, it took 1.12–1.15× seq-dfs's
+// time). A collector that knows it marks alone should do the same. The
+// edge-buffer design marks a buffer's referents in one pass and scans
+// the winners in a second, so that the CASes do not serialise the
+// objects' misses.
 //
 // # Roots
 //
 // Roots are found in Prepare, while Closure's bucket is closed: root
 // packets queue their referents as Closure packets without waking anyone,
 // and Closure opens when every root is known. A depth-first root packet
-// claims its referents (CAS) when it runs, then drains like any other.
+// claims its referents when it runs, then drains like any other.
 // A root set much heavier than the others must start first, or it decides
 // the stage's makespan: by default ([CodeCachePriority]) the code-cache
 // packet goes in Prepare's priority lane; [CodeCacheSplit] cuts it into
