@@ -90,8 +90,7 @@ type Baseline struct {
 	kind    BaselineKind
 	workers int
 	rounds  int
-	marks   Bitmap   // the atomic markers' bits (sync/atomic's functions)
-	plain   Bitmap   // the plain markers' bits
+	marks   Bitmap   // set plainly by SequentialDFS and SequentialBFS, by CAS (casMark) by the others
 	stack   []uint32 // the sequential markers' stack or queue, kept between cycles
 	roots   []uint32
 	batch   int
@@ -120,12 +119,7 @@ func NewBaseline(h *Heap, kind BaselineKind, opts BaselineOptions) (*Baseline, e
 			b.workers = runtime.GOMAXPROCS(0)
 		}
 	}
-	switch kind {
-	case SequentialDFS, SequentialBFS:
-		b.plain = NewBitmap(h.Objects())
-	default:
-		b.marks = NewBitmap(h.Objects())
-	}
+	b.marks = NewBitmap(h.Objects())
 	return b, nil
 }
 
@@ -134,9 +128,6 @@ func (b *Baseline) Kind() BaselineKind { return b.kind }
 
 // Marks returns a copy of the mark bits of the last cycle.
 func (b *Baseline) Marks() Bitmap {
-	if b.plain != nil {
-		return append(Bitmap(nil), b.plain...)
-	}
 	return append(Bitmap(nil), b.marks...)
 }
 
@@ -165,7 +156,6 @@ func (b *Baseline) Mark(ctx context.Context) (Result, error) {
 		r.Live, r.LiveBytes = b.sweepGoroutines()
 		phase("Release", t)
 	} else {
-		clear(b.plain)
 		clear(b.marks)
 		b.roots = b.decodeRoots(b.roots[:0])
 		t := phase("Prepare", t0)
@@ -181,11 +171,7 @@ func (b *Baseline) Mark(ctx context.Context) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		if b.plain != nil {
-			r.Live, r.LiveBytes = sweepWords(b.heap, b.plain, 0, len(b.plain))
-		} else {
-			r.Live, r.LiveBytes = sweepAtomic(b.heap, b.marks, 0, len(b.marks))
-		}
+		r.Live, r.LiveBytes = sweepWords(b.heap, b.marks, 0, len(b.marks))
 		phase("Release", t)
 	}
 	r.Elapsed = time.Since(t0)
@@ -220,7 +206,7 @@ func (b *Baseline) decodeRoots(out []uint32) []uint32 {
 // marked, then scanDFS with plain bits, the Marker's loop on one worker,
 // until the stack is empty.
 func (b *Baseline) markDFS() (marked, slots int64) {
-	stack, marks := b.stack[:0], b.plain
+	stack, marks := b.stack[:0], b.marks
 	for _, o := range b.roots {
 		slots++
 		if w, bit := &marks[o>>6], uint64(1)<<(o&63); *w&bit == 0 {
@@ -251,7 +237,7 @@ func (b *Baseline) markDFSAtomic() (marked, slots int64) {
 
 // markBFS marks breadth-first from b.roots with plain bits.
 func (b *Baseline) markBFS() (marked, slots int64) {
-	off, words, marks := b.heap.Offsets, b.heap.Words, b.plain
+	off, words, marks := b.heap.Offsets, b.heap.Words, b.marks
 	queue := b.stack[:0]
 	for _, o := range b.roots {
 		slots++
@@ -297,31 +283,16 @@ func casMark(marks Bitmap, o uint32) bool {
 // words[at].
 func slotsAt(words []uint32, at uint32) []uint32 { return words[at+1 : at+1+words[at]] }
 
-// sweepWords counts the objects of plain mark words [lo, hi) and their
-// bytes (4 a word: header, slots, scalars).
+// sweepWords counts the objects of mark words [lo, hi) and their bytes
+// (4 a word: header, slots, scalars). Plain loads, even of bits set by
+// CAS: a sweep runs after the mark has ended (the Marker's Release stage
+// opens when Closure has drained; a baseline sweeps after its markers
+// have returned), which orders every CAS before it.
 func sweepWords(h *Heap, marks Bitmap, lo, hi int) (live, bytes int64) {
 	off := h.Offsets
 	n := uint32(h.Objects())
 	for i := lo; i < hi; i++ {
 		word := marks[i]
-		live += int64(bits.OnesCount64(word))
-		for word != 0 {
-			o := uint32(i)*64 + uint32(bits.TrailingZeros64(word))
-			word &= word - 1
-			if o < n {
-				bytes += 4 * int64(off[o+1]-off[o])
-			}
-		}
-	}
-	return live, bytes
-}
-
-// sweepAtomic is sweepWords reading each word atomically.
-func sweepAtomic(h *Heap, marks Bitmap, lo, hi int) (live, bytes int64) {
-	off := h.Offsets
-	n := uint32(h.Objects())
-	for i := lo; i < hi; i++ {
-		word := atomic.LoadUint64(&marks[i])
 		live += int64(bits.OnesCount64(word))
 		for word != 0 {
 			o := uint32(i)*64 + uint32(bits.TrailingZeros64(word))
@@ -450,7 +421,7 @@ func (b *Baseline) sweepGoroutines() (live, bytes int64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, by := sweepAtomic(b.heap, b.marks, lo, hi)
+			l, by := sweepWords(b.heap, b.marks, lo, hi)
 			total[0].Add(l)
 			total[1].Add(by)
 		}()

@@ -602,7 +602,7 @@ func (p *sweep) PacketName() string { return "Sweep" }
 func (p *sweep) Run(w *scheduler.Worker) error {
 	m := p.m
 	t := m.clock.Now()
-	live, bytes := sweepAtomic(m.heap, m.marks, p.lo, p.hi)
+	live, bytes := sweepWords(m.heap, m.marks, p.lo, p.hi)
 	ws := &m.workers[w.ID()]
 	ws.live += live
 	ws.liveBytes += bytes
