@@ -209,8 +209,7 @@ func (b *Baseline) markDFS() (marked, slots int64) {
 	stack, marks := b.stack[:0], b.marks
 	for _, o := range b.roots {
 		slots++
-		if w, bit := &marks[o>>6], uint64(1)<<(o&63); *w&bit == 0 {
-			*w |= bit
+		if plainMark(marks, o) {
 			stack = append(stack, o)
 		}
 	}
@@ -241,8 +240,7 @@ func (b *Baseline) markBFS() (marked, slots int64) {
 	queue := b.stack[:0]
 	for _, o := range b.roots {
 		slots++
-		if w, bit := &marks[o>>6], uint64(1)<<(o&63); *w&bit == 0 {
-			*w |= bit
+		if plainMark(marks, o) {
 			queue = append(queue, o)
 		}
 	}
@@ -252,14 +250,24 @@ func (b *Baseline) markBFS() (marked, slots int64) {
 				continue
 			}
 			slots++
-			if w, bit := &marks[c>>6], uint64(1)<<(c&63); *w&bit == 0 {
-				*w |= bit
+			if plainMark(marks, c) {
 				queue = append(queue, c)
 			}
 		}
 	}
 	b.stack = queue
 	return int64(len(queue)), slots
+}
+
+// plainMark sets o's bit in marks and reports whether it was clear: for
+// a goroutine that marks alone.
+func plainMark(marks Bitmap, o uint32) bool {
+	w, bit := &marks[o>>6], uint64(1)<<(o&63)
+	if *w&bit != 0 {
+		return false
+	}
+	*w |= bit
+	return true
 }
 
 // casMark sets o's bit in marks and reports whether this call set it:

@@ -38,12 +38,7 @@ func (p markStack) Run(w *scheduler.Worker) error {
 				continue
 			}
 			slots++
-			if m.plain {
-				if w, bit := &marks[o>>6], uint64(1)<<(o&63); *w&bit == 0 {
-					*w |= bit
-					stack = append(stack, o)
-				}
-			} else if casMark(marks, o) {
+			if m.plain && plainMark(marks, o) || !m.plain && casMark(marks, o) {
 				stack = append(stack, o)
 			}
 		}
@@ -136,8 +131,7 @@ func scanDFS(h *Heap, marks Bitmap, plain bool, batch int, stack []uint32, budge
 				}
 				slots++
 				if plain {
-					if w, bit := &marks[c>>6], uint64(1)<<(c&63); *w&bit == 0 {
-						*w |= bit
+					if plainMark(marks, c) {
 						stack = append(stack, c)
 					}
 				} else if casMark(marks, c) {
