@@ -32,13 +32,13 @@ func (p markStack) Run(w *scheduler.Worker) error {
 	stack := p.objs
 	if !p.claimed {
 		stack = stack[:0] // claimed referents overwrite the ones read
-		slots, marks := int64(0), m.marks
+		slots := int64(0)
 		for _, o := range p.objs {
 			if o == Null {
 				continue
 			}
 			slots++
-			if m.plain && plainMark(marks, o) || !m.plain && casMark(marks, o) {
+			if m.claim(o) {
 				stack = append(stack, o)
 			}
 		}
@@ -86,6 +86,15 @@ func (m *Marker) drain(w *scheduler.Worker, ws *workerState, stack []uint32) {
 	default:
 		m.putStack(ws, stack)
 	}
+}
+
+// claim sets o's mark bit and reports whether this call set it: plainly
+// with one worker, else by CAS.
+func (m *Marker) claim(o uint32) bool {
+	if m.plain {
+		return plainMark(m.marks, o)
+	}
+	return casMark(m.marks, o)
 }
 
 // scanRun runs scanDFS on the marker's heap and bitmap.
