@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -274,4 +275,35 @@ func BenchmarkTwoSequentialMarkers(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLineTransfer measures what a cache line costs to move between
+// the two CPUs: two goroutines take turns writing one atomic counter, each
+// waiting (spinning) for the other's write; ns/transfer is the time from
+// one write to the other goroutine's next. A mark bit whose line the other
+// worker wrote last costs about this on the first test:
+//
+//	go test -run '^$' -bench LineTransfer -count 4 ./examples/gcmark/
+func BenchmarkLineTransfer(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two Ps")
+	}
+	var x struct {
+		_ [64]byte
+		v atomic.Int64
+		_ [56]byte
+	}
+	n := 2 * int64(b.N) // an op is a round trip: two transfers
+	var wg sync.WaitGroup
+	for id := range int64(2) {
+		wg.Go(func() {
+			for i := id; i < n; i += 2 {
+				for x.v.Load() != i {
+				}
+				x.v.Store(i + 1)
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/transfer")
 }

@@ -87,11 +87,16 @@
 //
 // With them the workers' marks land all over one bitmap, so that a
 // worker's test or CAS often finds the line last written by the other
-// worker's cache, a transfer each; with a bitmap of one byte per object
-// (eight times larger, 64 objects a line instead of 512) 2 workers
-// scaled better, but every marker lost more to the bitmap's misses than
-// that won (dfs/1 126–132 ms, dfs/2 70–74). The guest has no cache
-// counters to confirm it. The files are in
+// worker's cache, a transfer each: 230–250 ns here,
+//
+//	go test -run '^$' -bench LineTransfer -count 4 ./examples/gcmark/
+//
+// so the 22 ms the two workers add are about 90 thousand transfers, where
+// a cycle follows 326 thousand long-range slots. With a bitmap of one
+// byte per object (eight times larger, 64 objects a line instead of 512)
+// 2 workers scaled better, but every marker lost more to the bitmap's
+// misses than that won (dfs/1 126–132 ms, dfs/2 70–74). The guest has no
+// cache counters to confirm it. The files are in
 // benchmarks/results/epyc2/gcmark-a5676ba.
 //
 // # Order: depth-first
