@@ -180,7 +180,7 @@ func CheckTargets(s *Set) []TargetCheck {
 		base := s.Values(g.Names[b], UnitNsOp)
 		peers := 0
 		for _, l := range g.Labels {
-			if !strings.HasPrefix(l, "wsched/") && !IsBaseline(l) {
+			if !strings.HasPrefix(l, "wsched/") && !isBaseline(l) {
 				peers++
 			}
 		}
@@ -189,7 +189,7 @@ func CheckTargets(s *Set) []TargetCheck {
 		}
 		var slower, unproven []string
 		for i, n := range g.Names {
-			if i == b || strings.HasPrefix(g.Labels[i], "wsched/") || IsBaseline(g.Labels[i]) {
+			if i == b || strings.HasPrefix(g.Labels[i], "wsched/") || isBaseline(g.Labels[i]) {
 				continue // the sequential baseline is no competitor
 			}
 			v := Judge(base, s.Values(n, UnitNsOp))

@@ -36,9 +36,9 @@ const (
 	SequentialRec = "seq-rec"
 )
 
-// IsBaseline reports whether a target label names a tree search's
+// isBaseline reports whether a target label names a tree search's
 // sequential baseline.
-func IsBaseline(label string) bool { return label == Sequential || label == SequentialRec }
+func isBaseline(label string) bool { return label == Sequential || label == SequentialRec }
 
 // UTSOptions choose the trees of the utsgeo and utsbin workloads.
 type UTSOptions struct {

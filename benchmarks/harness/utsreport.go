@@ -344,7 +344,7 @@ func writeUTSCoreTable(w io.Writer, s *Set, t *utsTable) {
 		fmt.Fprintf(tw, "target\tns/node w%d [95%% CI]\tsamples\tefficiency w%d\tself speed-up w1→w%d\t\n", wk, wk, wk)
 		seq := t.seqAt(s, wk)
 		for _, l := range t.labels {
-			if IsBaseline(l) {
+			if isBaseline(l) {
 				continue
 			}
 			name := t.name(l, wk)

@@ -89,7 +89,8 @@ func (m *Marker) drain(w *scheduler.Worker, ws *workerState, stack []uint32) {
 }
 
 // claim sets o's mark bit and reports whether this call set it: plainly
-// with one worker, else by CAS.
+// with one worker in the depth-first design, else by CAS. Any worker may
+// call it; exactly one caller wins for each object per cycle.
 func (m *Marker) claim(o uint32) bool {
 	if m.plain {
 		return plainMark(m.marks, o)

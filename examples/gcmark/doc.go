@@ -92,11 +92,11 @@
 //	go test -run '^$' -bench LineTransfer -count 4 ./examples/gcmark/
 //
 // so the 22 ms the two workers add are about 90 thousand transfers, where
-// a cycle follows 326 thousand long-range slots. With a bitmap of one
-// byte per object (eight times larger, 64 objects a line instead of 512)
-// 2 workers scaled better, but every marker lost more to the bitmap's
-// misses than that won (dfs/1 126–132 ms, dfs/2 70–74). The guest has no
-// cache counters to confirm it. The files are in
+// a cycle follows 326 thousand long-range slots. An experiment with a
+// bitmap of one byte per object (eight times larger, 64 objects a line
+// instead of 512; benchmarks/JOURNAL.md, 2026-12-02) scaled better on 2
+// workers, but every marker lost more to the bitmap's misses than that
+// won. The guest has no cache counters to confirm it. The files are in
 // benchmarks/results/epyc2/gcmark-a5676ba.
 //
 // # Order: depth-first
@@ -172,10 +172,10 @@
 // its bits with plain stores there; that and one scan loop for every
 // depth-first marker are what bring it to seq-dfs's speed on 1 worker
 // (with CAS bits, and a loop of its own, it took 1.12–1.15× seq-dfs's
-// time). A collector that knows it marks alone should do the same. The
-// edge-buffer design marks a buffer's referents in one pass and scans
-// the winners in a second, so that the CASes do not serialise the
-// objects' misses.
+// time at 742ff63). A collector that knows it marks alone should do the
+// same. The edge-buffer design marks a buffer's referents in one pass
+// and scans the winners in a second, so that the CASes do not serialise
+// the objects' misses.
 //
 // # Roots
 //

@@ -528,7 +528,7 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 			continue
 		}
 		slots++
-		if m.mark(o) {
+		if m.claim(o) {
 			won = append(won, o)
 		}
 	}
@@ -567,9 +567,6 @@ func (m *Marker) trace(w *scheduler.Worker, ws *workerState, in []uint32) {
 	ws.slots += slots
 	ws.marked += int64(len(won))
 }
-
-// mark sets o's mark bit and reports whether this call set it (casMark).
-func (m *Marker) mark(o uint32) bool { return casMark(m.marks, o) }
 
 // getBuf returns an empty edge-buffer packet from ws's free list.
 func (m *Marker) getBuf(ws *workerState) *processEdges {
