@@ -14,6 +14,11 @@
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,dfs,edges -workers 1,2 -rounds 15
 //
+// With seq-dfs and seq-dfs-atomic both compared it ends with the ceiling
+// for each count of workers over one: the speed that workers sharing
+// seq-dfs-atomic's cycle with no loss would reach (workers that mark one
+// bitmap together set its bits atomically).
+//
 // On a machine shared with other jobs, -quiet 0.1 runs a cycle again when
 // other processes used more than a tenth of a CPU while it ran.
 //
@@ -382,7 +387,27 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 			fmt.Sprintf("%.2f–%.2f", slices.Min(c.elapsed), slices.Max(c.elapsed)), fmt.Sprintf("[%.2f, %.2f]", lo, hi),
 			sm[0], sm[1], sm[2], fmt.Sprintf("%.2f/%.2f/%.2f", bm[0], bm[1], bm[2]), speed, float64(c.splits)/n, float64(c.steals)/n, c.redone, c.busy)
 	}
+	ceiling(out, cs, ref, workers)
 	return nil
+}
+
+// ceiling prints, for each count of workers over one, the speed against
+// seq-dfs that those workers would reach if they shared seq-dfs-atomic's
+// cycle among them with no loss at all: workers × seq-dfs-atomic's speed.
+// Workers that mark one bitmap together must set its bits atomically, so
+// no such marker can beat it; where seq-dfs or seq-dfs-atomic is not
+// compared there is nothing to print.
+func ceiling(out io.Writer, cs []*contender, ref *contender, workers []int) {
+	i := slices.IndexFunc(cs, func(c *contender) bool { return c.name == gcmark.SequentialDFSAtomic.String() })
+	if ref == nil || i < 0 {
+		return
+	}
+	sp, _, _ := medianCI(cs[i].ratio)
+	for _, w := range workers {
+		if w > 1 {
+			fmt.Fprintf(out, "ceiling at %d workers: %.3f× seq-dfs (%d × seq-dfs-atomic's speed: its cycle shared with no loss)\n", w, float64(w)*sp, w)
+		}
+	}
 }
 
 // maxTries bounds the cycles run for one sample under -quiet: retrying
