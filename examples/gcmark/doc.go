@@ -51,53 +51,74 @@
 // Interleaved cycles (one of each marker per round, the first round a
 // warm-up), 40 rounds, on the default heap, on a 2-vCPU KVM guest (AMD
 // EPYC, family 26) shared with other jobs, Go 1.26.8; median ms per
-// cycle, lowest and highest of three runs:
+// cycle, the two undisturbed runs of three:
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,dfs -workers 1,2 -rounds 40 -quiet 0.1
 //
 //	seq-dfs  seq-dfs-atomic  seq-bfs  goroutines/1  goroutines/2  dfs/1    dfs/2
-//	103–104     108–109      252–263    124–127        73–74     103–105  66–67
+//	102–103     107–108      251–255    123–124        72–76     103–105  65–69
 //
 // Speed against seq-dfs, per round (median): the Marker on 1 worker
-// 0.99–1.00× (it marks with plain bits there, through seq-dfs's own loop:
-// what the scheduler adds is under 2%), on 2 workers 1.56×; the
-// goroutine marker 0.82× and 1.40–1.41×. On 2 workers the Marker takes
-// 0.90× the goroutine marker's time in every run, and every stage stays
+// 0.99× (it marks with plain bits there, through seq-dfs's own loop:
+// what the scheduler adds is under 2%), on 2 workers 1.54–1.58×; the
+// goroutine marker 0.83–0.84× and 1.38–1.41×. On 2 workers the Marker
+// takes 0.90–0.92× the goroutine marker's time, and every stage stays
 // within 1.02/1.00/1.03× (Prepare/Closure/Release) of its lower bound.
 // Other runs on 2 workers, on a machine shared with other jobs, gave
 // 1.52–1.81×.
 //
-// Where 2 workers lose: both are busy all through Closure, but their
-// work adds up to about 20% more than one worker's with CAS bits
-// (Closure 62 ms on each of 2 workers, 103 ms for seq-dfs-atomic). The
-// machine leaves room for 2×: two seq-dfs-atomic markers at once, each
-// with a bitmap of its own, take 106–110 ms a cycle on one shared heap,
-// as one alone does (107–109 ms; three of four runs each, the fourth
-// disturbed by other jobs: 129 and 139 ms):
+// # The ceiling on 2 workers
 //
-//	go test -run '^$' -bench TwoSequentialMarkers -count 4 ./examples/gcmark/
-//
-// The loss follows the long-range references: without them
-// (-longrange 0: a forest of structures, none pointing into another)
-// the Marker on 2 workers runs 1.73× seq-dfs's speed, and the two
-// workers' Closure adds up to 8% more than seq-dfs-atomic's, against 21%
-// with the default 5% of long-range slots:
+// Workers that mark one bitmap together must set its bits atomically,
+// and seq-dfs-atomic, seq-dfs with CAS bits, runs at 0.95–0.96× seq-dfs's
+// speed. So no such marker on W workers beats W × that speed: the speed
+// of W workers sharing seq-dfs-atomic's cycle with no loss at all.
+// -compare prints it last, when seq-dfs and seq-dfs-atomic are both
+// compared: 1.918× seq-dfs on 2 workers in both runs above. It leaves out
+// Prepare's longest root packet, which bounds Prepare at 2.3 ms on 2
+// workers where half its work is 1.85; with Prepare and Release as
+// measured, 1.89–1.90×. The Marker reaches 0.80–0.82 of the ceiling on
+// the default heap, and 0.87–0.90 with fewer long-range slots:
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,goroutines,dfs -workers 1,2 -longrange 0 -rounds 40 -quiet 0.1
 //
-// With them the workers' marks land all over one bitmap, so that a
-// worker's test or CAS often finds the line last written by the other
-// worker's cache, a transfer each: 230–250 ns here,
+//	-longrange     0      0.01   0.02   0.05 (default)
+//	dfs/2          1.723  1.686  1.653  1.538–1.575
+//	ceiling        1.907  1.907  1.897  1.918
+//	goroutines/2   1.613  1.549  1.507  1.382–1.406
+//
+// Where 2 workers lose: both are busy all through Closure, but their
+// work adds up to 22–29% more than seq-dfs-atomic's on the default heap
+// (Closure 62–66 ms on each of 2 workers, 101–102 ms for
+// seq-dfs-atomic), 8% more with no long-range slots. The machine leaves
+// room for 2×: two seq-dfs-atomic markers at once, each with a bitmap of
+// its own, take 106–110 ms a cycle on one shared heap, as one alone does
+// (107–109 ms; three of four runs each, the fourth disturbed by other
+// jobs: 129 and 139 ms):
+//
+//	go test -run '^$' -bench TwoSequentialMarkers -count 4 ./examples/gcmark/
+//
+// The loss grows with the long-range references. With them the workers'
+// marks land all over one bitmap, so that a worker's test or CAS often
+// finds the line last written by the other worker's cache, a transfer
+// each: 230–250 ns here,
 //
 //	go test -run '^$' -bench LineTransfer -count 4 ./examples/gcmark/
 //
-// so the 22 ms the two workers add are about 90 thousand transfers, where
-// a cycle follows 326 thousand long-range slots. An experiment with a
-// bitmap of one byte per object (eight times larger, 64 objects a line
-// instead of 512; benchmarks/JOURNAL.md, 2026-12-02) scaled better on 2
-// workers, but every marker lost more to the bitmap's misses than that
-// won. The guest has no cache counters to confirm it. The files are in
-// benchmarks/results/epyc2/gcmark-a5676ba.
+// so the 23–29 ms the two workers add would be 95–125 thousand
+// transfers, where a cycle follows 326 thousand long-range slots. Three designs that share
+// less were tried and lost more than they won (benchmarks/JOURNAL.md,
+// 2026-12-02): far referents marked in batches; a bitmap of one byte per
+// object (eight times larger, 64 objects a line instead of 512), which
+// scaled better on 2 workers but lost more to the bitmap's misses; and
+// owner-computes marking, where each 512-object chunk of the bitmap
+// belongs to the worker that marks in it first, which marks it with plain
+// bits, the other forwarding it the referents that fall there: no line
+// of the bitmap written by two workers, and no CAS, but the ownership
+// test on every slot cost one worker 18–52% against seq-dfs, more than
+// the CAS bits' 4–6%, and 2 workers reached 1.24–1.63×. The guest has
+// no cache counters to confirm where the rest goes. The files are in
+// benchmarks/results/epyc2/gcmark-1cc1e0c and gcmark-a5676ba.
 //
 // # Order: depth-first
 //
