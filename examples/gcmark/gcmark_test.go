@@ -174,7 +174,7 @@ func checkCycles(t *testing.T, m *Marker, want Bitmap, cycles int) []Result {
 func TestMarkMatchesBFS(t *testing.T) {
 	for _, h := range testHeaps() {
 		want := h.MarkSequential()
-		for _, tracing := range []Tracing{TraceDepthFirst, TraceEdgeBuffers} {
+		for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
 			for _, cfg := range policies() {
 				for _, workers := range []int{1, 2, 3} {
 					cfg.Workers = workers
@@ -222,7 +222,7 @@ func TestSplitMatchesBFS(t *testing.T) {
 				for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
 					name := fmt.Sprintf("%v/share=%v/keep=%v/local=%v", h.Config().Shape, share, keep, local)
 					t.Run(name, func(t *testing.T) {
-						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 3, Local: local},
+						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 3, Local: local}, Trace: TraceDepthFirst,
 							SplitEvery: 1, SplitShare: share, KeepRest: keep, Batch: 5, RootSlotWork: -1})
 						require.NoError(t, err)
 						defer m.Close()
@@ -235,6 +235,38 @@ func TestSplitMatchesBFS(t *testing.T) {
 		}
 	}
 	t.Logf("%d splits", splits)
+}
+
+// TestPartitionsMatchBFS checks the partitioned mark with one partition
+// to one per 512 objects (more asked for than the heap has lines), on
+// 1–3 workers: the partitions are whole lines of the bitmap, no more than
+// asked for, and cover every object once; the marks must not change, and
+// a referent is forwarded to another partition's packet exactly when
+// there is more than one.
+func TestPartitionsMatchBFS(t *testing.T) {
+	for _, h := range testHeaps() {
+		want := h.MarkSequential()
+		for _, parts := range []int{1, 2, 3, 7, 64, 1 << 30} {
+			for _, workers := range []int{1, 2, 3} {
+				t.Run(fmt.Sprintf("%v/partitions=%d/workers=%d", h.Config().Shape, parts, workers), func(t *testing.T) {
+					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Partitions: parts, Batch: 5, RootSlotWork: -1})
+					require.NoError(t, err)
+					defer m.Close()
+					n := len(m.parts) // whole lines each, covering every object once
+					assert.True(t, n >= 1 && n <= parts && n <= (h.Objects()+partLine-1)/partLine, "%d partitions", n)
+					assert.Zero(t, m.partSize%partLine)
+					assert.True(t, int(m.partSize)*n >= h.Objects() && int(m.partSize)*(n-1) < h.Objects(), "%d × %d objects", n, m.partSize)
+					for _, r := range checkCycles(t, m, want, 2) {
+						if parts == 1 {
+							assert.Zero(t, r.Forwarded)
+						} else {
+							assert.Positive(t, r.Forwarded)
+						}
+					}
+				})
+			}
+		}
+	}
 }
 
 // TestBaselinesMatchBFS checks every baseline's marks and counts, on both
@@ -277,6 +309,7 @@ func TestOptionsInvalid(t *testing.T) {
 	h := testHeaps()[0]
 	for _, o := range []Options{
 		{Trace: Tracing(9)},
+		{Partitions: -1},
 		{SplitEvery: -1},
 		{SplitShare: 1},
 		{SplitShare: -0.5},
@@ -302,8 +335,10 @@ func TestOptionsInvalid(t *testing.T) {
 	_, err = ParseBaseline("nope")
 	assert.Error(t, err)
 	var tr Tracing
-	require.NoError(t, tr.UnmarshalText([]byte("edges")))
-	assert.Equal(t, TraceEdgeBuffers, tr)
+	for _, want := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+		require.NoError(t, tr.UnmarshalText([]byte(want.String())))
+		assert.Equal(t, want, tr)
+	}
 	assert.Error(t, tr.UnmarshalText([]byte("bfs")))
 	var s HeapShape
 	require.NoError(t, s.UnmarshalText([]byte("powerlaw")))

@@ -95,6 +95,12 @@ type Options struct {
 	// decode, so this stands in for them. 0 means DefaultRootSlotWork;
 	// negative means none.
 	RootSlotWork int
+	// Partitions is how many ranges of objects TracePartitioned cuts the
+	// heap into (0: one with one worker, else DefaultPartitionsPerWorker
+	// per worker). Each range is a whole number of lines of the mark
+	// bitmap (512 objects), all but the last of one size, so there may be
+	// fewer than asked for: at most one per 512 objects.
+	Partitions int
 }
 
 // DefaultRootSlotWork makes a root slot cost about 100 ns, so that the
@@ -108,11 +114,19 @@ const DefaultRootSlotWork = 56
 type Tracing uint8
 
 const (
+	// TracePartitioned, the default, cuts the objects into
+	// Options.Partitions ranges of whole bitmap lines and marks each
+	// depth-first, with plain bits, from one packet at a time; a referent
+	// in another range is forwarded to that range's packet (partition.go).
+	// No line of the bitmap is written from two CPUs at once, and no bit
+	// needs a CAS.
+	TracePartitioned Tracing = iota
 	// TraceDepthFirst marks depth-first: each packet is a mark stack it
 	// works through newest first, splitting its oldest part off for a
 	// worker that is idle (Worker.ShouldSplit), so that a worker reads
-	// the heap in the order it was built.
-	TraceDepthFirst Tracing = iota
+	// the heap in the order it was built. The workers share the bitmap:
+	// bits are set by CAS (plainly with one worker).
+	TraceDepthFirst
 	// TraceEdgeBuffers is MMTk's design: a packet is a buffer of up to
 	// ChunkSlots references (ProcessEdges); it marks them and gathers the
 	// slots of the objects it marked into new buffers, spawned as packets
@@ -120,13 +134,15 @@ const (
 	TraceEdgeBuffers
 )
 
-// String returns the design's name: dfs or edges.
+// String returns the design's name: parts, dfs or edges.
 func (t Tracing) String() string {
 	switch t {
 	case TraceDepthFirst:
 		return "dfs"
 	case TraceEdgeBuffers:
 		return "edges"
+	case TracePartitioned:
+		return "parts"
 	}
 	return fmt.Sprintf("Tracing(%d)", uint8(t))
 }
@@ -134,15 +150,18 @@ func (t Tracing) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (t Tracing) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
-// UnmarshalText implements encoding.TextUnmarshaler: "dfs" or "edges".
+// UnmarshalText implements encoding.TextUnmarshaler: "parts", "dfs" or
+// "edges".
 func (t *Tracing) UnmarshalText(b []byte) error {
 	switch string(b) {
 	case "dfs":
 		*t = TraceDepthFirst
 	case "edges":
 		*t = TraceEdgeBuffers
+	case "parts":
+		*t = TracePartitioned
 	default:
-		return fmt.Errorf("gcmark: unknown tracing %q (want dfs or edges)", b)
+		return fmt.Errorf("gcmark: unknown tracing %q (want parts, dfs or edges)", b)
 	}
 	return nil
 }
@@ -158,6 +177,10 @@ func (t *Tracing) UnmarshalText(b []byte) error {
 // too, which makes it visible at once under LocalPrivate (see
 // Options.KeepRest).
 const (
+	// DefaultPartitionsPerWorker is TracePartitioned's partitions per
+	// worker when there are more workers than one.
+	DefaultPartitionsPerWorker = 32
+
 	DefaultSplitEvery = 64
 	DefaultSplitShare = 0.5
 	DefaultBatch      = 32
@@ -180,6 +203,10 @@ type Marker struct {
 
 	workers    []workerState // workers[w] is touched only by worker w during a cycle
 	splitEvery int
+
+	parts       []partition        // TracePartitioned: each partition's inbox
+	partPackets []scheduler.Packet // a *markPartition per partition, queued in Closure each cycle
+	partSize    uint32             // objects per partition, a multiple of partLine
 }
 
 // workerState is one worker's private state: its free edge buffers and
@@ -189,12 +216,15 @@ type workerState struct {
 	stacks    [][]uint32 // free mark-stack buffers
 	big       []uint32   // the largest free one, kept for the deepest stacks
 	splits    int64      // stacks split off
+	forwarded int64      // referents handed to another partition
 	won       []uint32   // trace's scratch: the objects this packet marked
 	slots     int64      // slots traced (non-null references loaded)
 	marked    int64      // objects this worker marked
 	live      int64      // live objects counted by Release
 	liveBytes int64
-	sink      uint64 // keeps the root-slot work from being optimised away
+	sink      uint64     // keeps the root-slot work from being optimised away
+	far       []uint32   // TracePartitioned: referents in other partitions, from one scan
+	out       [][]uint32 // TracePartitioned: referents gathered for each partition
 	_         [64]byte
 }
 
@@ -221,10 +251,10 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 	if opts.Batch == 0 {
 		opts.Batch = DefaultBatch
 	}
-	if opts.Trace > TraceEdgeBuffers || opts.CodeCache > CodeCacheSplit || opts.SplitEvery < 0 || !(opts.SplitShare > 0 && opts.SplitShare < 1) || opts.Batch < 0 || opts.Batch > MaxBatch {
+	if opts.Trace > TraceEdgeBuffers || opts.Partitions < 0 || opts.CodeCache > CodeCacheSplit || opts.SplitEvery < 0 || !(opts.SplitShare > 0 && opts.SplitShare < 1) || opts.Batch < 0 || opts.Batch > MaxBatch {
 		s.Close()
-		return nil, fmt.Errorf("gcmark: bad options: Trace %v, CodeCache %v, SplitEvery %d, SplitShare %v, Batch %d",
-			opts.Trace, opts.CodeCache, opts.SplitEvery, opts.SplitShare, opts.Batch)
+		return nil, fmt.Errorf("gcmark: bad options: Trace %v, CodeCache %v, SplitEvery %d, SplitShare %v, Batch %d, Partitions %d",
+			opts.Trace, opts.CodeCache, opts.SplitEvery, opts.SplitShare, opts.Batch, opts.Partitions)
 	}
 	m := &Marker{
 		heap:    h,
@@ -243,6 +273,26 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 		m.splitEvery = math.MaxInt
 		m.plain = opts.Trace == TraceDepthFirst
 	}
+	if opts.Trace == TracePartitioned {
+		parts := opts.Partitions
+		if parts == 0 {
+			parts = 1
+			if s.Workers() > 1 {
+				parts = DefaultPartitionsPerWorker * s.Workers()
+			}
+		}
+		objs := max(h.Objects(), 1)
+		size := (objs + parts - 1) / parts
+		size = (size + partLine - 1) / partLine * partLine
+		m.partSize = uint32(size)
+		m.parts = make([]partition, (objs+size-1)/size)
+		for i := range m.parts {
+			m.partPackets = append(m.partPackets, &markPartition{m: m, p: uint32(i)})
+		}
+		for i := range m.workers {
+			m.workers[i].out = make([][]uint32, len(m.parts))
+		}
+	}
 	return m, nil
 }
 
@@ -259,6 +309,7 @@ type Result struct {
 	LiveBytes int64 // their size (Heap.Bytes: 4 a word)
 	Slots     int64 // non-null reference slots traced
 	Splits    int64 // mark stacks split off for idle workers (TraceDepthFirst)
+	Forwarded int64 // referents handed to another partition's packet (TracePartitioned)
 	Elapsed   time.Duration
 	Stages    []stagetime.Stage  // per-stage makespan and lower bound
 	Stats     stagetime.Counters // scheduler counters of this cycle
@@ -272,7 +323,7 @@ func (r Result) Speed() float64 { return float64(r.Slots) / r.Elapsed.Seconds() 
 func (m *Marker) Mark(ctx context.Context) (Result, error) {
 	for i := range m.workers {
 		w := &m.workers[i]
-		w.slots, w.marked, w.live, w.liveBytes, w.splits = 0, 0, 0, 0, 0
+		w.slots, w.marked, w.live, w.liveBytes, w.splits, w.forwarded = 0, 0, 0, 0, 0, 0
 	}
 	before := m.sched.Stats()
 	if err := m.queuePrepare(); err != nil {
@@ -293,6 +344,7 @@ func (m *Marker) Mark(ctx context.Context) (Result, error) {
 		r.Live += w.live
 		r.LiveBytes += w.liveBytes
 		r.Splits += w.splits
+		r.Forwarded += w.forwarded
 	}
 	if r.Marked != r.Live {
 		return r, errors.New("gcmark: Release counted a different number of live objects than Closure marked")
@@ -335,6 +387,23 @@ func (m *Marker) queuePrepare() error {
 	}
 	if err := m.sched.AddAll(ps, stagePrepare); err != nil {
 		return fmt.Errorf("gcmark: %w", err)
+	}
+	if len(m.parts) > 0 {
+		// Closure starts with a packet per partition: each marks what
+		// Prepare's root packets put in its inbox.
+		for i := range m.parts {
+			pt := &m.parts[i]
+			pt.items, pt.active = pt.items[:0], true
+			pt.n.Store(0)
+		}
+		for i := range m.workers {
+			for d := range m.workers[i].out {
+				m.workers[i].out[d] = m.workers[i].out[d][:0]
+			}
+		}
+		if err := m.sched.AddAll(m.partPackets, stageClosure); err != nil {
+			return fmt.Errorf("gcmark: %w", err)
+		}
 	}
 	// Release's packets wait in their closed bucket until Closure drains.
 	ps = ps[:0]
@@ -405,8 +474,12 @@ func (p *scanCodeCacheRoots) PacketName() string { return "ScanCodeCacheRoots" }
 // scheduler was closed mid-cycle; the error then ends the cycle.
 func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) error {
 	ws := &m.workers[w.ID()]
-	if m.opts.Trace == TraceDepthFirst {
+	switch m.opts.Trace {
+	case TraceDepthFirst:
 		return m.scanRootsDFS(ws, slots)
+	case TracePartitioned:
+		m.scanPartitionRoots(ws, slots)
+		return nil
 	}
 	rounds := m.opts.RootSlotWork
 	out := m.getBuf(ws)

@@ -12,25 +12,27 @@
 // range and 95% confidence interval, and its speed relative to the
 // sequential depth-first marker (seq-dfs):
 //
-//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,dfs,edges -workers 1,2 -rounds 15
+//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,parts,dfs,edges -workers 1,2 -rounds 15
 //
-// With seq-dfs and seq-dfs-atomic both compared it ends with the ceiling
-// for each count of workers over one: the speed that workers sharing
-// seq-dfs-atomic's cycle with no loss would reach (workers that mark one
-// bitmap together set its bits atomically).
+// With seq-dfs and seq-dfs-atomic both compared it ends with the CAS
+// ceiling for each count of workers over one: the speed that workers
+// sharing seq-dfs-atomic's cycle with no loss would reach, the most that
+// markers setting one bitmap's bits by CAS can (parts sets them plainly).
 //
 // On a machine shared with other jobs, -quiet 0.1 runs a cycle again when
 // other processes used more than a tenth of a CPU while it ran.
 //
 // A marker is a baseline's name (seq-dfs, seq-dfs-atomic, seq-bfs,
-// goroutines) or a Closure design (dfs, edges) on the scheduler, each at
-// every count of -workers (the sequential ones at one). -sweep batch
-// compares the batch sizes of seq-dfs and dfs at every count of -workers;
-// -sweep split the dfs marker's split settings (every × share × keep ×
-// local order) and -sweep policy the scheduler's policies (wake × steal ×
-// local order) at the last count of -workers; each beside seq-dfs:
+// goroutines) or a Closure design (parts, dfs, edges) on the scheduler,
+// each at every count of -workers (the sequential ones at one). -sweep
+// batch compares the batch sizes of seq-dfs and dfs at every count of
+// -workers; -sweep parts the parts marker's partitions per worker (1 to
+// 64), -sweep split the dfs marker's split settings (every × share × keep
+// × local order) and -sweep policy the scheduler's policies (wake × steal
+// × local order) for dfs, at the last count of -workers; each beside
+// seq-dfs:
 //
-//	go run ./examples/gcmark/main -sweep split -workers 2 -rounds 10
+//	go run ./examples/gcmark/main -sweep parts -workers 2 -rounds 20
 //
 // Open a trace file in https://ui.perfetto.dev.
 package main
@@ -70,7 +72,8 @@ func main() {
 	flag.TextVar(&cfg.Steal, "steal", scheduler.Policy(0), "steal policy: steal-one, steal-half, default")
 	flag.IntVar(&cfg.StealLimit, "steal-limit", 0, "most packets a steal-half steal takes, 1…128 (0: the default, 128)")
 	flag.TextVar(&cfg.Local, "local", scheduler.Policy(0), "local order: local-private, local-lifo, local-fifo, default")
-	flag.TextVar(&opts.Trace, "closure", gcmark.TraceDepthFirst, "Closure design: dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
+	flag.TextVar(&opts.Trace, "closure", gcmark.TracePartitioned, "Closure design: parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
+	flag.IntVar(&opts.Partitions, "partitions", 0, "parts: ranges of objects (0: one with one worker, else the default per worker)")
 	flag.IntVar(&opts.SplitEvery, "split-every", 0, "dfs: objects scanned between two ShouldSplit calls (0: the default)")
 	flag.Float64Var(&opts.SplitShare, "split-share", 0, "dfs: share of the mark stack given away on a split (0: the default)")
 	flag.BoolVar(&opts.KeepRest, "keep-rest", false, "dfs: on a split, go on with the rest of the stack (default: spawn it too, and return)")
@@ -80,7 +83,7 @@ func main() {
 	cycles := flag.Int("cycles", 3, "GC cycles to run")
 	traceFile := flag.String("trace", "", "write a Perfetto trace of the last cycle to this file")
 	compare := flag.String("compare", "", "time these markers against each other, interleaved (see the package doc)")
-	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split) or the scheduler's policies (policy)")
+	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split), the scheduler's policies (policy) or the parts marker's partitions per worker (parts)")
 	rounds := flag.Int("rounds", 10, "-compare, -sweep: rounds (samples per marker)")
 	quiet := flag.Float64("quiet", 0, "-compare, -sweep: run a cycle again (up to 5 tries) when other processes, and the hypervisor's steal, used more than this share of one CPU during it (Linux; 0: never)")
 	flag.Parse()
@@ -256,8 +259,16 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 			}
 		}
 		return out, nil
+	case "parts":
+		baseline(gcmark.SequentialDFS, 1)
+		for _, per := range []int{1, 2, 4, 8, 16, 32, 64} {
+			o := opts
+			o.Trace, o.Partitions = gcmark.TracePartitioned, per*w
+			wsched(fmt.Sprintf("parts/%d/per-worker=%d", w, per), o, w)
+		}
+		return out, nil
 	default:
-		return nil, fmt.Errorf("-sweep %q: want batch, split or policy", sweep)
+		return nil, fmt.Errorf("-sweep %q: want batch, split, policy or parts", sweep)
 	}
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
@@ -273,7 +284,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		}
 		var tr gcmark.Tracing
 		if err := tr.UnmarshalText([]byte(name)); err != nil {
-			return nil, fmt.Errorf("-compare: %q is neither a baseline (seq-dfs, seq-dfs-atomic, seq-bfs, goroutines) nor a Closure design (dfs, edges)", name)
+			return nil, fmt.Errorf("-compare: %q is neither a baseline (seq-dfs, seq-dfs-atomic, seq-bfs, goroutines) nor a Closure design (dfs, edges, parts)", name)
 		}
 		for _, w := range workers {
 			o := opts
@@ -391,12 +402,13 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 	return nil
 }
 
-// ceiling prints, for each count of workers over one, the speed against
-// seq-dfs that those workers would reach if they shared seq-dfs-atomic's
-// cycle among them with no loss at all: workers × seq-dfs-atomic's speed.
-// Workers that mark one bitmap together must set its bits atomically, so
-// no such marker can beat it; where seq-dfs or seq-dfs-atomic is not
-// compared there is nothing to print.
+// ceiling prints, for each count of workers over one, the CAS ceiling:
+// the speed against seq-dfs that those workers would reach if they shared
+// seq-dfs-atomic's cycle among them with no loss at all, workers ×
+// seq-dfs-atomic's speed. Workers that set the bits of one bitmap by CAS
+// (dfs, edges, goroutines) cannot beat it; the parts design, whose
+// partitions set theirs plainly, can. Where seq-dfs or seq-dfs-atomic is
+// not compared there is nothing to print.
 func ceiling(out io.Writer, cs []*contender, ref *contender, workers []int) {
 	i := slices.IndexFunc(cs, func(c *contender) bool { return c.name == gcmark.SequentialDFSAtomic.String() })
 	if ref == nil || i < 0 {
@@ -405,7 +417,7 @@ func ceiling(out io.Writer, cs []*contender, ref *contender, workers []int) {
 	sp, _, _ := medianCI(cs[i].ratio)
 	for _, w := range workers {
 		if w > 1 {
-			fmt.Fprintf(out, "ceiling at %d workers: %.3f× seq-dfs (%d × seq-dfs-atomic's speed: its cycle shared with no loss)\n", w, float64(w)*sp, w)
+			fmt.Fprintf(out, "CAS ceiling at %d workers: %.3f× seq-dfs (%d × seq-dfs-atomic's speed: its cycle shared with no loss)\n", w, float64(w)*sp, w)
 		}
 	}
 }

@@ -14,8 +14,8 @@ func TestCeiling(t *testing.T) {
 
 	var out strings.Builder
 	ceiling(&out, []*contender{ref, atomic, dfs}, ref, []int{1, 2, 4})
-	assert.Equal(t, "ceiling at 2 workers: 1.900× seq-dfs (2 × seq-dfs-atomic's speed: its cycle shared with no loss)\n"+
-		"ceiling at 4 workers: 3.800× seq-dfs (4 × seq-dfs-atomic's speed: its cycle shared with no loss)\n", out.String())
+	assert.Equal(t, "CAS ceiling at 2 workers: 1.900× seq-dfs (2 × seq-dfs-atomic's speed: its cycle shared with no loss)\n"+
+		"CAS ceiling at 4 workers: 3.800× seq-dfs (4 × seq-dfs-atomic's speed: its cycle shared with no loss)\n", out.String())
 
 	out.Reset()
 	ceiling(&out, []*contender{ref, dfs}, ref, []int{1, 2})
