@@ -269,8 +269,8 @@ type valuePacket interface {
 func (s *slot[P]) Run(w *Worker) error {
 	v := s.v
 	w.js = joinState{join: s.join, spawn: s.join}
-	if !w.instrument {
-		countValue(w, v)
+	if !w.instrument && !w.countRun(slotKey[P]()) {
+		countSlot(w, &s.v)
 	}
 	if err := v.Run(w); err != nil {
 		return err
@@ -283,7 +283,12 @@ func (s *slot[P]) Run(w *Worker) error {
 
 func (s *slot[P]) valueName() string { return valueName(s.v) }
 
-func (s *slot[P]) statIndex(w *Worker) int { return valueIndex(w, s.v) }
+func (s *slot[P]) statIndex(w *Worker) int {
+	if ti := w.s.reg.valueType(slotKey[P](), reflect.TypeFor[P]()); ti.namer && !ti.iface {
+		return w.nameIndex(namerAt(&s.v))
+	}
+	return valueIndex(w, s.v)
+}
 
 // valueName is the name of value packet v: its Namer name, its dynamic
 // packet's name for an interface type, or its type. Slow path.
@@ -307,20 +312,10 @@ func safeValueName[P Packet](v P) (name string) {
 	return valueName(v)
 }
 
-// countValue counts a run of v in its type's stats, as countPacket counts
-// a Packet: for a run of one type, a compare and an increment. Owner.
-func countValue[P Packet](w *Worker, v P) {
-	if key := slotKey[P](); key == w.lastType {
-		w.lastRun++
-		return
-	}
-	countValueSlow(w, v)
-}
-
-// countRun is countValue's fast path, without v, for SpawnOrRun, where
-// the call of countValue (not inlined) copied v: it counts a run of the
-// value packet type whose slot key is key, if it is the type counted
-// last, and reports whether it did. Owner.
+// countRun counts a run of the value packet type whose slot key is key,
+// as countPacket counts a Packet, if it is the type counted last (a
+// compare and an increment), and reports whether it did; countSlot or
+// countValueSlow count it when not. Owner.
 func (w *Worker) countRun(key unsafe.Pointer) bool {
 	if key == w.lastType {
 		w.lastRun++
@@ -329,7 +324,31 @@ func (w *Worker) countRun(key unsafe.Pointer) bool {
 	return false
 }
 
-// countValueSlow counts a run of v when countRun could not. Owner.
+// countSlot counts a run of the value in a slot, at p, when countRun could
+// not: as countValueSlow, but a Namer's name is asked through p, so that
+// the value is not copied into an interface (which allocates for a value
+// bigger than a pointer, once a run). Owner.
+func countSlot[P Packet](w *Worker, p *P) {
+	if ti := w.s.reg.valueType(slotKey[P](), reflect.TypeFor[P]()); ti.namer && !ti.iface {
+		w.types[w.nameIndex(namerAt(p))].count++
+		return
+	}
+	countValueSlow(w, *p)
+}
+
+// namerAt returns the PacketName of the Namer value at p, called through
+// p (a value's methods are its pointer's too) or, for a P of pointer
+// shape, whose methods *P lacks, through the value, which then fits an
+// interface without a box.
+func namerAt[P Packet](p *P) string {
+	if n, ok := any(p).(Namer); ok {
+		return n.PacketName()
+	}
+	return any(*p).(Namer).PacketName()
+}
+
+// countValueSlow counts a run of v when countRun could not (SpawnOrRun's
+// inline run: v is its own copy; a Namer's name costs a box). Owner.
 func countValueSlow[P Packet](w *Worker, v P) {
 	key := slotKey[P]()
 	ti := w.s.reg.valueType(key, reflect.TypeFor[P]())

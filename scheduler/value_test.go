@@ -242,11 +242,34 @@ func TestSpawnValueExactlyOnce(t *testing.T) {
 type v1Fan struct {
 	n, grand int
 	count    *atomic.Int64
+	named    bool // spawn v1NamedKids
 }
 
 func (f *v1Fan) Run(w *Worker) error {
 	for range f.n {
-		Spawn(w, v1Kid{f.grand, f.count})
+		if f.named {
+			Spawn(w, v1NamedKid{f.grand, f.count, "kid"})
+		} else {
+			Spawn(w, v1Kid{f.grand, f.count})
+		}
+	}
+	return nil
+}
+
+// v1NamedKid is v1Kid with a name (a Namer), bigger than a pointer: a
+// copy of it in an interface would need a box.
+type v1NamedKid struct {
+	grand int
+	count *atomic.Int64
+	name  string
+}
+
+func (k v1NamedKid) PacketName() string { return k.name }
+
+func (k v1NamedKid) Run(w *Worker) error {
+	k.count.Add(1)
+	for range k.grand {
+		Spawn(w, v1NamedKid{0, k.count, k.name})
 	}
 	return nil
 }
@@ -265,14 +288,19 @@ func (k v1Kid) Run(w *Worker) error {
 }
 
 // TestSpawnValueZeroAllocs: spawning value packets allocates nothing, so
-// a cycle's allocations do not grow with the number of children.
+// a cycle's allocations do not grow with the number of children: plain
+// values and Namers (whose name is asked every run), counted in the stats
+// by the worker or, with PacketTiming, by the instrumented run.
 func TestSpawnValueZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	for _, workers := range []int{1, 2} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
+	for _, c := range []struct {
+		workers      int
+		named, timed bool
+	}{{1, false, false}, {2, false, false}, {1, true, false}, {2, true, false}, {2, true, true}} {
+		t.Run(fmt.Sprintf("workers=%d/named=%v/timed=%v", c.workers, c.named, c.timed), func(t *testing.T) {
+			s := v1Sched(t, Config{Workers: c.workers, PacketTiming: c.timed})
 			var count atomic.Int64
 			cycle := func(f *v1Fan) func() {
 				return func() {
@@ -286,8 +314,8 @@ func TestSpawnValueZeroAllocs(t *testing.T) {
 					}
 				}
 			}
-			small := &v1Fan{n: 16, grand: 1, count: &count}
-			big := &v1Fan{n: 8192, grand: 1, count: &count}
+			small := &v1Fan{n: 16, grand: 1, count: &count, named: c.named}
+			big := &v1Fan{n: 8192, grand: 1, count: &count, named: c.named}
 			var aSmall, aBig float64
 			watchdog.Watch(t, 60*time.Second, func() {
 				aSmall = testing.AllocsPerRun(50, cycle(small))
