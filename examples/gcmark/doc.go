@@ -25,12 +25,16 @@
 // A [Marker] runs one GC cycle per [Marker.Mark] in three stages, as MMTk
 // does. Prepare: ClearMarks packets clear the mark bitmap, and a root
 // packet per mutator stack and one for the code cache decode their slots
-// (about 100 ns each, [DefaultRootSlotWork]) into buffers of up to
-// [ChunkSlots] referents, queued in Closure. Closure traces: by default
-// ([TraceDepthFirst]) each packet is a mark stack, described below;
-// [TraceEdgeBuffers] is MMTk's design (buffers of up to 4,096 references,
-// marked, the winners' slots gathered into new buffers). Release: Sweep
-// packets count the live objects and bytes.
+// (about 100 ns each, [DefaultRootSlotWork]) and hand the referents to
+// Closure. Closure traces, in one of three designs. By default
+// ([TracePartitioned]) the objects are cut into ranges of whole lines of
+// the mark bitmap, each marked depth-first with plain bits by one packet
+// at a time, a referent in another range forwarded to that range's
+// packet: described below, and in partition.go. [TraceDepthFirst] makes
+// each packet a mark stack, shared bitmap and CAS bits, split for idle
+// workers; [TraceEdgeBuffers] is MMTk's design (buffers of up to 4,096
+// references, marked, the winners' slots gathered into new buffers).
+// Release: Sweep packets count the live objects and bytes.
 //
 // A [Baseline] is a marker without the scheduler, a whole cycle per Mark:
 // [SequentialDFS] (explicit mark stack, plain mark bits: the marker a
@@ -51,74 +55,94 @@
 // Interleaved cycles (one of each marker per round, the first round a
 // warm-up), 40 rounds, on the default heap, on a 2-vCPU KVM guest (AMD
 // EPYC, family 26) shared with other jobs, Go 1.26.8; median ms per
-// cycle, the two undisturbed runs of three:
+// cycle, lowest and highest of three runs:
 //
-//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,dfs -workers 1,2 -rounds 40 -quiet 0.1
+//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,parts,dfs -workers 1,2 -rounds 40 -quiet 0.1
 //
-//	seq-dfs  seq-dfs-atomic  seq-bfs  goroutines/1  goroutines/2  dfs/1    dfs/2
-//	102–103     107–108      251–255    123–124        72–76     103–105  65–69
+//	seq-dfs  seq-dfs-atomic  seq-bfs  goroutines/1  goroutines/2  parts/1  parts/2  dfs/1    dfs/2
+//	103–107     107–111      254–271    124–130        73–74     103–107   52–53   103–108  65–67
 //
 // Speed against seq-dfs, per round (median): the Marker on 1 worker
-// 0.99× (it marks with plain bits there, through seq-dfs's own loop:
-// what the scheduler adds is under 2%), on 2 workers 1.54–1.58×; the
-// goroutine marker 0.83–0.84× and 1.38–1.41×. On 2 workers the Marker
-// takes 0.90–0.92× the goroutine marker's time, and every stage stays
-// within 1.02/1.00/1.03× (Prepare/Closure/Release) of its lower bound.
-// Other runs on 2 workers, on a machine shared with other jobs, gave
-// 1.52–1.81×.
+// 1.00× (one partition, marked through seq-dfs's own loop: what the
+// scheduler adds is under 1%), on 2 workers 1.99–2.02×; the goroutine
+// marker 0.83× and 1.41–1.47×; the depth-first design 1.00× and
+// 1.58–1.63×. On 2 workers the Marker takes 0.72× the goroutine marker's
+// time, and every stage stays within 1.02/1.02/1.03× (Prepare, Closure,
+// Release) of its lower bound. The files are in
+// benchmarks/results/epyc2/gcmark-2c579bf.
 //
-// # The ceiling on 2 workers
+// # Where the mark bits live: partitions
 //
-// Workers that mark one bitmap together must set its bits atomically,
-// and seq-dfs-atomic, seq-dfs with CAS bits, runs at 0.95–0.96× seq-dfs's
-// speed. So no such marker on W workers beats W × that speed: the speed
-// of W workers sharing seq-dfs-atomic's cycle with no loss at all.
-// -compare prints it last, when seq-dfs and seq-dfs-atomic are both
-// compared: 1.918× seq-dfs on 2 workers in both runs above. It leaves out
-// Prepare's longest root packet, which bounds Prepare at 2.3 ms on 2
-// workers where half its work is 1.85; with Prepare and Release as
-// measured, 1.89–1.90×. The Marker reaches 0.80–0.82 of the ceiling on
-// the default heap, and 0.87–0.90 with fewer long-range slots:
-//
-//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,goroutines,dfs -workers 1,2 -longrange 0 -rounds 40 -quiet 0.1
-//
-//	-longrange     0      0.01   0.02   0.05 (default)
-//	dfs/2          1.723  1.686  1.653  1.538–1.575
-//	ceiling        1.907  1.907  1.897  1.918
-//	goroutines/2   1.613  1.549  1.507  1.382–1.406
-//
-// Where 2 workers lose: both are busy all through Closure, but their
-// work adds up to 22–29% more than seq-dfs-atomic's on the default heap
-// (Closure 62–66 ms on each of 2 workers, 101–102 ms for
-// seq-dfs-atomic), 8% more with no long-range slots. The machine leaves
-// room for 2×: two seq-dfs-atomic markers at once, each with a bitmap of
-// its own, take 106–110 ms a cycle on one shared heap, as one alone does
-// (107–109 ms; three of four runs each, the fourth disturbed by other
-// jobs: 129 and 139 ms):
+// The choice that decides 2 workers' speed is which CPU writes which line
+// of the mark bitmap. Workers that share one bitmap must set its bits by
+// CAS, and seq-dfs-atomic, seq-dfs with CAS bits, runs at 0.96–0.97×
+// seq-dfs's speed: so no such marker on W workers beats W × that speed,
+// which -compare prints last as the CAS ceiling (1.91–1.94× on 2
+// workers in the runs above). The depth-first design reaches 0.81–0.85
+// of it. Its two workers' Closure adds up to 21–23% more than
+// seq-dfs-atomic's, while two seq-dfs-atomic markers, each with a bitmap
+// of its own, run on one shared heap as fast as one alone:
 //
 //	go test -run '^$' -bench TwoSequentialMarkers -count 4 ./examples/gcmark/
 //
-// The loss grows with the long-range references. With them the workers'
-// marks land all over one bitmap, so that a worker's test or CAS often
-// finds the line last written by the other worker's cache, a transfer
-// each: 230–250 ns here,
+// The loss follows the long-range references: their marks land all over
+// the one bitmap, so that a test or CAS often finds the line last written
+// by the other CPU, a transfer of 230–250 ns here,
 //
 //	go test -run '^$' -bench LineTransfer -count 4 ./examples/gcmark/
 //
-// so the 23–29 ms the two workers add would be 95–125 thousand
-// transfers, where a cycle follows 326 thousand long-range slots. Three designs that share
-// less were tried and lost more than they won (benchmarks/JOURNAL.md,
-// 2026-12-02): far referents marked in batches; a bitmap of one byte per
-// object (eight times larger, 64 objects a line instead of 512), which
-// scaled better on 2 workers but lost more to the bitmap's misses; and
-// owner-computes marking, where each 512-object chunk of the bitmap
-// belongs to the worker that marks in it first, which marks it with plain
-// bits, the other forwarding it the referents that fall there: no line
-// of the bitmap written by two workers, and no CAS, but the ownership
-// test on every slot cost one worker 18–52% against seq-dfs, more than
-// the CAS bits' 4–6%, and 2 workers reached 1.24–1.63×. The guest has
-// no cache counters to confirm where the rest goes. The files are in
-// benchmarks/results/epyc2/gcmark-1cc1e0c and gcmark-a5676ba.
+// The partitioned design gives each packet lines of its own instead. The
+// objects are cut into Options.Partitions ranges of consecutive ids, each
+// a whole number of 512-object lines of the bitmap; one packet at a time
+// marks a range, depth-first from its stack, and is the only writer of
+// the range's bits while it runs, so it sets them with plain stores. A
+// referent in another range is not marked but forwarded: gathered per
+// range in the worker's buffer, handed over 64 at a time to the range's
+// inbox (a mutex and a slice), which starts a packet for the range if
+// none is queued or running. On the default heap a cycle forwards about
+// 440 thousand referents (7.5% of its slots) and runs about 4,400
+// partition packets on 2 workers. The inboxes hold at most what a cycle
+// forwards; the protocol that never leaves a referent without a packet
+// to take it is written in partition.go.
+//
+// How many ranges: enough for the scheduler to balance, few enough that a
+// depth-first walk stays in one. Partitions per worker, on 2 workers
+// (median ms, speed against seq-dfs):
+//
+//	go run ./examples/gcmark/main -sweep parts -workers 2 -rounds 20 -quiet 0.1
+//
+//	per worker   1      2      4      8      16     32     64
+//	ms           61.5   56.2   54.5   52.3   51.7   51.4   52.7
+//	speed        1.650  1.801  1.875  1.943  1.971  1.975  1.934
+//
+// so [DefaultPartitionsPerWorker] is 32; with one worker the Marker uses
+// one range, which nothing is forwarded to. Against the share of
+// long-range slots (one run each; parts and dfs at 2 workers):
+//
+//	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,goroutines,parts,dfs -workers 1,2 -longrange 0 -rounds 40 -quiet 0.1
+//
+//	-longrange     0      0.01   0.02   0.05 (default)
+//	parts/2        1.734  1.873  1.918  1.993–2.022
+//	dfs/2          1.818  1.674  1.631  1.575–1.626
+//	goroutines/2   1.720  1.559  1.507  1.410–1.471
+//
+// With no long-range slots at all (a forest of structures, none pointing
+// into another) little is lost to shared lines, and the depth-first
+// design runs 5% faster than the partitions; with 1% or more, as a
+// program's heap has (shared types, interned strings), the partitions
+// win, and by more the more there are. On the power-law heap, whose
+// references go anywhere 40% of the time, parts/2 runs 1.56× seq-dfs,
+// dfs/2 1.24×, goroutines/2 1.16×, MMTk's edge buffers 0.63×
+// (powerlaw.txt in the same directory).
+//
+// Tried for the shared bitmap before this, each slower
+// (benchmarks/JOURNAL.md, 2026-12-02): marking far referents in batches;
+// a bitmap of one byte per object (64 objects a line instead of 512);
+// forwarding far referents to the worker that first scanned an object in
+// their chunk, with CAS bits kept; and, without the scheduler, chunks
+// owned by whichever worker first marked in them, which interleaved the
+// chunks between the workers and forwarded over a quarter of all
+// referents.
 //
 // # Order: depth-first
 //
@@ -133,21 +157,27 @@
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-bfs,dfs,edges -workers 1,2 -rounds 20 -quiet 0.1
 //
-// A Closure packet holds a mark stack in a buffer it owns (from a per-worker
-// pool, so a packet is a value and spawning one allocates nothing); it
-// runs until its stack is empty. Each worker keeps its largest buffer and
-// moves a packet's stack into it, so that the deepest stack (about 200 Ki
-// entries here) is grown once, not every cycle: a cycle allocates about
-// 18 KB in about 250 allocations on 1 worker (BenchmarkGCMark, B/op).
+// Both depth-first designs scan in this order, through one loop
+// (scanDFS; the partitioned design's copy adds the range test, and with
+// one range it runs scanDFS itself). A depth-first Closure packet holds a
+// mark stack in a buffer it owns (from a per-worker pool, so a packet is
+// a value and spawning one allocates nothing); it runs until its stack is
+// empty (and, partitioned, its inbox). Each worker keeps its largest
+// buffer and moves a packet's stack into it, so that the deepest stack
+// (about 200 Ki entries here) is grown once, not every cycle: a cycle
+// of the partitioned Marker allocates 185 times on 1 worker and about
+// 290 on 2 (BenchmarkGCMark, allocs/op), none per object or packet.
 //
 // # Packet granularity: the batch
 //
-// The unit of scheduling is a mark stack, not an object: a packet scans
-// thousands to millions of objects, and the scheduler is consulted every
-// [DefaultSplitEvery] (64) objects, at the cost of two atomic loads. Within the
-// packet, [Options.Batch] objects ([DefaultBatch], 32) are popped at once:
-// their headers are loaded in one pass, so that their cache misses
-// overlap, and scanned in a second. Measured by
+// The unit of scheduling is a range or a mark stack, not an object: a
+// packet scans thousands to millions of objects. A partition's packet
+// looks at its inbox every 256 objects (an atomic load); a depth-first
+// packet consults the scheduler every [DefaultSplitEvery] (64) objects, at
+// the cost of two atomic loads. Within the packet, [Options.Batch]
+// objects ([DefaultBatch], 32) are popped at once: their headers are
+// loaded in one pass, so that their cache misses overlap, and scanned in
+// a second. Measured by
 //
 //	go run ./examples/gcmark/main -sweep batch -workers 1,2 -rounds 15 -quiet 0.1
 //
@@ -157,8 +187,11 @@
 //
 // # When to split, and what to give away
 //
-// A packet that works through a stack of its own cannot be stolen from:
-// it must offer work. Every SplitEvery objects it calls
+// In the partitioned design the unit of balance is the range: 32 per
+// worker, each a packet when it has work, which idle workers steal like
+// any other; a packet does not split. The depth-first design splits on
+// demand. A packet that works through a stack of its own cannot be
+// stolen from: it must offer work. Every SplitEvery objects it calls
 // [scheduler.Worker.ShouldSplit] (two atomic loads and the deque's length:
 // true when a worker is parked or searching and this worker's deque holds
 // fewer packets than there are such workers). When true it gives away the
@@ -182,19 +215,21 @@
 //
 // # Mark bits
 //
-// One bit per object in a bitmap shared by all workers, set by
-// compare-and-swap after a plain load (most referents are already
-// marked, and the load avoids the locked instruction for them). An object
-// is marked when its reference is read and pushed only by the worker
-// whose CAS set the bit, so it is scanned exactly once, by whichever
-// packet holds it then. CAS bits cost 5%: seq-dfs-atomic against seq-dfs
-// in the table above, the same loop (scanDFS) with the other kind of
-// bit. With one worker nobody else marks, so the depth-first Marker sets
-// its bits with plain stores there; that and one scan loop for every
-// depth-first marker are what bring it to seq-dfs's speed on 1 worker
-// (with CAS bits, and a loop of its own, it took 1.12–1.15× seq-dfs's
-// time at 742ff63). A collector that knows it marks alone should do the
-// same. The edge-buffer design marks a buffer's referents in one pass
+// One bit per object. In the partitioned design a range's bits are set
+// with plain stores by the one packet marking it; an object is pushed by
+// that packet when its bit was clear, so it is scanned exactly once. In
+// the other designs the bitmap is shared by all workers and its bits are
+// set by compare-and-swap after a plain load (most referents are already
+// marked, and the load avoids the locked instruction for them): an
+// object is pushed only by the worker whose CAS set the bit. CAS bits
+// cost 3–5%: seq-dfs-atomic against seq-dfs in the table above, the same
+// loop (scanDFS) with the other kind of bit. With one worker nobody else
+// marks, so the depth-first Marker sets its bits with plain stores there;
+// that and one scan loop for every depth-first marker are what bring it
+// to seq-dfs's speed on 1 worker (with CAS bits, and a loop of its own,
+// it took 1.12–1.15× seq-dfs's time at 742ff63). A collector that knows
+// it marks alone should do the same; one that marks on several CPUs
+// should give each its own lines, as the partitions do. The edge-buffer design marks a buffer's referents in one pass
 // and scans the winners in a second, so that the CASes do not serialise
 // the objects' misses.
 //
@@ -202,8 +237,11 @@
 //
 // Roots are found in Prepare, while Closure's bucket is closed: root
 // packets queue their referents as Closure packets without waking anyone,
-// and Closure opens when every root is known. A depth-first root packet
-// claims its referents when it runs, then drains like any other.
+// and Closure opens when every root is known. In the partitioned design a
+// root packet puts each referent in its range's inbox, and Closure starts
+// with one packet per range, which marks what its inbox holds. A
+// depth-first root packet claims its referents when it runs, then drains
+// like any other.
 // A root set much heavier than the others must start first, or it decides
 // the stage's makespan: by default ([CodeCachePriority]) the code-cache
 // packet goes in Prepare's priority lane; [CodeCacheSplit] cuts it into
@@ -215,8 +253,8 @@
 //
 // 1.42–1.51 with one Add per packet (a), one AddAll (b) or wake-N (e);
 // 1.04–1.09 with the code cache in the priority lane (c); 1.09–1.11 split
-// (d). The depth-first marker's Prepare stays within 1.02–1.03× on 2 workers,
-// except under WakeOne (1.46–1.54: the second worker starts late), in
+// (d). The partitioned and depth-first markers' Prepare stays within
+// 1.02–1.03× on 2 workers, the depth-first one's except under WakeOne (1.46–1.54: the second worker starts late), in
 //
 //	go run ./examples/gcmark/main -sweep policy -workers 2 -rounds 15 -quiet 0.1
 //
@@ -229,5 +267,5 @@
 // (one at a time), Marks to read the last cycle's bits, Close. The
 // packets run on the scheduler's workers; each worker's buffers and
 // counters are its own (indexed by Worker.ID), so the only shared writes
-// are the mark bits.
+// are the inboxes (partitioned) or the mark bits (the other designs).
 package gcmark

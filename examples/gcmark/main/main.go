@@ -156,8 +156,8 @@ func run(hc gcmark.HeapConfig, workers int, opts gcmark.Options, cycles int, tra
 		if d := gcmark.FirstDifference(m.Marks(), want); d >= 0 {
 			return fmt.Errorf("cycle %d: object %d marked differently from the sequential BFS", c+1, d)
 		}
-		fmt.Printf("\ncycle %d: %d marked, %d slots traced in %v (%.2f× the sequential BFS); steals %d, wake-ups %d, splits %d\n",
-			c+1, r.Marked, r.Slots, r.Elapsed.Round(time.Microsecond), float64(seq)/float64(r.Elapsed), r.Stats.Steals, r.Stats.Wakes, r.Splits)
+		fmt.Printf("\ncycle %d: %d marked, %d slots traced in %v (%.2f× the sequential BFS); steals %d, wake-ups %d, splits %d, forwarded %d\n",
+			c+1, r.Marked, r.Slots, r.Elapsed.Round(time.Microsecond), float64(seq)/float64(r.Elapsed), r.Stats.Steals, r.Stats.Wakes, r.Splits, r.Forwarded)
 		fmt.Printf("  %-8s %8s %12s %12s %12s %7s\n", "stage", "packets", "makespan", "lower bound", "longest", "ratio")
 		for _, s := range r.Stages {
 			fmt.Printf("  %-8s %8d %12v %12v %12v %7.3f\n", s.Name, s.Packets,
