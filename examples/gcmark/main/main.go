@@ -29,8 +29,8 @@
 // -workers; -sweep parts the parts marker's partitions per worker (1 to
 // 64), -sweep split the dfs marker's split settings (every × share × keep
 // × local order) and -sweep policy the scheduler's policies (wake × steal
-// × local order) for dfs, at the last count of -workers; each beside
-// seq-dfs:
+// × local order) for the -closure design, at the last count of -workers;
+// each beside seq-dfs:
 //
 //	go run ./examples/gcmark/main -sweep parts -workers 2 -rounds 20
 //
@@ -83,7 +83,7 @@ func main() {
 	cycles := flag.Int("cycles", 3, "GC cycles to run")
 	traceFile := flag.String("trace", "", "write a Perfetto trace of the last cycle to this file")
 	compare := flag.String("compare", "", "time these markers against each other, interleaved (see the package doc)")
-	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split), the scheduler's policies (policy) or the parts marker's partitions per worker (parts)")
+	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split), the scheduler's policies for the -closure design (policy) or the parts marker's partitions per worker (parts)")
 	rounds := flag.Int("rounds", 10, "-compare, -sweep: rounds (samples per marker)")
 	quiet := flag.Float64("quiet", 0, "-compare, -sweep: run a cycle again (up to 5 tries) when other processes, and the hypervisor's steal, used more than this share of one CPU during it (Linux; 0: never)")
 	flag.Parse()
@@ -252,9 +252,9 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO, scheduler.LocalFIFO} {
 			for _, wake := range []scheduler.Policy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher} {
 				for _, steal := range []scheduler.Policy{scheduler.StealOne, scheduler.StealHalf} {
-					o := opts
-					o.Trace, o.Scheduler.Wake, o.Scheduler.Steal, o.Scheduler.Local = gcmark.TraceDepthFirst, wake, steal, local
-					wsched(fmt.Sprintf("dfs/%d/%v/%v/%v", w, wake, steal, local), o, w)
+					o := opts // the design of -closure
+					o.Scheduler.Wake, o.Scheduler.Steal, o.Scheduler.Local = wake, steal, local
+					wsched(fmt.Sprintf("%v/%d/%v/%v/%v", o.Trace, w, wake, steal, local), o, w)
 				}
 			}
 		}
