@@ -1,12 +1,23 @@
 package gcmark
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // Bitmap is a set of object ids, one bit each.
 type Bitmap []uint64
 
-// NewBitmap returns an empty set for a heap of n objects.
-func NewBitmap(n int) Bitmap { return make(Bitmap, (n+63)/64) }
+// NewBitmap returns an empty set for a heap of n objects. Its first word
+// starts a 64-byte cache line, so that the ids 512k to 512k+511 share
+// one line and no other (Go allocates a small slice on a 16-byte
+// boundary only): the partitioned marker gives its packets whole lines.
+func NewBitmap(n int) Bitmap {
+	words := (n + 63) / 64
+	b := make(Bitmap, words+7)
+	skip := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(b)))%64) % 64 / 8
+	return b[skip : skip+uintptr(words) : skip+uintptr(words)]
+}
 
 // Has reports whether o is in the set.
 func (b Bitmap) Has(o uint32) bool { return b[o>>6]&(1<<(o&63)) != 0 }

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -196,8 +198,10 @@ func TestMarkMatchesBFS(t *testing.T) {
 // one, going on with the rest or spawning it too; the marks must not
 // The depth-first marker sets its bits plainly exactly when it has one
 // worker (nobody else marks); the edge-buffer design and more workers
-// use CAS. Both kinds of marker find the sequential marks (above); this
-// checks which kind each configuration is.
+// use CAS (the partitioned design's bits are always plain, each
+// partition's set by its own packet: TestPartitionsMatchBFS). Both kinds
+// of marker find the sequential marks (above); this checks which kind
+// each configuration is.
 func TestPlainBitsOnlyAlone(t *testing.T) {
 	h := testHeaps()[0]
 	for _, c := range []struct {
@@ -246,7 +250,7 @@ func TestSplitMatchesBFS(t *testing.T) {
 func TestPartitionsMatchBFS(t *testing.T) {
 	for _, h := range testHeaps() {
 		want := h.MarkSequential()
-		for _, parts := range []int{1, 2, 3, 7, 64, 1 << 30} {
+		for _, parts := range []int{1, 2, 3, 7, 64, 1 << 30, math.MaxInt} {
 			for _, workers := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("%v/partitions=%d/workers=%d", h.Config().Shape, parts, workers), func(t *testing.T) {
 					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Partitions: parts, Batch: 5, RootSlotWork: -1})
@@ -265,6 +269,19 @@ func TestPartitionsMatchBFS(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestBitmapAligned: a bitmap starts a 64-byte line whatever its size,
+// and holds exactly the words its objects need.
+func TestBitmapAligned(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 65, 512, 600, 4096, 100_000} {
+		b := NewBitmap(n)
+		require.Len(t, b, (n+63)/64)
+		assert.Equal(t, len(b), cap(b))
+		if len(b) > 0 {
+			assert.Zero(t, uintptr(unsafe.Pointer(&b[0]))%64, "%d objects", n)
 		}
 	}
 }

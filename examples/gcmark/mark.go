@@ -197,9 +197,11 @@ type Marker struct {
 	opts  Options
 	clock *stagetime.Clock
 
-	// marks holds one bit per object, set by CAS (casMark) or, with one
-	// worker in the depth-first design, plainly (plain). Cleared by
-	// Prepare's clearMarks packets, read by Release and after the cycle.
+	// marks holds one bit per object: in the partitioned design set
+	// plainly by the packet of the object's partition; in the others by
+	// CAS (casMark) or, with one worker in the depth-first design,
+	// plainly (plain). Cleared by Prepare's clearMarks packets, read by
+	// Release and after the cycle.
 	marks Bitmap
 	plain bool
 
@@ -284,6 +286,7 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 			}
 		}
 		objs := max(h.Objects(), 1)
+		parts = min(parts, (objs+partLine-1)/partLine) // at most one a line (and no overflow below)
 		size := (objs + parts - 1) / parts
 		size = (size + partLine - 1) / partLine * partLine
 		m.partSize = uint32(size)

@@ -10,24 +10,27 @@ import (
 
 // The partitioned Closure (TracePartitioned) cuts the objects into
 // partitions of consecutive ids, each a range of whole lines of the mark
-// bitmap, and marks each partition from one packet at a time: the
-// partition's packet is the only writer of the partition's mark bits
-// while it runs, so it sets them plainly, and no line of the bitmap is
-// written from two CPUs at once. A packet scans depth-first from its
-// partition's stack as the dfs design does; a referent in another
-// partition goes, unmarked, into that partition's inbox (in batches of
-// forwardBatch, from a buffer per worker and partition), and starts a
-// packet for that partition if none is queued or running. Root slots go
-// to their partitions' inboxes in Prepare; Closure starts with one
+// bitmap (NewBitmap starts it on a line), and marks each partition from
+// one packet at a time: the partition's packet is the only writer of the
+// partition's mark bits while it runs, so it sets them plainly, and no
+// line of the bitmap is written from two CPUs at once. A packet scans
+// depth-first from its partition's stack as the dfs design does; a
+// referent in another partition goes, unmarked, into that partition's
+// inbox (gathered in a buffer per worker and partition, handed over when
+// forwardBatch are there and, for the rest, when the sending packet's
+// stack is empty), and starts a packet for that partition if none is
+// queued or running. Root slots go to their partitions' inboxes in
+// Prepare, all at the end of each root packet; Closure starts with one
 // packet per partition.
 //
 // The protocol, per partition, under its mutex: active says that a
 // packet for the partition is queued or running and will take what is
 // in the inbox before it ends. A forwarder appends to the inbox and, if
-// active is clear, sets it and spawns a packet. A packet takes the inbox
-// whenever its count is non-zero and, when its stack is empty and it has
-// handed on its own forwards, clears active if the inbox is empty (else
-// takes it and goes on). So a referent is never left in an inbox with no
+// active is clear, sets it and spawns a packet. A packet looks at the
+// inbox's count every partitionCheck objects and takes the inbox when the
+// count is non-zero; when its stack is empty and it has handed on its
+// own forwards, it clears active if the inbox is empty (else takes it
+// and goes on). So a referent is never left in an inbox with no
 // packet to take it, and two packets of one partition never run at once:
 // a new one is spawned only after the last one cleared active, under the
 // same mutex, which also orders the last one's plain mark bits before
