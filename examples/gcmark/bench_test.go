@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -306,4 +307,47 @@ func BenchmarkLineTransfer(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/transfer")
+}
+
+// BenchmarkCancelLatency cancels a cycle of the Marker on the built heap
+// 20 ms into it (in Closure: a cycle takes 50–110 ms here) and reports the
+// time from the cancel to Mark's return (median over ops, µs): how long
+// the packets running then take to notice the cycle's end and stop, for
+// each depth-first design on 1 and 2 workers.
+//
+//	go test -run '^$' -bench CancelLatency -benchtime 20x ./examples/gcmark/
+func BenchmarkCancelLatency(b *testing.B) {
+	h := benchHeaps[ShapeBuilt]()
+	for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("marker=%v/workers=%d", tracing, workers), func(b *testing.B) {
+				m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing})
+				require.NoError(b, err)
+				defer m.Close()
+				_, err = m.Mark(context.Background()) // warm-up: buffers grown
+				require.NoError(b, err)
+				var lat []float64
+				for b.Loop() {
+					ctx, cancel := context.WithCancel(context.Background())
+					var at atomic.Int64
+					timer := time.AfterFunc(20*time.Millisecond, func() {
+						at.Store(time.Now().UnixNano())
+						cancel()
+					})
+					_, err := m.Mark(ctx)
+					end := time.Now().UnixNano()
+					timer.Stop()
+					cancel()
+					if err == nil {
+						continue // the cycle ended before the cancel
+					}
+					require.ErrorIs(b, err, context.Canceled)
+					lat = append(lat, float64(end-at.Load())/1e3)
+				}
+				if len(lat) > 0 {
+					b.ReportMetric(median(lat), "µs-to-return")
+				}
+			})
+		}
+	}
 }

@@ -273,6 +273,45 @@ func TestPartitionsMatchBFS(t *testing.T) {
 	}
 }
 
+// TestMarkAfterCancel cancels cycles at spread-out moments, on 1 and 2
+// workers and every Closure design: a cancelled Mark reports the cancel
+// (or, cancelled too late to matter, a whole cycle), and the next cycle
+// marks exactly the sequential marks, whatever the cancel left behind
+// (half-drained stacks and inboxes, buffers handed on). The moments are
+// spread by the cancelling goroutine's sleeps; what is asserted holds
+// for any moment.
+func TestMarkAfterCancel(t *testing.T) {
+	h := testHeaps()[0]
+	want := h.MarkSequential()
+	for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%v/workers=%d", tracing, workers), func(t *testing.T) {
+				m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing, RootSlotWork: -1})
+				require.NoError(t, err)
+				defer m.Close()
+				cancelled := 0
+				for i := range 24 {
+					ctx, cancel := context.WithCancel(context.Background())
+					go func() {
+						time.Sleep(time.Duration(i) * 150 * time.Microsecond)
+						cancel()
+					}()
+					r, err := m.Mark(ctx)
+					if err != nil {
+						require.ErrorIs(t, err, context.Canceled)
+						cancelled++
+					} else {
+						require.Equal(t, int64(want.Count()), r.Marked)
+					}
+					cancel()
+					checkCycles(t, m, want, 1)
+				}
+				t.Logf("%d of 24 cycles cancelled", cancelled)
+			})
+		}
+	}
+}
+
 // TestBitmapAligned: a bitmap starts a 64-byte line whatever its size,
 // and holds exactly the words its objects need.
 func TestBitmapAligned(t *testing.T) {

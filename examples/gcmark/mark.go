@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/wsched/wsched/examples/stagetime"
@@ -270,11 +269,12 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 	}
 	m.splitEvery = opts.SplitEvery
 	if s.Workers() == 1 {
-		// Nobody to split for: a packet drains its stack in one run
-		// of scanRun (returning every SplitEvery objects cost one
-		// worker 3-5%). And nobody else marks: the bits are set by
-		// plain stores, not CAS (the CAS cost one worker 4-8%).
-		m.splitEvery = math.MaxInt
+		// Nobody to split for: a packet returns from scanRun only to
+		// watch for the cycle's end, every cancelCheck objects
+		// (returning every SplitEvery objects cost one worker 3-5%).
+		// And nobody else marks: the bits are set by plain stores, not
+		// CAS (the CAS cost one worker 4-8%).
+		m.splitEvery = cancelCheck
 		m.plain = opts.Trace == TraceDepthFirst
 	}
 	if opts.Trace == TracePartitioned {
