@@ -43,12 +43,6 @@ const forwardBatch = 64
 // two looks at its inbox.
 const partitionCheck = 256
 
-// cancelEvery is how many scans of partitionCheck objects a partition's
-// packet runs between two looks at the cycle's context: 16 × 256 objects
-// are about 200 µs on one CPU here. With one partition it looks after
-// every scan, of cancelCheck objects.
-const cancelEvery = 16
-
 // partLine is the partitions' granularity in objects: 512 mark bits, one
 // 64-byte line of the bitmap.
 const partLine = 512
@@ -92,9 +86,7 @@ func (m *Marker) drainPartition(w *scheduler.Worker, ws *workerState, p uint32) 
 	n := min(m.partSize, uint32(m.heap.Objects())-lo)
 	stack := ws.big[:0]
 	ws.big = nil
-	done := w.Context().Done()
 	var slots, scanned int64
-	checks := 0
 	for {
 		stack = m.takeInbox(pt, stack)
 		for len(stack) > 0 {
@@ -103,23 +95,28 @@ func (m *Marker) drainPartition(w *scheduler.Worker, ws *workerState, p uint32) 
 				// Nothing to forward, nothing forwarded: seq-dfs's own
 				// loop (a second loop with a test a slot for the
 				// partition's bounds ran 12% slower alone), returning
-				// only to watch for the cycle's end.
+				// every cancelCheck objects only to watch for the
+				// cycle's end. (With more partitions the packets are
+				// short, 2-6 ms at the longest on the default heap, and
+				// a cancelled cycle ends within a millisecond without
+				// a look: BenchmarkCancelLatency.)
 				stack, s, k = scanDFS(m.heap, m.marks, true, m.opts.Batch, stack, cancelCheck)
-			} else {
-				stack, ws.far, s, k = scanPartition(m.heap, m.marks, lo, n, m.opts.Batch, stack, ws.far, partitionCheck)
-				if len(ws.far) > 0 {
-					m.route(w, ws)
+				slots, scanned = slots+s, scanned+k
+				if ended(w.Context().Done()) {
+					// The cycle ended early (a failure, a cancel): its
+					// marks are abandoned, and Prepare resets the inbox.
+					ws.big = stack[:0]
+					return
 				}
-				if pt.n.Load() > 0 {
-					stack = m.takeInbox(pt, stack)
-				}
+				continue
 			}
+			stack, ws.far, s, k = scanPartition(m.heap, m.marks, lo, n, m.opts.Batch, stack, ws.far, partitionCheck)
 			slots, scanned = slots+s, scanned+k
-			if checks++; (len(m.parts) == 1 || checks%cancelEvery == 0) && ended(done) {
-				// The cycle ended early (a failure, a cancel): its marks
-				// are abandoned, and Prepare resets the inboxes.
-				ws.big = stack[:0]
-				return
+			if len(ws.far) > 0 {
+				m.route(w, ws)
+			}
+			if pt.n.Load() > 0 {
+				stack = m.takeInbox(pt, stack)
 			}
 		}
 		for d, out := range ws.out {
