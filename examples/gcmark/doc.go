@@ -55,21 +55,24 @@
 // Interleaved cycles (one of each marker per round, the first round a
 // warm-up), 40 rounds, on the default heap, on a 2-vCPU KVM guest (AMD
 // EPYC, family 26) shared with other jobs, Go 1.26.8; median ms per
-// cycle, lowest and highest of three runs:
+// cycle, lowest and highest of six runs (three at 2c579bf, three at
+// d5d0362, whose partitioned loop is 2c579bf's):
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,parts,dfs -workers 1,2 -rounds 40 -quiet 0.1
 //
 //	seq-dfs  seq-dfs-atomic  seq-bfs  goroutines/1  goroutines/2  parts/1  parts/2  dfs/1    dfs/2
-//	103–107     107–111      254–271    124–130        73–74     103–107   52–53   103–108  65–67
+//	103–107     107–111      254–271    124–130        73–76     103–107   52–54   103–108  65–67
 //
 // Speed against seq-dfs, per round (median): the Marker on 1 worker
-// 1.00× (one partition, marked through seq-dfs's own loop: what the
-// scheduler adds is under 1%), on 2 workers 1.99–2.02×; the goroutine
-// marker 0.83× and 1.41–1.47×; the depth-first design 1.00× and
-// 1.58–1.63×. On 2 workers the Marker takes 0.72× the goroutine marker's
-// time, and every stage stays within 1.02/1.02/1.03× (Prepare, Closure,
-// Release) of its lower bound. The files are in
-// benchmarks/results/epyc2/gcmark-2c579bf.
+// 0.99–1.00× (one partition, marked through seq-dfs's own loop: what
+// the scheduler adds is about 1%), on 2 workers 1.93–2.02×; the
+// goroutine marker 0.81–0.83× and 1.39–1.47×; the depth-first design
+// 0.99–1.00× and 1.56–1.63×. On 2 workers the Marker takes 0.70–0.72×
+// the goroutine marker's time, and every stage stays within
+// 1.02/1.02/1.03× (Prepare, Closure, Release) of its lower bound. The
+// files are in benchmarks/results/epyc2/gcmark-2c579bf; there too, runs
+// that a busy host slowed (every 2-worker marker by 15–20%, and the
+// 1-worker partitioned marker alone of the 1-worker ones, to 0.74×).
 //
 // # Where the mark bits live: partitions
 //
