@@ -170,13 +170,7 @@ func (m *Marker) route(w *scheduler.Worker, ws *workerState) {
 // forward hands ws.out[d] to partition d's inbox, and spawns a packet
 // for d if none is queued or running.
 func (m *Marker) forward(w *scheduler.Worker, ws *workerState, d uint32) {
-	pt := &m.parts[d]
-	pt.mu.Lock()
-	pt.items = append(pt.items, ws.out[d]...)
-	pt.n.Store(int32(len(pt.items)))
-	start := !pt.active
-	pt.active = true
-	pt.mu.Unlock()
+	start := m.parts[d].put(ws.out[d])
 	ws.forwarded += int64(len(ws.out[d]))
 	ws.out[d] = ws.out[d][:0]
 	if start {
@@ -201,16 +195,23 @@ func (m *Marker) scanPartitionRoots(ws *workerState, slots []uint32) {
 		ws.out[d] = append(ws.out[d], v)
 	}
 	for d, out := range ws.out {
-		if len(out) == 0 {
-			continue
+		if len(out) > 0 {
+			m.parts[d].put(out) // active since queuePrepare: no packet to start
+			ws.out[d] = out[:0]
 		}
-		pt := &m.parts[d]
-		pt.mu.Lock()
-		pt.items = append(pt.items, out...)
-		pt.n.Store(int32(len(pt.items)))
-		pt.mu.Unlock()
-		ws.out[d] = out[:0]
 	}
+}
+
+// put appends items to pt's inbox and sets active, reporting whether it
+// was clear: then the caller must start a packet for pt.
+func (pt *partition) put(items []uint32) (start bool) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.items = append(pt.items, items...)
+	pt.n.Store(int32(len(pt.items)))
+	start = !pt.active
+	pt.active = true
+	return start
 }
 
 // scanPartition is scanDFS with plain bits for the partition [lo, lo+n):
