@@ -4,35 +4,32 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkPrepare runs one cycle of the default model per op under each
 // configuration, on GOMAXPROCS workers. Metrics: the Prepare and Closure
 // stages' makespan ÷ lower bound and the Prepare makespan (medians over the
 // ops: one cycle whose worker the OS deschedules would swing a mean), and
-// steals and wake-ups per op. The targets (issue 5) are on Prepare-ratio:
-// within 1.15 for (c), (d) and (e).
+// steals and wake-ups per op. The targets are on Prepare-ratio: within
+// 1.15 for (c), (d) and (e).
 //
 //	go test -run XXX -bench Prepare -benchtime 50x -count 5 ./examples/prepare/
 func BenchmarkPrepare(b *testing.B) {
 	for _, c := range Configurations() {
 		b.Run(c.Name, func(b *testing.B) {
 			r, err := NewRunner(c, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer r.Close()
-			if _, err := r.Cycle(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			_, err = r.Cycle(context.Background()) // warm-up
+			require.NoError(b, err)
 			var prep, clos, prepNs []float64
 			var steals, wakes uint64
 			b.ReportAllocs()
 			for b.Loop() {
 				cy, err := r.Cycle(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				prep = append(prep, cy.Prepare.Ratio())
 				clos = append(clos, cy.Closure.Ratio())
 				prepNs = append(prepNs, float64(cy.Prepare.Makespan))

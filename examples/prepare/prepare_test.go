@@ -6,25 +6,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
 	"github.com/wsched/wsched/internal/watchdog"
 )
 
+// TestMain fails the package's tests if a scheduler's workers outlive them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
 func TestConfigurations(t *testing.T) {
 	cs := Configurations()
-	if len(cs) != 5 {
-		t.Fatalf("%d configurations, want 5", len(cs))
-	}
+	require.Len(t, cs, 5, "configurations")
 	for i, c := range cs {
-		if want := string(rune('a' + i)); c.Name != want {
-			t.Errorf("configuration %d is %q, want %q", i, c.Name, want)
-		}
-		if got, ok := Lookup(c.Name); !ok || got != c {
-			t.Errorf("Lookup(%q) = %v, %v", c.Name, got, ok)
+		assert.Equal(t, string(rune('a'+i)), c.Name, "configuration %d", i)
+		got, ok := Lookup(c.Name)
+		if assert.True(t, ok, "Lookup(%q) found nothing", c.Name) {
+			assert.Equal(t, c, got, "Lookup(%q)", c.Name)
 		}
 	}
-	if _, ok := Lookup("z"); ok {
-		t.Error("Lookup(z) found something")
-	}
+	_, ok := Lookup("z")
+	assert.False(t, ok, "Lookup(z) found something")
 }
 
 // TestFiguresConsistent runs every configuration on a small model and
@@ -38,43 +41,29 @@ func TestFiguresConsistent(t *testing.T) {
 				res := watchdog.Within(t, time.Minute, func() (Result, error) {
 					return Run(context.Background(), c, Options{Workers: workers, Model: model}, 3)
 				})
-				if len(res.Cycles) != 3 || res.Workers != workers {
-					t.Fatalf("%d cycles on %d workers, want 3 on %d", len(res.Cycles), res.Workers, workers)
-				}
+				require.Len(t, res.Cycles, 3, "cycles")
+				require.Equal(t, workers, res.Workers, "workers")
 				wantPrepare := int64(len(model.StackSlots) + workers + 1)
 				if c.Heavy == HeavySplit {
 					wantPrepare += int64((model.CodeCacheSlots+model.SplitSlots-1)/model.SplitSlots) - 1
 				}
 				for i, cy := range res.Cycles {
-					if cy.Prepare.Packets != wantPrepare {
-						t.Errorf("cycle %d: %d Prepare packets, want %d", i, cy.Prepare.Packets, wantPrepare)
-					}
-					if cy.Stop.Packets != 1 {
-						t.Errorf("cycle %d: %d StopMutators packets, want 1", i, cy.Stop.Packets)
-					}
-					if want := closurePackets(model, c); cy.Closure.Packets != want {
-						t.Errorf("cycle %d: %d Closure packets, want %d", i, cy.Closure.Packets, want)
-					}
-					if total := cy.Stop.Packets + cy.Prepare.Packets + cy.Closure.Packets; cy.Stats.Packets != uint64(total) {
-						t.Errorf("cycle %d: scheduler ran %d packets, the stages counted %d", i, cy.Stats.Packets, total)
-					}
+					assert.Equal(t, wantPrepare, cy.Prepare.Packets, "cycle %d: Prepare packets", i)
+					assert.Equal(t, int64(1), cy.Stop.Packets, "cycle %d: StopMutators packets", i)
+					assert.Equal(t, closurePackets(model, c), cy.Closure.Packets, "cycle %d: Closure packets", i)
+					total := cy.Stop.Packets + cy.Prepare.Packets + cy.Closure.Packets
+					assert.Equal(t, uint64(total), cy.Stats.Packets, "cycle %d: packets the scheduler ran, against those the stages counted", i)
 					for _, s := range []stageFigures{{"Prepare", cy.Prepare.Makespan, cy.Prepare.LowerBound, cy.Prepare.Longest, cy.Prepare.Work},
 						{"Closure", cy.Closure.Makespan, cy.Closure.LowerBound, cy.Closure.Longest, cy.Closure.Work}} {
 						w := time.Duration(workers)
-						if s.bound < s.longest || s.bound < s.work/w {
-							t.Errorf("cycle %d %s: bound %v < max(longest %v, work %v / %d)", i, s.name, s.bound, s.longest, s.work, workers)
-						}
-						if s.makespan < s.bound {
-							t.Errorf("cycle %d %s: makespan %v beats the lower bound %v", i, s.name, s.makespan, s.bound)
-						}
+						assert.GreaterOrEqual(t, s.bound, max(s.longest, s.work/w),
+							"cycle %d %s: bound %v < max(longest %v, work %v / %d)", i, s.name, s.bound, s.longest, s.work, workers)
+						assert.GreaterOrEqual(t, s.makespan, s.bound, "cycle %d %s: makespan beats the lower bound", i, s.name)
 					}
-					if cy.Prepare.Makespan+cy.Closure.Makespan > cy.Elapsed {
-						t.Errorf("cycle %d: stage makespans %v + %v exceed the cycle's %v", i, cy.Prepare.Makespan, cy.Closure.Makespan, cy.Elapsed)
-					}
+					assert.LessOrEqual(t, cy.Prepare.Makespan+cy.Closure.Makespan, cy.Elapsed,
+						"cycle %d: stage makespans %v + %v exceed the cycle's", i, cy.Prepare.Makespan, cy.Closure.Makespan)
 				}
-				if m := res.Median(); m.Prepare.Ratio() < 1 {
-					t.Errorf("median Prepare ratio %v < 1", m.Prepare.Ratio())
-				}
+				assert.GreaterOrEqual(t, res.Median().Prepare.Ratio(), 1.0, "median Prepare ratio")
 			})
 		}
 	}
