@@ -14,7 +14,7 @@ import (
 // median time of probeRuns runs of a fixed computation (probeUnits rounds
 // of workload.Spin, a dependent chain of shifts and xors with no memory
 // traffic: 37.1–37.8 µs on the 2-vCPU EPYC in
-// benchmarks/results/epyc2/matrix-s7/final-summary.txt), taken just before
+// benchmarks/results/epyc2/matrix-w12-c20/final-summary.txt), taken just before
 // the sample's timed iterations, on the goroutine that times them. It
 // measures the machine, not the target: it moves when the clock changes,
 // a neighbour computes on the same core, or the runtime works in the
