@@ -10,10 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/scheduler"
 )
+
+// TestMain fails the package's tests if a scheduler's workers outlive them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // testRoot is a slice of GOROOT/src small enough for -race: go/... (about
 // 220 files, 2.6 MB).
@@ -29,15 +33,21 @@ func TestMatchesSequential(t *testing.T) {
 	root := testRoot(t)
 	want, err := Sequential(root)
 	require.NoError(t, err)
-	if want.Totals.Files < 100 || len(want.Packages) < 10 || want.Totals.Decls() < 1000 {
-		t.Fatalf("implausibly little found under %s: %+v, %d packages", root, want.Totals, len(want.Packages))
-	}
-	for _, cfg := range []scheduler.Config{
+	require.False(t, want.Totals.Files < 100 || len(want.Packages) < 10 || want.Totals.Decls() < 1000,
+		"implausibly little found under %s: %+v, %d packages", root, want.Totals, len(want.Packages))
+	cfgs := []scheduler.Config{
 		{Workers: 1},
 		{Workers: 2},
 		{Workers: 3, Wake: scheduler.WakeAll, Steal: scheduler.StealOne},
 		{Workers: 2, Wake: scheduler.WakeN, Steal: scheduler.StealHalf, StealLimit: 4, Local: scheduler.LocalFIFO},
-	} {
+	}
+	if testing.Short() {
+		// Each run parses the whole tree (about 0.1 s here): -short keeps
+		// one worker with the default policies and the most unusual
+		// configuration on several workers.
+		cfgs = []scheduler.Config{cfgs[0], cfgs[len(cfgs)-1]}
+	}
+	for _, cfg := range cfgs {
 		t.Run(fmt.Sprintf("wsched/workers=%d/wake=%v/steal=%v", cfg.Workers, cfg.Wake, cfg.Steal), func(t *testing.T) {
 			j, err := NewJob(root, cfg)
 			require.NoError(t, err)
