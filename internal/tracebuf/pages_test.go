@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // residentBytes is this process's resident set size (Linux).
@@ -38,14 +41,10 @@ func TestRecorderTouchesPages(t *testing.T) {
 	const budget = 64 << 20
 	if mode := os.Getenv(pagesChildEnv); mode != "" {
 		before, err := residentBytes()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r := NewRecorder(2, Options{MaxBytes: budget, LazyPages: mode == "lazy"})
 		after, err := residentBytes()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		runtime.KeepAlive(r)
 		fmt.Printf("grew %d\n", after-before)
 		return
@@ -62,23 +61,18 @@ func TestRecorderTouchesPages(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestRecorderTouchesPages$", "-test.count=1")
 		cmd.Env = append(os.Environ(), pagesChildEnv+"="+mode)
 		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s child: %v\n%s", mode, err, out)
-		}
+		require.NoError(t, err, "%s child:\n%s", mode, out)
 		var grew int64
 		i := strings.Index(string(out), "grew ")
-		if i < 0 {
-			t.Fatalf("%s child printed no figure:\n%s", mode, out)
-		}
-		if _, err := fmt.Sscan(string(out[i+len("grew "):]), &grew); err != nil {
-			t.Fatalf("%s child: %v\n%s", mode, err, out)
-		}
+		require.GreaterOrEqual(t, i, 0, "%s child printed no figure:\n%s", mode, out)
+		_, err = fmt.Sscan(string(out[i+len("grew "):]), &grew)
+		require.NoError(t, err, "%s child:\n%s", mode, out)
 		t.Logf("%s: resident set +%d MiB for a %d MiB budget", mode, grew>>20, budget>>20)
-		if mode == "lazy" && grew > budget/4 {
-			t.Errorf("LazyPages: resident set grew by %d MiB; want the pages left untouched", grew>>20)
-		}
-		if mode == "touch" && grew < budget*3/4 {
-			t.Errorf("default: resident set grew by %d MiB; want every page touched", grew>>20)
+		switch mode {
+		case "lazy":
+			assert.LessOrEqual(t, grew, int64(budget/4), "LazyPages: resident set grew by %d MiB; want the pages left untouched", grew>>20)
+		case "touch":
+			assert.GreaterOrEqual(t, grew, int64(budget*3/4), "default: resident set grew by %d MiB; want every page touched", grew>>20)
 		}
 	}
 }

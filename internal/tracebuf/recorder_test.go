@@ -2,10 +2,14 @@ package tracebuf
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/internal/watchdog"
 )
@@ -19,9 +23,8 @@ func fakeClock(step int64) func() int64 {
 func TestNilSafe(t *testing.T) {
 	var r *Recorder
 	w := r.Worker(3)
-	if w != nil || r.Control() != nil {
-		t.Fatal("nil recorder returned a buffer")
-	}
+	require.Nil(t, w, "nil recorder returned a worker buffer")
+	require.Nil(t, r.Control(), "nil recorder returned a control buffer")
 	w.CycleBegin(1)
 	w.CycleEnd(1)
 	w.StageOpen(1, 1)
@@ -30,25 +33,24 @@ func TestNilSafe(t *testing.T) {
 	w.PacketEnd()
 	w.Steal(0, 1, 1)
 	w.StealStamped(0, 1, 1, w.Stamp(), -1)
-	if w.Stamp() != 0 {
-		t.Fatal("nil buffer's Stamp is not 0")
-	}
+	require.Zero(t, w.Stamp(), "nil buffer's Stamp")
 	w.Park()
 	w.Unpark()
 	w.WakeSent(1)
 	w.WakeReceived(true)
 	w.Counter(CounterParked, 0, 1)
-	if r.Intern("x") != 0 || r.Now() != 0 || r.Dropped() != 0 || r.Snapshot() != nil || r.Workers() != 0 {
-		t.Fatal("nil recorder methods not zero")
-	}
+	assert.Zero(t, r.Intern("x"), "nil recorder's Intern")
+	assert.Zero(t, r.Now(), "nil recorder's Now")
+	assert.Zero(t, r.Dropped(), "nil recorder's Dropped")
+	assert.Nil(t, r.Snapshot(), "nil recorder's Snapshot")
+	assert.Zero(t, r.Workers(), "nil recorder's Workers")
 }
 
 func TestEventsRoundTrip(t *testing.T) {
 	r := NewRecorder(2, Options{Clock: fakeClock(10)})
 	scan := r.Intern("Scan")
-	if again := r.Intern("Scan"); again != scan || scan != 1 {
-		t.Fatalf("Intern: got %d then %d, want 1 twice", scan, again)
-	}
+	require.Equal(t, NameID(1), scan, "first Intern")
+	require.Equal(t, scan, r.Intern("Scan"), "Intern of a known name")
 	closure := r.Intern("Closure")
 	c, w := r.Control(), r.Worker(1)
 	c.CycleBegin(7)
@@ -61,50 +63,57 @@ func TestEventsRoundTrip(t *testing.T) {
 	c.StageClose(2)
 	c.CycleEnd(7)
 	s := r.Snapshot()
-	if s.Workers() != 2 || len(s.Control().Events) != 4 || len(s.Buffers[1].Events) != 5 || len(s.Buffers[0].Events) != 0 {
-		t.Fatalf("unexpected buffer sizes: %+v", s.Buffers)
-	}
+	require.Equal(t, 2, s.Workers())
+	require.Len(t, s.Control().Events, 4, "control buffer")
+	require.Len(t, s.Buffers[1].Events, 5, "worker 1's buffer")
+	require.Empty(t, s.Buffers[0].Events, "worker 0's buffer")
 	ev := s.Buffers[1].Events
-	if e := ev[0]; e.Kind() != KindPacketBegin || e.Name() != scan || e.Stage() != 2 || e.Flow() != 99 || s.Name(e.Name()) != "Scan" {
-		t.Errorf("packet begin: %v", e)
-	}
-	if e := ev[1]; e.Kind() != KindSteal || e.Victim() != 0 || e.Moved() != 5 || e.Flow() != 123 {
-		t.Errorf("steal: %v", e)
-	}
-	if e := ev[2]; e.Kind() != KindCounter || e.Counter() != CounterLocalLen || e.Index() != 1 || e.Value() != -4 {
-		t.Errorf("counter: %v", e)
-	}
-	if e := ev[3]; e.Kind() != KindWakeSent || e.Target() != -1 {
-		t.Errorf("wake: %v", e)
-	}
+	e := ev[0]
+	assert.Equal(t, KindPacketBegin, e.Kind(), "packet begin: %v", e)
+	assert.Equal(t, scan, e.Name(), "packet begin: %v", e)
+	assert.Equal(t, 2, e.Stage(), "packet begin: %v", e)
+	assert.Equal(t, uint64(99), e.Flow(), "packet begin: %v", e)
+	assert.Equal(t, "Scan", s.Name(e.Name()), "packet begin: %v", e)
+	e = ev[1]
+	assert.Equal(t, KindSteal, e.Kind(), "steal: %v", e)
+	assert.Equal(t, 0, e.Victim(), "steal: %v", e)
+	assert.Equal(t, 5, e.Moved(), "steal: %v", e)
+	assert.Equal(t, uint64(123), e.Flow(), "steal: %v", e)
+	e = ev[2]
+	assert.Equal(t, KindCounter, e.Kind(), "counter: %v", e)
+	assert.Equal(t, CounterLocalLen, e.Counter(), "counter: %v", e)
+	assert.Equal(t, 1, e.Index(), "counter: %v", e)
+	assert.Equal(t, int64(-4), e.Value(), "counter: %v", e)
+	e = ev[3]
+	assert.Equal(t, KindWakeSent, e.Kind(), "wake: %v", e)
+	assert.Equal(t, -1, e.Target(), "wake: %v", e)
 	// The woken worker's blocked flag.
 	w0 := r.Worker(0)
 	w0.WakeReceived(true)
 	w0.WakeReceived(false)
-	if ev := r.Snapshot().Buffers[0].Events; len(ev) != 2 || ev[0].Kind() != KindWakeReceived || !ev[0].Blocked() || ev[1].Blocked() {
-		t.Errorf("woken events: %v, want blocked then not", ev)
+	if ev := r.Snapshot().Buffers[0].Events; assert.Len(t, ev, 2, "woken events") {
+		assert.Equal(t, KindWakeReceived, ev[0].Kind(), "woken events: %v", ev)
+		assert.True(t, ev[0].Blocked(), "woken events: %v, want blocked then not", ev)
+		assert.False(t, ev[1].Blocked(), "woken events: %v, want blocked then not", ev)
 	}
 	ce := s.Control().Events
-	if e := ce[0]; e.Kind() != KindCycleBegin || e.Cycle() != 7 {
-		t.Errorf("cycle: %v", e)
-	}
-	if e := ce[1]; e.Kind() != KindStageOpen || e.Stage() != 2 || s.Name(e.Name()) != "Closure" {
-		t.Errorf("stage: %v", e)
-	}
+	e = ce[0]
+	assert.Equal(t, KindCycleBegin, e.Kind(), "cycle: %v", e)
+	assert.Equal(t, uint64(7), e.Cycle(), "cycle: %v", e)
+	e = ce[1]
+	assert.Equal(t, KindStageOpen, e.Kind(), "stage: %v", e)
+	assert.Equal(t, 2, e.Stage(), "stage: %v", e)
+	assert.Equal(t, "Closure", s.Name(e.Name()), "stage: %v", e)
 	// All merges by time: the fake clock gives the recording order.
 	var got []Kind
 	var last int64
 	for _, e := range s.All() {
-		if e.Time < last {
-			t.Fatalf("All not in time order at %v", e)
-		}
+		require.GreaterOrEqual(t, e.Time, last, "All not in time order at %v", e)
 		last = e.Time
 		got = append(got, e.Kind())
 	}
-	want := fmt.Sprint([]Kind{KindCycleBegin, KindStageOpen, KindPacketBegin, KindSteal, KindCounter, KindWakeSent, KindPacketEnd, KindStageClose, KindCycleEnd})
-	if fmt.Sprint(got) != want {
-		t.Errorf("All order\n got %v\nwant %v", got, want)
-	}
+	want := []Kind{KindCycleBegin, KindStageOpen, KindPacketBegin, KindSteal, KindCounter, KindWakeSent, KindPacketEnd, KindStageClose, KindCycleEnd}
+	assert.Equal(t, want, got, "All order")
 }
 
 func TestStopPolicy(t *testing.T) {
@@ -113,27 +122,23 @@ func TestStopPolicy(t *testing.T) {
 	maxBytes := 2*perWorker*eventSize + 2*perWorker*eventSize/15 + 64
 	r := NewRecorder(2, Options{MaxBytes: maxBytes, Clock: fakeClock(1)})
 	capacity := len(r.Worker(0).buf)
-	if capacity < perWorker {
-		t.Fatalf("capacity %d", capacity)
-	}
+	require.GreaterOrEqual(t, capacity, perWorker, "worker buffer capacity")
 	w := r.Worker(0)
 	for i := 0; i < capacity+10; i++ {
 		w.PacketBegin(1, 0, uint64(i))
 	}
-	if d := r.Dropped(); d != 10 {
-		t.Fatalf("Dropped = %d, want 10", d)
-	}
+	require.Equal(t, uint64(10), r.Dropped(), "Recorder.Dropped")
 	s := r.Snapshot()
 	b := s.Buffers[0]
-	if len(b.Events) != capacity || b.Dropped != 10 || b.Events[0].Flow() != 0 || b.Events[capacity-1].Flow() != uint64(capacity-1) {
-		t.Fatalf("stop policy kept %d events (first %v), dropped %d", len(b.Events), b.Events[0], b.Dropped)
-	}
-	if b.DropStart <= b.Events[capacity-1].Time || b.DropEnd < b.DropStart || s.End < b.DropEnd {
-		t.Fatalf("drop bounds %d..%d after last %d, end %d", b.DropStart, b.DropEnd, b.Events[capacity-1].Time, s.End)
-	}
-	if s.Dropped() != 10 {
-		t.Fatalf("Snapshot.Dropped = %d", s.Dropped())
-	}
+	require.Len(t, b.Events, capacity, "stop policy keeps the first events")
+	require.Equal(t, uint64(10), b.Dropped, "buffer's Dropped")
+	require.Equal(t, uint64(0), b.Events[0].Flow(), "stop policy keeps the oldest event")
+	require.Equal(t, uint64(capacity-1), b.Events[capacity-1].Flow(), "stop policy's last kept event")
+	last := b.Events[capacity-1].Time
+	require.Greater(t, b.DropStart, last, "drops start after the last kept event")
+	require.GreaterOrEqual(t, b.DropEnd, b.DropStart, "drop bounds")
+	require.GreaterOrEqual(t, s.End, b.DropEnd, "snapshot end after the drops")
+	require.Equal(t, uint64(10), s.Dropped(), "Snapshot.Dropped")
 }
 
 func TestOverwritePolicy(t *testing.T) {
@@ -144,17 +149,13 @@ func TestOverwritePolicy(t *testing.T) {
 	for i := 0; i < total; i++ {
 		w.PacketBegin(1, 0, uint64(i))
 	}
-	if d := r.Dropped(); d != uint64(2*capacity) { // three wraps: two full laps counted
-		t.Errorf("Dropped (lap granular) = %d, want %d", d, 2*capacity)
-	}
+	// Three wraps: two full laps counted.
+	assert.Equal(t, uint64(2*capacity), r.Dropped(), "Dropped (lap granular)")
 	b := r.Snapshot().Buffers[0]
-	if b.Dropped != uint64(total-capacity) || len(b.Events) != capacity {
-		t.Fatalf("dropped %d kept %d, want %d and %d", b.Dropped, len(b.Events), total-capacity, capacity)
-	}
+	require.Equal(t, uint64(total-capacity), b.Dropped, "snapshot's dropped count")
+	require.Len(t, b.Events, capacity, "snapshot keeps a full buffer")
 	for i, e := range b.Events {
-		if want := uint64(total - capacity + i); e.Flow() != want {
-			t.Fatalf("event %d flow %d, want %d (oldest should be overwritten)", i, e.Flow(), want)
-		}
+		require.Equal(t, uint64(total-capacity+i), e.Flow(), "event %d (oldest should be overwritten)", i)
 	}
 }
 
@@ -163,9 +164,7 @@ func TestZeroCapacity(t *testing.T) {
 		r := NewRecorder(4, Options{MaxBytes: 1, Overwrite: ow})
 		r.Worker(0).PacketBegin(1, 0, 0)
 		r.Control().CycleBegin(1)
-		if r.Dropped() != 2 {
-			t.Errorf("overwrite=%v: Dropped = %d, want 2", ow, r.Dropped())
-		}
+		assert.Equal(t, uint64(2), r.Dropped(), "overwrite=%v", ow)
 	}
 }
 
@@ -181,9 +180,10 @@ func TestRealClock(t *testing.T) {
 	// Calibration error is bounded by the clock reads around it, unless a
 	// preemption lands between two paired reads; allow 500 µs.
 	const slack = 500_000
-	if ev[0].Time < before-slack || ev[1].Time > after+slack || ev[1].Time-ev[0].Time < int64(2*time.Millisecond)-slack {
-		t.Fatalf("times %d, %d outside [%d, %d] or too close", ev[0].Time, ev[1].Time, before, after)
-	}
+	require.Len(t, ev, 2)
+	require.GreaterOrEqual(t, ev[0].Time, before-slack, "begin before the clock read preceding it")
+	require.LessOrEqual(t, ev[1].Time, after+slack, "end after the clock read following it")
+	require.GreaterOrEqual(t, ev[1].Time-ev[0].Time, int64(2*time.Millisecond)-slack, "begin and end closer than the sleep between them")
 }
 
 func TestHooksDoNotAllocate(t *testing.T) {
@@ -196,9 +196,7 @@ func TestHooksDoNotAllocate(t *testing.T) {
 		w.Counter(CounterParked, 0, 1)
 		w.PacketEnd()
 	})
-	if n != 0 {
-		t.Fatalf("hooks allocate %v per run", n)
-	}
+	require.Zero(t, n, "hooks allocate per run")
 }
 
 // TestConcurrentWorkers has each worker goroutine write its own buffer while
@@ -225,15 +223,12 @@ func TestConcurrentWorkers(t *testing.T) {
 	total := 0
 	var last int64
 	for _, e := range s.All() {
-		if e.Time < last {
-			t.Fatal("All out of order")
-		}
+		require.GreaterOrEqual(t, e.Time, last, "All out of order at %v", e)
 		last = e.Time
 		total++
 	}
-	if total != workers*per*2 || len(s.Names) != 3 {
-		t.Fatalf("got %d events, %d names", total, len(s.Names))
-	}
+	require.Equal(t, workers*per*2, total, "events")
+	require.Len(t, s.Names, 3, "names: \"\" and two types")
 }
 
 func TestMisusePanics(t *testing.T) {
@@ -244,9 +239,9 @@ func TestMisusePanics(t *testing.T) {
 	} {
 		func() {
 			defer func() {
-				if v, ok := recover().(string); !ok || len(v) < 7 || v[:7] != "trace: " {
-					t.Errorf("%s: panic %v, want trace: prefix", name, v)
-				}
+				v, ok := recover().(string)
+				assert.True(t, ok, "%s: panic value %v, want a string", name, v)
+				assert.True(t, strings.HasPrefix(v, "trace: "), "%s: panic %q, want trace: prefix", name, v)
 			}()
 			f()
 		}()
@@ -254,13 +249,12 @@ func TestMisusePanics(t *testing.T) {
 }
 
 func TestStrings(t *testing.T) {
-	if KindSteal.String() != "steal" || Kind(200).String() != "Kind(200)" || CounterParked.String() != "parked" || CounterKind(9).String() != "CounterKind(9)" {
-		t.Fatal("String methods")
-	}
+	assert.Equal(t, "steal", KindSteal.String())
+	assert.Equal(t, "Kind(200)", Kind(200).String())
+	assert.Equal(t, "parked", CounterParked.String())
+	assert.Equal(t, "CounterKind(9)", CounterKind(9).String())
 	e := Event{Time: 5, kindArg: makeKindArg(KindCounter, uint32(CounterBucketDepth)), arg: 2, val: 9}
-	if e.String() != "5 counter bucket_depth[2]=9" {
-		t.Fatalf("Event.String = %q", e.String())
-	}
+	assert.Equal(t, "5 counter bucket_depth[2]=9", e.String(), "Event.String")
 }
 
 // TestStealStamped: a stamped steal records a KindSteal and its
@@ -279,9 +273,9 @@ func TestStealStamped(t *testing.T) {
 	w1.StealStamped(0, 1, 9, 400, 0) // a stamp later than the steal (clock skew)
 	s := r.Snapshot()
 	ev := s.Buffers[1].Events
-	if len(ev) != 6 || len(s.Buffers[0].Events) != 0 || len(s.Control().Events) != 0 {
-		t.Fatalf("events %v; Stamp must record nothing", ev)
-	}
+	require.Len(t, ev, 6, "a steal and its origin per StealStamped")
+	require.Empty(t, s.Buffers[0].Events, "Stamp must record nothing")
+	require.Empty(t, s.Control().Events, "Stamp must record nothing")
 	want := []struct {
 		flow uint64
 		born int64
@@ -289,16 +283,16 @@ func TestStealStamped(t *testing.T) {
 	}{{7, 100, 0}, {8, 100, -1}, {9, 150, 0}}
 	for i, w := range want {
 		st, o := ev[2*i], ev[2*i+1]
-		if st.Kind() != KindSteal || st.Flow() != w.flow || st.Victim() != 0 || st.Time != 150 {
-			t.Errorf("steal %d: %v", i, st)
-		}
-		if o.Kind() != KindStealOrigin || o.Born() != w.born || o.From() != w.from || o.Time != 150 {
-			t.Errorf("origin %d: %v, want born %d from %d", i, o, w.born, w.from)
-		}
+		assert.Equal(t, KindSteal, st.Kind(), "steal %d: %v", i, st)
+		assert.Equal(t, w.flow, st.Flow(), "steal %d: %v", i, st)
+		assert.Equal(t, 0, st.Victim(), "steal %d: %v", i, st)
+		assert.Equal(t, int64(150), st.Time, "steal %d: %v", i, st)
+		assert.Equal(t, KindStealOrigin, o.Kind(), "origin %d: %v", i, o)
+		assert.Equal(t, w.born, o.Born(), "origin %d: %v", i, o)
+		assert.Equal(t, w.from, o.From(), "origin %d: %v", i, o)
+		assert.Equal(t, int64(150), o.Time, "origin %d: %v", i, o)
 	}
-	if got := ev[1].String(); got != "150 steal_origin born=100 from=0" {
-		t.Errorf("String: %q", got)
-	}
+	assert.Equal(t, "150 steal_origin born=100 from=0", ev[1].String())
 }
 
 // TestStealStampedLowBits: a scheduler may keep only the low StampBits bits
@@ -316,16 +310,10 @@ func TestStealStampedLowBits(t *testing.T) {
 	born2 := now - 50
 	w.StealStamped(0, 1, 2, born2&mask, 0)
 	ev := r.Snapshot().Buffers[0].Events
-	if len(ev) != 4 {
-		t.Fatalf("events %v", ev)
-	}
+	require.Len(t, ev, 4)
 	// Snapshot times count from the recorder's first reading (0 here).
-	if got := ev[1].Born(); got != born {
-		t.Errorf("born rebuilt as %d, want %d", got, born)
-	}
-	if got := ev[3].Born(); got != born2 {
-		t.Errorf("born across a wrap rebuilt as %d, want %d", got, born2)
-	}
+	assert.Equal(t, born, ev[1].Born(), "born rebuilt")
+	assert.Equal(t, born2, ev[3].Born(), "born across a wrap rebuilt")
 }
 
 // TestStealStampedFull: with one slot left in stop mode the steal is kept
@@ -341,9 +329,10 @@ func TestStealStampedFull(t *testing.T) {
 	w.StealStamped(0, 1, 6, 1, 0)
 	s := r.Snapshot()
 	ev := s.Buffers[0].Events
-	if len(ev) != capacity || ev[capacity-1].Kind() != KindSteal || ev[capacity-1].Flow() != 5 || s.Buffers[0].Dropped != 3 {
-		t.Fatalf("last event %v, dropped %d; want the steal kept, 3 dropped", ev[capacity-1], s.Buffers[0].Dropped)
-	}
+	require.Len(t, ev, capacity)
+	require.Equal(t, KindSteal, ev[capacity-1].Kind(), "the steal is kept in the last slot: %v", ev[capacity-1])
+	require.Equal(t, uint64(5), ev[capacity-1].Flow(), "the first steal is kept: %v", ev[capacity-1])
+	require.Equal(t, uint64(3), s.Buffers[0].Dropped, "its origin and the whole second steal dropped")
 }
 
 // TestLast: Last is the newest event's time, 0 before any, and wraps with
@@ -352,17 +341,11 @@ func TestLast(t *testing.T) {
 	var now int64
 	r := NewRecorder(1, Options{Clock: func() int64 { return now }})
 	w := r.Worker(0)
-	if got := w.Last(); got != 0 {
-		t.Fatalf("Last of an empty buffer = %d", got)
-	}
+	require.Zero(t, w.Last(), "Last of an empty buffer")
 	now = 42
 	w.Park()
 	now = 50
-	if got := w.Last(); got != 42 {
-		t.Fatalf("Last = %d, want 42 (the event's time, not the clock's)", got)
-	}
+	require.Equal(t, int64(42), w.Last(), "the event's time, not the clock's")
 	var nilBuf *Buf
-	if nilBuf.Last() != 0 {
-		t.Fatal("Last on a nil buffer")
-	}
+	require.Zero(t, nilBuf.Last(), "Last on a nil buffer")
 }
