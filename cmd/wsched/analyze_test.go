@@ -65,11 +65,10 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"analyze", filepath.Join(t.TempDir(), "missing.pftrace")}, 1, "no such file"},
 	} {
 		code, out, errs := runCmd(tc.args...)
-		if code != tc.code || !strings.Contains(out+errs, tc.out) {
-			t.Errorf("%v: exit %d (want %d), output %q, want %q", tc.args, code, tc.code, out+errs, tc.out)
-		}
-		if code == 1 && strings.Count(strings.TrimSpace(errs), "\n") != 0 {
-			t.Errorf("%v: error is not one line: %q", tc.args, errs)
+		assert.Equal(t, tc.code, code, "%v: exit code; output %q", tc.args, out+errs)
+		assert.Contains(t, out+errs, tc.out, "%v: output", tc.args)
+		if code == 1 {
+			assert.NotContains(t, strings.TrimSpace(errs), "\n", "%v: error is not one line", tc.args)
 		}
 	}
 }
@@ -77,13 +76,12 @@ func TestMainUsage(t *testing.T) {
 func TestAnalyzeCommand(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.pftrace")
-	if _, err := perfetto.WriteFile(path, twoCycles(), perfetto.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := perfetto.WriteFile(path, twoCycles(), perfetto.Options{})
+	require.NoError(t, err)
 	code, out, errs := runCmd("analyze", "-check", path)
-	if code != 0 || !strings.Contains(out, "cycle 2") || !strings.Contains(out, "lower bound") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
+	require.Equal(t, 0, code, "exit code\nstdout:\n%s\nstderr:\n%s", out, errs)
+	require.Contains(t, out, "cycle 2", "the report")
+	require.Contains(t, out, "lower bound", "the report")
 	code, out, _ = runCmd("analyze", path, "-json") // flags after FILE too
 	var rep struct {
 		Workers int `json:"workers"`
@@ -91,12 +89,15 @@ func TestAnalyzeCommand(t *testing.T) {
 			MakespanNs int64 `json:"makespan_ns"`
 		} `json:"cycles"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Workers != 2 || len(rep.Cycles) != 2 || rep.Cycles[0].MakespanNs <= 0 {
-		t.Fatalf("-json: exit %d, %q", code, out)
-	}
+	require.Equal(t, 0, code, "-json: exit code; stdout %q", out)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), "-json: %q", out)
+	require.Equal(t, 2, rep.Workers, "-json: workers")
+	require.Len(t, rep.Cycles, 2, "-json: cycles")
+	require.Positive(t, rep.Cycles[0].MakespanNs, "-json: the first cycle's makespan")
 
 	// Bad input: one-line error, exit 1, no panic.
-	data, _ := os.ReadFile(path)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
 	bad := map[string][]byte{
 		"garbage.pftrace":   []byte("garbage garbage"),
 		"truncated.pftrace": data[:len(data)/2],
@@ -107,17 +108,16 @@ func TestAnalyzeCommand(t *testing.T) {
 	// trace: /dev/zero fails at its first byte instead of filling memory.
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		code, _, errs := runCmd("analyze", "/dev/zero")
-		if code != 1 || !strings.Contains(errs, "malformed trace at byte 0") {
-			t.Errorf("/dev/zero: exit %d, stderr %q", code, errs)
-		}
+		assert.Equal(t, 1, code, "/dev/zero: exit code; stderr %q", errs)
+		assert.Contains(t, errs, "malformed trace at byte 0", "/dev/zero: stderr")
 	}
 	for name, b := range bad {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, b, 0o644)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
 		code, _, errs := runCmd("analyze", p)
-		if code != 1 || !strings.HasPrefix(errs, "wsched analyze: ") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
-			t.Errorf("%s: exit %d, stderr %q", name, code, errs)
-		}
+		assert.Equal(t, 1, code, "%s: exit code; stderr %q", name, errs)
+		assert.True(t, strings.HasPrefix(errs, "wsched analyze: "), "%s: stderr %q", name, errs)
+		assert.NotContains(t, strings.TrimSpace(errs), "\n", "%s: error is not one line", name)
 	}
 }
 

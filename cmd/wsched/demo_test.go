@@ -10,11 +10,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace/perfetto"
 )
+
+// TestMain fails the package's tests if a goroutine outlives them: the
+// demo starts schedulers, whose workers Close must have stopped.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // runDemoWithin runs demo with args, failing the test with every
 // goroutine's stack if it has not returned after d.
@@ -46,15 +51,12 @@ func TestDemoUsage(t *testing.T) {
 		{[]string{"extra"}, 2, `unexpected argument "extra"`},
 	} {
 		code, stdout, stderr := runDemoWithin(t, time.Minute, tc.args...)
-		if code != tc.code || !strings.Contains(stderr, tc.err) {
-			t.Errorf("demo %q: exit %d, stderr %q; want exit %d, stderr containing %q", tc.args, code, stderr, tc.code, tc.err)
-		}
-		if stdout != "" {
-			t.Errorf("demo %q wrote to stdout: %q", tc.args, stdout)
-		}
+		assert.Equal(t, tc.code, code, "demo %q: exit code; stderr %q", tc.args, stderr)
+		assert.Contains(t, stderr, tc.err, "demo %q: stderr", tc.args)
+		assert.Empty(t, stdout, "demo %q wrote to stdout", tc.args)
 		// Errors the flag package finds come with the usage; ours are one line.
-		if strings.HasPrefix(stderr, "wsched demo: ") && strings.Count(stderr, "\n") != 1 {
-			t.Errorf("demo %q: error is not one line: %q", tc.args, stderr)
+		if strings.HasPrefix(stderr, "wsched demo: ") {
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "demo %q: error is not one line: %q", tc.args, stderr)
 		}
 	}
 }
@@ -65,54 +67,39 @@ func TestDemoRuns(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runDemoWithin(t, 2*time.Minute,
 		"-scale", "0.02", "-workers", "2", "-cycles", "2", "-policy", "b,c,all/one/fifo,searcher/half", "-out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
+	require.Equal(t, 0, code, "exit code; stderr:\n%s", stderr)
 	for _, want := range []string{"(b) ", "(c) ", "all/one/fifo", "searcher/half", "Prepare", "Closure", "Release", "lower bound", "ratio"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
+		assert.Contains(t, stdout, want, "the demo's output")
 	}
 	traces := []string{"prepare-b.pftrace", "prepare-c.pftrace", "gcmark-all-one-fifo.pftrace", "gcmark-searcher-half.pftrace"}
 	for _, name := range traces {
 		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Error(err)
+		if !assert.NoError(t, err, "trace %s", name) {
 			continue
 		}
-		if _, err := perfetto.Check(data); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
+		_, err = perfetto.Check(data)
+		assert.NoError(t, err, "trace %s", name)
 	}
-	if n := strings.Count(stdout, ".pftrace"); n != len(traces) {
-		t.Errorf("output lists %d traces, want %d", n, len(traces))
-	}
+	assert.Equal(t, len(traces), strings.Count(stdout, ".pftrace"), "traces the output lists")
 }
 
 func TestDemoNoTrace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "never")
 	code, stdout, stderr := runDemoWithin(t, time.Minute, "-scale", "0.01", "-cycles", "1", "-policy", "d", "-trace=false", "-out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("-trace=false created %s (%v)", dir, err)
-	}
-	if strings.Contains(stdout, ".pftrace") {
-		t.Errorf("-trace=false listed traces:\n%s", stdout)
-	}
+	require.Equal(t, 0, code, "exit code; stderr:\n%s", stderr)
+	_, err := os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "-trace=false created %s (%v)", dir, err)
+	assert.NotContains(t, stdout, ".pftrace", "-trace=false listed traces")
 }
 
 func TestDemoFailure(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	// -out names a file: the trace directory cannot be made.
 	code, _, stderr := runDemoWithin(t, time.Minute, "-scale", "0.01", "-cycles", "1", "-policy", "a", "-out", filepath.Join(file, "sub"))
-	if code != 1 || !strings.HasPrefix(stderr, "wsched demo: ") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q; want exit 1 and one line starting with \"wsched demo: \"", code, stderr)
-	}
+	assert.Equal(t, 1, code, "exit code; stderr %q", stderr)
+	assert.True(t, strings.HasPrefix(stderr, "wsched demo: "), "stderr %q does not start with \"wsched demo: \"", stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "stderr %q is not one line", stderr)
 }
 
 // TestMarkPolicies checks that the demo's short gcmark policy names map to
