@@ -11,8 +11,8 @@ import (
 
 // BenchmarkBatch parses all of GOROOT/src once per op: sequentially (the
 // naive baseline), with an errgroup limited to GOMAXPROCS, and on a wsched
-// scheduler with GOMAXPROCS workers (examples/batch's Job). The target
-// (issue 5): wsched not slower than errgroup. Each op takes seconds; keep
+// scheduler with GOMAXPROCS workers (examples/batch's Job). The target:
+// wsched not slower than errgroup. Each op takes seconds; keep
 // -benchtime small.
 //
 //	go test -run XXX -bench Batch -benchtime 1x -count 5 ./batchbase/

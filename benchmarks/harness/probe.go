@@ -13,12 +13,12 @@ import (
 // UnitProbeNs is the host-speed probe recorded beside every sample: the
 // median time of probeRuns runs of a fixed computation (probeUnits rounds
 // of workload.Spin, a dependent chain of shifts and xors with no memory
-// traffic: 37.1–37.8 µs on the 2-vCPU EPYC in
-// benchmarks/results/epyc2/matrix-w12-c20/final-summary.txt), taken just before
-// the sample's timed iterations, on the goroutine that times them. It
+// traffic: 37.1–37.8 µs on the 2-vCPU AMD EPYC KVM guest in
+// benchmarks/results/epyc2/matrix-w12-c20/final-summary.txt), taken just
+// before the sample's timed iterations, on the goroutine that times them. It
 // measures the machine, not the target: it moves when the clock changes,
 // a neighbour computes on the same core, or the runtime works in the
-// background (it read 59.1 µs in one configuration of fb7b491-summary.txt,
+// background (it read 59.1 µs in one configuration of matrix-w12-c20/fb7b491-summary.txt,
 // the scavenger returning a previous configuration's memory). Summaries
 // flag a comparison whose two sides ran with probes proven different, and
 // `compare` warns when two files' probes differ: the difference may be the

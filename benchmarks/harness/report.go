@@ -165,7 +165,7 @@ type TargetCheck struct {
 	Note string
 }
 
-// CheckTargets evaluates the targets on a set: wsched (its first
+// CheckTargets evaluates wsched's targets against its peers on a set: wsched (its first
 // policy in each group) proven faster than every peer in every group (the
 // tree searches' sequential baselines are not peers), and
 // on the fan-out at least 25× faster than go+WaitGroup and 3× faster than

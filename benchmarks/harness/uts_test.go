@@ -109,7 +109,7 @@ func TestUTSReportFigures(t *testing.T) {
 		"2 "} {
 		assert.Contains(t, out, want)
 	}
-	// The sequential baseline is no competitor of the issue-6 targets.
+	// The sequential baseline is no competitor in the targets against the peers.
 	var c bytes.Buffer
 	WriteTargets(&c, CheckTargets(set))
 	assert.NotContains(t, c.String(), "seq (")

@@ -408,7 +408,7 @@ func CheckUTSTargets(s *Set) []TargetCheck {
 					Note: v.Text() + ", " + which,
 				})
 			}
-			// The bound is over the sequential recursion; the
+			// The bound is stated over the sequential recursion; the
 			// same bound over the fastest sequential search is the
 			// stricter one.
 			for _, base := range []string{SequentialRec, Sequential} {

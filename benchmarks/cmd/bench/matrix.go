@@ -272,11 +272,11 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) error {
 }
 
 // writeMatrixSummary writes a matrix's summary after its header: every
-// group, the targets of issue 6, and the tree searches' table and targets
+// group, wsched's targets against its peers, and the tree searches' table and targets
 // when the set has them.
 func writeMatrixSummary(w io.Writer, set *harness.Set) {
 	harness.WriteSummary(w, set)
-	fmt.Fprintln(w, "## targets (issue 6)")
+	fmt.Fprintln(w, "## targets against the peers")
 	fmt.Fprintln(w)
 	harness.WriteTargets(w, harness.CheckTargets(set))
 	fmt.Fprintln(w)
