@@ -12,9 +12,10 @@ import (
 // packets were refused, not queued.
 var ErrDisabled = errors.New("bucket: disabled")
 
-// disabledBit is the top bit of Bucket.gate. The low bits count Add calls in
-// progress, so Disable can wait for them (see Disable). 2^62 concurrent Adds
-// cannot happen, so the count never reaches the flag.
+// disabledBit is bit 62 of Bucket.gate, the highest below the sign bit;
+// reclaimBit is the one below it. The bits below both count Add calls in
+// progress, so Disable can wait for them (see Disable). 2^61 concurrent
+// Adds cannot happen, so the count never reaches either flag.
 const disabledBit = int64(1) << 62
 
 // reclaimBit is set in Bucket.gate while Reclaim runs; Adds wait for it.

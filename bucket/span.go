@@ -49,9 +49,10 @@ type span[T any] struct {
 // those are atomics, and since empty loads next before n, a stale reader
 // sees a consumed span (next ≥ n before reclaim, 0 ≥ 0 after) or, once the
 // slot is reused, the new one, which is there. (len loads them the other
-// way round; it is not called concurrently with reclaim.) A claim is one atomic add on next: the range it returns [lo,
-// lo+k) is the claimer's alone, so each index is filled once; next may pass
-// n, and a claim that starts at or past n gets nothing.
+// way round; it is not called concurrently with reclaim.) A claim is one
+// atomic add on next: the range it returns [lo, lo+k) is the claimer's
+// alone, so each index is filled once; next may pass n, and a claim that
+// starts at or past n gets nothing.
 type spans[T any] struct {
 	mu    sync.Mutex
 	count atomic.Int32 // slots [0, count) are published
