@@ -167,6 +167,7 @@ func New(cfg Config) (*Scheduler, error) {
 		traceCtx: context.Background(),
 		room:     make(chan struct{}),
 	}
+	rec.SetControlLock(&s.mu) // the control buffer is written under mu
 	s.reg.intern = rec.Intern
 	s.instrument = cfg.PacketTiming || cfg.Tracer != nil || cfg.RuntimeTrace || cfg.PprofLabels
 	s.bounded = cfg.MaxQueued > 0

@@ -61,10 +61,11 @@ func NewRecorder(workers int, opts Options) *Recorder {
 }
 
 // Snapshot copies out all events recorded so far, with times in
-// nanoseconds since the recorder started. It must not run while the
-// scheduler may record: call it once the scheduler is closed, or after its
-// Run returned (the scheduler records nothing between cycles). Recording may
-// continue afterwards. Cost: O(events) time and a copy of the events
+// nanoseconds since the recorder started. It must not run during a cycle
+// (the workers record without locks): call it once the scheduler is
+// closed, or after its Run returned. Between cycles the scheduler records
+// only the adds of other goroutines, under a lock that Snapshot takes, so
+// those may go on meanwhile. Recording may continue afterwards. Cost: O(events) time and a copy of the events
 // (24 bytes each). A nil recorder returns nil.
 func (r *Recorder) Snapshot() *Snapshot { return (*tracebuf.Recorder)(r).Snapshot() }
 

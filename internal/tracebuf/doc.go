@@ -35,20 +35,23 @@
 //     The scheduler records a worker's first Park before starting its
 //     goroutine, which the goroutine start orders before the worker's own
 //     events.
-//   - The control buffer MUST be written by one goroutine at a time: its
-//     callers serialise their calls with a lock of their own (the scheduler
-//     writes it under its mutex, from whichever goroutine opens a stage or
-//     sends a wake-up from outside the workers). It takes CycleBegin,
-//     CycleEnd, StageOpen, StageClose, the Counter samples made there and
-//     WakeSent.
+//   - The control buffer MUST be written by one goroutine at a time, under
+//     the mutex its writer names with SetControlLock (the scheduler's
+//     monitor), from whichever goroutine opens a stage, adds packets or
+//     sends a wake-up from outside the workers. It takes CycleBegin,
+//     CycleEnd, StageOpen, StageClose, Add, the Counter samples made there
+//     and WakeSent. Otherwise a Snapshot taken between cycles races an
+//     add.
 //   - Any goroutine may call Intern, Now, Claim, Workers and Dropped at any
 //     time, and Stamp on any buffer (it reads only that buffer's clock,
 //     records nothing). Intern takes a mutex: intern each packet type and
 //     stage name once and keep its NameID.
-//   - Snapshot MUST NOT run concurrently with any hook on any of the
-//     recorder's buffers. The scheduler records nothing between cycles (a
-//     worker records its Park before the cycle may end), so its users take
-//     a snapshot after Run returns or after Close.
+//   - Snapshot MUST NOT run concurrently with a hook on a worker buffer;
+//     it takes the control lock while it copies the control buffer.
+//     Between cycles the scheduler records on the control buffer alone
+//     (adds; a worker records its Park before the cycle may end), so its
+//     users take a snapshot after Run returns or after Close, even while
+//     other goroutines add. Otherwise the copy races the worker's writes.
 //
 // Exporters read each buffer as one track and rely on its order: a
 // PacketEnd closes the newest open PacketBegin of its buffer and an Unpark

@@ -53,8 +53,9 @@ type Options struct {
 // package, so nothing outside it can make that conversion.
 //
 // Roles: see the package documentation. Intern, Now, Claim and Dropped may
-// be called from any goroutine at any time; Snapshot must not run while any
-// hook runs.
+// be called from any goroutine at any time; Snapshot must not run while a
+// worker buffer's hook runs, and takes the control buffer's lock
+// (SetControlLock) while it copies that buffer.
 type Recorder struct {
 	workers []*Buf
 	control *Buf
@@ -65,6 +66,11 @@ type Recorder struct {
 	// claimed is set by the first Claim: a recorder records one writer
 	// (one scheduler) for its whole life.
 	claimed atomic.Bool
+	// controlMu is the lock the writer holds around every control-buffer
+	// hook (SetControlLock; the scheduler's monitor), which Snapshot takes
+	// while it copies the control buffer: the writer may record an add on
+	// it between cycles, while a Snapshot runs. nil: none set.
+	controlMu atomic.Pointer[sync.Mutex]
 
 	mu     sync.Mutex
 	ids    map[string]NameID
@@ -92,6 +98,18 @@ func (r *Recorder) SetConfig(config string) {
 // cycle sequences in one trace. Any goroutine; false for a nil recorder.
 func (r *Recorder) Claim() bool {
 	return r != nil && r.claimed.CompareAndSwap(false, true)
+}
+
+// SetControlLock names the mutex that the writer holds around every hook
+// on the control buffer; Snapshot takes it while it copies the control
+// buffer, so that a snapshot taken between cycles may race the writer's
+// adds (which record on the control buffer at any time). The writer calls
+// it once, after Claim and before it records anything. A nil recorder
+// ignores it.
+func (r *Recorder) SetControlLock(mu *sync.Mutex) {
+	if r != nil {
+		r.controlMu.Store(mu)
+	}
 }
 
 // NewRecorder returns a recorder for workers worker buffers and one control

@@ -60,8 +60,10 @@ func (s *Snapshot) Dropped() uint64 {
 }
 
 // Snapshot copies out all events recorded so far. It must not run
-// concurrently with any hook of r's buffers (see Recorder); recording may
-// continue afterwards. Cost: O(events) time and a copy of the events
+// concurrently with a hook of r's worker buffers (see Recorder); it takes
+// the control buffer's lock (SetControlLock) while it copies that one, so
+// it may run while the writer records adds. Recording may continue
+// afterwards. Cost: O(events) time and a copy of the events
 // (24 bytes each). A nil recorder returns nil.
 func (r *Recorder) Snapshot() *Snapshot {
 	if r == nil {
@@ -85,7 +87,14 @@ func (r *Recorder) Snapshot() *Snapshot {
 	for _, w := range r.workers {
 		s.Buffers = append(s.Buffers, w.snapshot(cal))
 	}
+	mu := r.controlMu.Load()
+	if mu != nil {
+		mu.Lock()
+	}
 	s.Buffers = append(s.Buffers, r.control.snapshot(cal))
+	if mu != nil {
+		mu.Unlock()
+	}
 	for i := range s.Buffers {
 		b := &s.Buffers[i]
 		if n := len(b.Events); n > 0 && b.Events[n-1].Time > end {
