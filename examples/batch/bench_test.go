@@ -14,8 +14,8 @@ import (
 //
 //	go test -run XXX -bench Batch -benchtime 1x -count 5 ./examples/batch/
 //
-// The comparison with errgroup (the target of issue 5: wsched not slower
-// than errgroup) is BenchmarkBatch in the benchmarks module, which runs
+// The comparison with errgroup (the target: wsched not slower than
+// errgroup) is BenchmarkBatch in the benchmarks module, which runs
 // the sequential and wsched runs beside errgroup in one binary:
 //
 //	cd benchmarks && go test -run XXX -bench Batch -benchtime 1x -count 5 ./batchbase/

@@ -53,10 +53,10 @@
 // # What it costs
 //
 // Interleaved cycles (one of each marker per round, the first round a
-// warm-up), 40 rounds, on the default heap, on a 2-vCPU KVM guest (AMD
-// EPYC, family 26) shared with other jobs, Go 1.26.8; median ms per
-// cycle, lowest and highest of six runs (three at 2c579bf, three at
-// d5d0362, whose partitioned loop is 2c579bf's):
+// warm-up), 40 rounds, on the default heap, on the 2-vCPU AMD EPYC KVM
+// guest (family 26) shared with other jobs, Go 1.26.8; median ms per
+// cycle, lowest and highest of six runs
+// (benchmarks/results/epyc2/gcmark-2c579bf):
 //
 //	go run ./examples/gcmark/main -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,parts,dfs -workers 1,2 -rounds 40 -quiet 0.1
 //
@@ -70,9 +70,9 @@
 // 0.99–1.00× and 1.56–1.63×. On 2 workers the Marker takes 0.70–0.72×
 // the goroutine marker's time, and every stage stays within
 // 1.02/1.02/1.03× (Prepare, Closure, Release) of its lower bound. The
-// files are in benchmarks/results/epyc2/gcmark-2c579bf; there too, runs
-// that a busy host slowed (every 2-worker marker by 15–20%, and the
-// 1-worker partitioned marker alone of the 1-worker ones, to 0.74×).
+// same directory holds runs that a busy host slowed (every 2-worker
+// marker by 15–20%, and the 1-worker partitioned marker alone of the
+// 1-worker ones, to 0.74×).
 //
 // # Where the mark bits live: partitions
 //
@@ -90,7 +90,7 @@
 //
 // The loss follows the long-range references: their marks land all over
 // the one bitmap, so that a test or CAS often finds the line last written
-// by the other CPU, a transfer of 230–250 ns here,
+// by the other CPU, a transfer of 230–250 ns on that machine,
 //
 //	go test -run '^$' -bench LineTransfer -count 4 ./examples/gcmark/
 //
@@ -138,8 +138,9 @@
 // dfs/2 1.24×, goroutines/2 1.16×, MMTk's edge buffers 0.63×
 // (powerlaw.txt in the same directory).
 //
-// Tried for the shared bitmap before this, each slower
-// (benchmarks/JOURNAL.md, 2026-12-02): marking far referents in batches;
+// Slower than the partitions on the default heap, with one bitmap
+// shared (figures in benchmarks/JOURNAL.md, 2026-12-02): marking far
+// referents in batches;
 // a bitmap of one byte per object (64 objects a line instead of 512);
 // forwarding far referents to the worker that first scanned an object in
 // their chunk, with CAS bits kept; and, without the scheduler, chunks
@@ -167,7 +168,7 @@
 // a value and spawning one allocates nothing); it runs until its stack is
 // empty (and, partitioned, its inbox). Each worker keeps its largest
 // buffer and moves a packet's stack into it, so that the deepest stack
-// (about 200 Ki entries here) is grown once, not every cycle: a cycle
+// (about 200 Ki entries on the default heap) is grown once, not every cycle: a cycle
 // of the partitioned Marker allocates 185 times on 1 worker and about
 // 290 on 2 (BenchmarkGCMark, allocs/op), none per object or packet.
 //
@@ -230,10 +231,11 @@
 // marks, so the depth-first Marker sets its bits with plain stores there;
 // that and one scan loop for every depth-first marker are what bring it
 // to seq-dfs's speed on 1 worker (with CAS bits, and a loop of its own,
-// it took 1.12–1.15× seq-dfs's time at 742ff63). A collector that knows
-// it marks alone should do the same; one that marks on several CPUs
-// should give each its own lines, as the partitions do. The edge-buffer design marks a buffer's referents in one pass
-// and scans the winners in a second, so that the CASes do not serialise
+// it took 1.12–1.15× seq-dfs's time: benchmarks/results/epyc2/gcmark-742ff63).
+// A collector that knows it marks alone should do the same; one that
+// marks on several CPUs should give each its own lines, as the partitions
+// do. The edge-buffer design marks a buffer's referents in one pass and
+// scans the winners in a second, so that the CASes do not serialise
 // the objects' misses.
 //
 // # Roots
@@ -265,9 +267,10 @@
 //
 // the partitioned marker's cycles stay within 6% of each other in each
 // of two runs (51.7–55.0 ms in the quieter; LocalFIFO's the lowest
-// medians in both, by 2–3%, inside the noise), so the scheduler's
-// defaults stay; the same sweep of the depth-first marker (-closure dfs,
-// at 742ff63) found none measurably faster either.
+// medians in both, by 2–3%, inside the noise), so the Marker keeps the
+// scheduler's defaults; the same sweep of the depth-first marker (-closure dfs,
+// benchmarks/results/epyc2/gcmark-742ff63) found none measurably faster
+// either.
 //
 // # Roles
 //

@@ -89,9 +89,10 @@ type Options struct {
 	// unseen by thieves, until the packet spawned again or returned.
 	KeepRest bool
 	// RootSlotWork is the work spent per root slot before its referent is
-	// traced, in rounds of a 64-bit xorshift (about 1.8 ns each here,
-	// six dependent instructions): the synthetic heap has no stack maps or relocation records to
-	// decode, so this stands in for them. 0 means DefaultRootSlotWork;
+	// traced, in rounds of a 64-bit xorshift (about 1.8 ns each on the
+	// 2-vCPU AMD EPYC KVM guest, six dependent instructions): the
+	// synthetic heap has no stack maps or relocation records to decode,
+	// so this stands in for them. 0 means DefaultRootSlotWork;
 	// negative means none.
 	RootSlotWork int
 	// Partitions is how many ranges of objects TracePartitioned cuts the
@@ -105,8 +106,8 @@ type Options struct {
 // DefaultRootSlotWork makes a root slot cost about 100 ns, so that the
 // code-cache packet (CodeCacheSlots slots) runs for about 2.7 ms: the
 // longest packet of the Prepare stage by far, as in the luindex case.
-// (Measured in place on the project's machine: the code-cache packet runs
-// for 2.56–2.76 ms, 95–103 ns per slot.)
+// (Measured in place on the 2-vCPU AMD EPYC KVM guest: the code-cache
+// packet runs for 2.56–2.76 ms, 95–103 ns per slot.)
 const DefaultRootSlotWork = 56
 
 // Tracing is a design of the Closure stage.

@@ -26,7 +26,7 @@
 //     worker, so Done takes no lock and touches no shared cache line.
 //   - Any packet may call Open.
 //
-// Reading the clock costs about 35 ns per call on the project's machine
-// (AMD EPYC, 2-vCPU KVM guest, Go 1.26.8: time.Since through the vDSO), so
+// Reading the clock costs about 35 ns per call on the 2-vCPU AMD
+// EPYC KVM guest (Go 1.26.8: time.Since through the vDSO), so
 // two reads per packet are noise for packets longer than a few microseconds.
 package stagetime
