@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/scheduler"
@@ -72,9 +73,7 @@ func BenchmarkGCMark(b *testing.B) {
 					}
 					b.Run(name, func(b *testing.B) {
 						bl, err := NewBaseline(h, kind, BaselineOptions{Workers: w})
-						if err != nil {
-							b.Fatal(err)
-						}
+						require.NoError(b, err)
 						benchMarker(b, shape, bl, nil)
 					})
 				}
@@ -83,9 +82,7 @@ func BenchmarkGCMark(b *testing.B) {
 				for _, workers := range []int{1, 2} {
 					b.Run(fmt.Sprintf("marker=%v/workers=%d", tracing, workers), func(b *testing.B) {
 						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing})
-						if err != nil {
-							b.Fatal(err)
-						}
+						require.NoError(b, err)
 						defer m.Close()
 						benchMarker(b, shape, m, m)
 					})
@@ -153,9 +150,7 @@ func benchMarker(b *testing.B, shape HeapShape, mk interface {
 func BenchmarkSequentialDFS(b *testing.B) {
 	h := benchHeaps[ShapeBuilt]()
 	bl, err := NewBaseline(h, SequentialDFS, BaselineOptions{RootSlotWork: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	roots := bl.decodeRoots(nil)
 	marks := NewBitmap(h.Objects())
 	var stack []uint32
@@ -246,10 +241,11 @@ func BenchmarkTwoSequentialMarkers(b *testing.B) {
 		require.NoError(b, err)
 		return bl
 	}
-	mark := func(bl *Baseline) {
+	markErr := func(bl *Baseline) error {
 		_, err := bl.Mark(context.Background())
-		require.NoError(b, err)
+		return err
 	}
+	mark := func(bl *Baseline) { require.NoError(b, markErr(bl)) }
 	b.Run("alone", func(b *testing.B) {
 		bl := newBL(h)
 		mark(bl)
@@ -270,8 +266,9 @@ func BenchmarkTwoSequentialMarkers(b *testing.B) {
 			mark(y)
 			for b.Loop() {
 				var wg sync.WaitGroup
-				wg.Go(func() { mark(x) })
-				wg.Go(func() { mark(y) })
+				// assert, not require: FailNow must run on the benchmark's goroutine.
+				wg.Go(func() { assert.NoError(b, markErr(x)) })
+				wg.Go(func() { assert.NoError(b, markErr(y)) })
 				wg.Wait()
 			}
 		})

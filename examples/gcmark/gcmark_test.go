@@ -13,10 +13,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/scheduler"
 )
+
+// TestMain fails the package's tests if a goroutine outlives them: a
+// Marker's scheduler workers (Close stops them), a baseline's goroutines.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestHeapDeterministic(t *testing.T) {
 	for _, cfg := range []func(float64, uint64) HeapConfig{DefaultHeapConfig, PowerLawHeapConfig} {
@@ -151,6 +156,16 @@ var testHeaps = sync.OnceValue(func() []*Heap {
 	return []*Heap{NewHeap(DefaultHeapConfig(0.02, 1)), NewHeap(PowerLawHeapConfig(0.02, 1))}
 })
 
+// requireMarks fails t now, naming the first object marked differently,
+// unless got has exactly the marks of want.
+func requireMarks(t testing.TB, got, want Bitmap, cycle int) {
+	t.Helper()
+	if d := FirstDifference(got, want); d >= 0 {
+		require.Failf(t, "marks differ from the sequential search",
+			"cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
+	}
+}
+
 // checkCycles runs cycles on m and checks each cycle's marks against
 // want and its counts against each other.
 func checkCycles(t *testing.T, m *Marker, want Bitmap, cycles int) []Result {
@@ -158,10 +173,7 @@ func checkCycles(t *testing.T, m *Marker, want Bitmap, cycles int) []Result {
 	var out []Result
 	for cycle := range cycles {
 		r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
-		got := m.Marks()
-		if d := FirstDifference(got, want); d >= 0 {
-			t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
-		}
+		requireMarks(t, m.Marks(), want, cycle)
 		require.Equal(t, int64(want.Count()), r.Marked, "cycle %d: Marked", cycle)
 		require.Equal(t, r.Marked, r.Live, "cycle %d: Live", cycle)
 		out = append(out, r)
@@ -173,12 +185,24 @@ func checkCycles(t *testing.T, m *Marker, want Bitmap, cycles int) []Result {
 // a sequential breadth-first search finds, on both heap shapes, with both
 // Closure designs, under every policy and 1–3 workers, twice on the same
 // Marker (the second cycle must clear the first's marks).
+//
+// Under -short it runs 42 of the 252 combinations: each policy on one heap
+// shape (the shapes alternate along the policies), with every design, at
+// one worker count per design; the counts rotate, so each policy still
+// meets 1, 2 and 3 workers and all three code-cache placements.
 func TestMarkMatchesBFS(t *testing.T) {
-	for _, h := range testHeaps() {
+	for hi, h := range testHeaps() {
 		want := h.MarkSequential()
-		for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
-			for _, cfg := range policies() {
-				for _, workers := range []int{1, 2, 3} {
+		for ti, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+			for pi, cfg := range policies() {
+				workerCounts := []int{1, 2, 3}
+				if testing.Short() {
+					if (hi+pi)%2 != 0 {
+						continue
+					}
+					workerCounts = []int{1 + (hi+ti+pi)%3}
+				}
+				for _, workers := range workerCounts {
 					cfg.Workers = workers
 					name := fmt.Sprintf("%v/%v/wake=%v/steal=%v/limit=%d/local=%v/workers=%d", h.Config().Shape, tracing, cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Local, workers)
 					t.Run(name, func(t *testing.T) {
@@ -193,9 +217,6 @@ func TestMarkMatchesBFS(t *testing.T) {
 	}
 }
 
-// TestSplitMatchesBFS checks the depth-first mark's splits: asking
-// ShouldSplit after every object, giving away from one object to all but
-// one, going on with the rest or spawning it too; the marks must not
 // The depth-first marker sets its bits plainly exactly when it has one
 // worker (nobody else marks); the edge-buffer design and more workers
 // use CAS (the partitioned design's bits are always plain, each
@@ -216,6 +237,9 @@ func TestPlainBitsOnlyAlone(t *testing.T) {
 	}
 }
 
+// TestSplitMatchesBFS checks the depth-first mark's splits: asking
+// ShouldSplit after every object, giving away from one object to all but
+// one, going on with the rest or spawning it too; the marks must not
 // change. With 3 workers on these heaps some cycles split.
 func TestSplitMatchesBFS(t *testing.T) {
 	var splits int64
@@ -246,12 +270,17 @@ func TestSplitMatchesBFS(t *testing.T) {
 // 1–3 workers: the partitions are whole lines of the bitmap, no more than
 // asked for, and cover every object once; the marks must not change, and
 // a referent is forwarded to another partition's packet exactly when
-// there is more than one.
+// there is more than one. Under -short each heap runs each partition
+// count on one worker count, rotating, so that every count meets two.
 func TestPartitionsMatchBFS(t *testing.T) {
-	for _, h := range testHeaps() {
+	for hi, h := range testHeaps() {
 		want := h.MarkSequential()
-		for _, parts := range []int{1, 2, 3, 7, 64, 1 << 30, math.MaxInt} {
-			for _, workers := range []int{1, 2, 3} {
+		for pi, parts := range []int{1, 2, 3, 7, 64, 1 << 30, math.MaxInt} {
+			workerCounts := []int{1, 2, 3}
+			if testing.Short() {
+				workerCounts = []int{1 + (hi+pi)%3}
+			}
+			for _, workers := range workerCounts {
 				t.Run(fmt.Sprintf("%v/partitions=%d/workers=%d", h.Config().Shape, parts, workers), func(t *testing.T) {
 					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Partitions: parts, Batch: 5, RootSlotWork: -1})
 					require.NoError(t, err)
@@ -278,11 +307,16 @@ func TestPartitionsMatchBFS(t *testing.T) {
 // (or, cancelled too late to matter, a whole cycle), and the next cycle
 // marks exactly the sequential marks, whatever the cancel left behind
 // (half-drained stacks and inboxes, buffers handed on). The moments are
-// spread by the cancelling goroutine's sleeps; what is asserted holds
-// for any moment.
+// spread by the delay of the timer that cancels; what is asserted holds
+// for any moment. Under -short the moments span the same 3.5 ms, a third
+// as many of them.
 func TestMarkAfterCancel(t *testing.T) {
 	h := testHeaps()[0]
 	want := h.MarkSequential()
+	moments, step := 24, 150*time.Microsecond
+	if testing.Short() {
+		moments, step = 8, 3*step
+	}
 	for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%v/workers=%d", tracing, workers), func(t *testing.T) {
@@ -290,13 +324,11 @@ func TestMarkAfterCancel(t *testing.T) {
 				require.NoError(t, err)
 				defer m.Close()
 				cancelled := 0
-				for i := range 24 {
+				for i := range moments {
 					ctx, cancel := context.WithCancel(context.Background())
-					go func() {
-						time.Sleep(time.Duration(i) * 150 * time.Microsecond)
-						cancel()
-					}()
+					timer := time.AfterFunc(time.Duration(i)*step, cancel)
 					r, err := m.Mark(ctx)
+					timer.Stop()
 					if err != nil {
 						require.ErrorIs(t, err, context.Canceled)
 						cancelled++
@@ -306,7 +338,7 @@ func TestMarkAfterCancel(t *testing.T) {
 					cancel()
 					checkCycles(t, m, want, 1)
 				}
-				t.Logf("%d of 24 cycles cancelled", cancelled)
+				t.Logf("%d of %d cycles cancelled", cancelled, moments)
 			})
 		}
 	}
@@ -343,10 +375,7 @@ func TestBaselinesMatchBFS(t *testing.T) {
 					require.NoError(t, err)
 					for cycle := range 2 {
 						r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return b.Mark(context.Background()) })
-						got := b.Marks()
-						if d := FirstDifference(got, want); d >= 0 {
-							t.Fatalf("cycle %d: object %d: marked=%v, sequential=%v", cycle, d, got.Has(uint32(d)), want.Has(uint32(d)))
-						}
+						requireMarks(t, b.Marks(), want, cycle)
 						assert.Equal(t, mr.Marked, r.Marked, "cycle %d: Marked", cycle)
 						assert.Equal(t, mr.Live, r.Live, "cycle %d: Live", cycle)
 						assert.Equal(t, mr.LiveBytes, r.LiveBytes, "cycle %d: LiveBytes", cycle)
