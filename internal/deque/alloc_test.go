@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -140,9 +141,7 @@ func TestZeroAllocs(t *testing.T) {
 				q.Steal()
 			}
 		})
-		if perBlock > 1 {
-			t.Errorf("injector: %v allocations per %d Push+Steal, want at most one block", perBlock, deque.BlockCap)
-		}
+		assert.LessOrEqual(t, perBlock, 1.0, "injector: allocations per %d Push+Steal, want at most one block", deque.BlockCap)
 	})
 }
 
@@ -171,16 +170,12 @@ func TestBatchFitsMinimum(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		t.Run(modeName(fifo), func(t *testing.T) {
 			d := deque.NewDequeAt[packet](fifo, ^uint64(0)-10)
-			if c := deque.Cap(d); c < deque.MaxTake {
-				t.Fatalf("a new deque has %d slots, fewer than MaxTake (%d)", c, deque.MaxTake)
-			}
+			require.GreaterOrEqual(t, deque.Cap(d), deque.MaxTake, "a new deque's slots against MaxTake")
 			round := func() {
 				d.PushBatch(batch)
 				for n := 0; ; n++ {
 					if _, ok := d.Pop(); !ok {
-						if n != len(batch) {
-							t.Fatalf("popped %d of %d", n, len(batch))
-						}
+						require.Equal(t, len(batch), n, "items popped of the batch")
 						break
 					}
 				}

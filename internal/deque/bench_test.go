@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -473,27 +474,25 @@ func TestBaselines(t *testing.T) {
 		c.push(i)
 	}
 	for i := range 100 {
-		if v, ok := m.steal(); !ok || v != i {
-			t.Fatalf("mutexDeque.steal = %d, %v; want %d", v, ok, i)
-		}
-		if v, ok := c.steal(); !ok || v != i {
-			t.Fatalf("chaseLev.steal = %d, %v; want %d", v, ok, i)
-		}
+		v, ok := m.steal()
+		require.True(t, ok, "mutexDeque.steal %d found nothing", i)
+		require.Equal(t, i, v, "mutexDeque.steal")
+		v, ok = c.steal()
+		require.True(t, ok, "chaseLev.steal %d found nothing", i)
+		require.Equal(t, i, v, "chaseLev.steal")
 	}
 	for i := 199; i >= 100; i-- {
-		if v, ok := m.pop(); !ok || v != i {
-			t.Fatalf("mutexDeque.pop = %d, %v; want %d", v, ok, i)
-		}
-		if v, ok := c.pop(); !ok || v != i {
-			t.Fatalf("chaseLev.pop = %d, %v; want %d", v, ok, i)
-		}
+		v, ok := m.pop()
+		require.True(t, ok, "mutexDeque.pop %d found nothing", i)
+		require.Equal(t, i, v, "mutexDeque.pop")
+		v, ok = c.pop()
+		require.True(t, ok, "chaseLev.pop %d found nothing", i)
+		require.Equal(t, i, v, "chaseLev.pop")
 	}
-	if _, ok := m.pop(); ok {
-		t.Fatal("mutexDeque not empty")
-	}
-	if _, ok := c.pop(); ok {
-		t.Fatal("chaseLev not empty")
-	}
+	_, ok := m.pop()
+	require.False(t, ok, "mutexDeque not empty")
+	_, ok = c.pop()
+	require.False(t, ok, "chaseLev not empty")
 }
 
 // lockedA and lockedB are on separate cache lines, like a deque's bottom

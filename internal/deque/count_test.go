@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
@@ -256,16 +257,15 @@ func TestDequePushBatch(t *testing.T) {
 					vs[i] = i + 1
 				}
 				d.PushBatch(vs)
-				if d.Len() != pre-pre/2+m {
-					t.Fatalf("fifo=%v pre=%d m=%d: Len %d, want %d", fifo, pre, m, d.Len(), pre-pre/2+m)
-				}
+				where := fmt.Sprintf("fifo=%v pre=%d m=%d", fifo, pre, m)
+				require.Equal(t, pre-pre/2+m, d.Len(), "%s: Len", where)
 				// The older items first from the top, then vs: by Steal
 				// oldest first; by Pop newest first (LIFO) or oldest
 				// first (FIFO).
 				for range pre - pre/2 {
-					if v, st := d.Steal(); st != deque.Success || v >= 0 {
-						t.Fatalf("fifo=%v pre=%d m=%d: Steal = %d, %v; want an older item", fifo, pre, m, v, st)
-					}
+					v, st := d.Steal()
+					require.Equal(t, deque.Success, st, "%s: Steal", where)
+					require.Negative(t, v, "%s: Steal; want an older item", where)
 				}
 				byPop := m%2 == 1
 				for i := range m {
@@ -273,25 +273,19 @@ func TestDequePushBatch(t *testing.T) {
 					var v int
 					if byPop {
 						var ok bool
-						if v, ok = d.Pop(); !ok {
-							t.Fatalf("fifo=%v pre=%d m=%d: Pop found nothing", fifo, pre, m)
-						}
+						v, ok = d.Pop()
+						require.True(t, ok, "%s: Pop found nothing", where)
 						if !fifo {
 							want = m - i
 						}
 					} else {
 						var st deque.Status
-						if v, st = d.Steal(); st != deque.Success {
-							t.Fatalf("fifo=%v pre=%d m=%d: Steal: %v", fifo, pre, m, st)
-						}
+						v, st = d.Steal()
+						require.Equal(t, deque.Success, st, "%s: Steal", where)
 					}
-					if v != want {
-						t.Fatalf("fifo=%v pre=%d m=%d byPop=%v: item %d is %d, want %d", fifo, pre, m, byPop, i, v, want)
-					}
+					require.Equal(t, want, v, "%s byPop=%v: item %d", where, byPop, i)
 				}
-				if !d.IsEmpty() {
-					t.Fatalf("fifo=%v pre=%d m=%d: %d left", fifo, pre, m, d.Len())
-				}
+				require.True(t, d.IsEmpty(), "%s: %d left", where, d.Len())
 			}
 		}
 	}
@@ -356,20 +350,17 @@ func TestInjectorFIFO(t *testing.T) {
 			q.Push(i)
 		}
 		for i := range n {
-			if v, st := q.Steal(); v != i || st != deque.Success {
-				t.Fatalf("%s: Steal %d = %d, %v", startName(start), i, v, st)
-			}
+			v, st := q.Steal()
+			require.Equal(t, deque.Success, st, "%s: Steal %d", startName(start), i)
+			require.Equal(t, i, v, "%s: Steal %d", startName(start), i)
 		}
-		if _, st := q.Steal(); st != deque.Empty {
-			t.Fatalf("Steal on empty = %v", st)
-		}
+		_, st := q.Steal()
+		require.Equal(t, deque.Empty, st, "%s: Steal on empty", startName(start))
 	}
 }
 
 func TestStatusString(t *testing.T) {
 	for st, want := range map[deque.Status]string{deque.Empty: "empty", deque.Success: "success", deque.Retry: "retry"} {
-		if st.String() != want {
-			t.Errorf("%d.String() = %q, want %q", st, st.String(), want)
-		}
+		assert.Equal(t, want, st.String(), "Status(%d).String()", int(st))
 	}
 }

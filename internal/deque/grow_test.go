@@ -103,23 +103,17 @@ func growShrink(t *testing.T, fifo bool, start uint64, ownerHelps bool) {
 	g.Wait(t, "grow/shrink drain", c.summary)
 	c.check(t)
 	afterDrain = deque.Cap(d)
-	if grown < burst/2 {
-		t.Errorf("Cap %d after a burst of %d pushed with at most half stolen: did not grow", grown, burst)
-	}
+	assert.GreaterOrEqual(t, grown, burst/2, "Cap after a burst of %d pushed with at most half stolen: did not grow", burst)
 	// The buffer goes back once the owner has made a window of Cap
 	// Pops that did not need it (see Deque.endEpoch); the window that
 	// held the burst ends first, so two windows at most.
 	window := deque.Cap(d)
 	ordinaryUse(d, window, 1)
 	ordinaryUse(d, window, 2)
-	if got := deque.Cap(d); got > shrunk {
-		t.Errorf("Cap %d (grown to %d, %d after the drain) after the burst was consumed and the owner "+
-			"ran %d push/pop pairs and %d double pairs: the burst pins its buffer; want <= %d",
-			got, grown, afterDrain, window, window, shrunk)
-	}
-	if d.Len() != 0 {
-		t.Fatalf("Len %d after ordinary use", d.Len())
-	}
+	assert.LessOrEqual(t, deque.Cap(d), shrunk, "Cap (grown to %d, %d after the drain) after the burst was consumed and the owner "+
+		"ran %d push/pop pairs and %d double pairs: the burst pins its buffer",
+		grown, afterDrain, window, window)
+	require.Zero(t, d.Len(), "Len after ordinary use")
 }
 
 // TestShrinkOwnerOnly: the owner alone pushes a burst and pops it all; the
@@ -133,43 +127,38 @@ func TestShrinkOwnerOnly(t *testing.T) {
 					d.Push(i)
 				}
 				grown := deque.Cap(d)
-				if grown < burst {
-					t.Fatalf("Cap %d holding %d items", grown, burst)
-				}
+				require.GreaterOrEqual(t, grown, burst, "Cap holding %d items", burst)
 				for i := range burst {
 					v, ok := d.Pop()
 					want := burst - 1 - i
 					if fifo {
 						want = i
 					}
-					if !ok || v != want {
-						t.Fatalf("Pop %d = %d, %v; want %d", i, v, ok, want)
+					if !ok || v != want { // checked first: asserting each of 10^5 Pops costs more than the test
+						require.True(t, ok, "Pop %d found nothing", i)
+						require.Equal(t, want, v, "Pop %d", i)
 					}
 				}
 				// The buffer stays while the owner's recent Pops needed
 				// it (a worker that repeats a burst must not reallocate
 				// it each time); once the owner has made Cap more Pops
 				// that never needed a quarter of it, it goes back.
-				if _, ok := d.Pop(); ok {
-					t.Fatal("Pop after the burst found an item")
-				}
-				if got := deque.Cap(d); got != grown {
-					t.Errorf("Cap %d right after the owner popped the burst; want the buffer (%d) kept", got, grown)
-				}
+				_, ok := d.Pop()
+				require.False(t, ok, "Pop after the burst found an item")
+				assert.Equal(t, grown, deque.Cap(d), "Cap right after the owner popped the burst; want the buffer kept")
 				// Polls of the empty deque do not count towards the
 				// window, so the window that held the burst closes
 				// first and the next one shrinks: two windows, 2×Cap
 				// small epochs at most.
 				for i := range 2 * grown {
 					d.Push(i)
-					if v, ok := d.Pop(); !ok || v != i {
-						t.Fatalf("Pop after the burst = %d, %v; want %d", v, ok, i)
+					if v, ok := d.Pop(); !ok || v != i { // checked first, as above
+						require.True(t, ok, "Pop after the burst found nothing")
+						require.Equal(t, i, v, "Pop after the burst")
 					}
 					d.Pop() // finds it empty
 				}
-				if got := deque.Cap(d); got > shrunk {
-					t.Errorf("Cap %d (grown to %d) after the burst and 2×Cap more small epochs; want <= %d", got, grown, shrunk)
-				}
+				assert.LessOrEqual(t, deque.Cap(d), shrunk, "Cap (grown to %d) after the burst and 2×Cap more small epochs", grown)
 			})
 		}
 	}
@@ -322,9 +311,7 @@ func TestLostLastItemEndsEpoch(t *testing.T) {
 		d.Pop()
 	}
 	grown := deque.Cap(d)
-	if grown <= deque.MinCap {
-		t.Fatalf("Cap %d: did not grow", grown)
-	}
+	require.Greater(t, grown, deque.MinCap, "Cap did not grow")
 	// Windows of small epochs, each ending with the owner losing the last
 	// item to a thief. Once the deque has been used Cap times more
 	// without needing its size it must go back.
@@ -342,19 +329,13 @@ func TestLostLastItemEndsEpoch(t *testing.T) {
 		// left and races for it: the hook's thief wins.
 		d.Push(1)
 		d.Push(2)
-		if _, st := d.Steal(); st != deque.Success {
-			t.Fatalf("Steal: %v", st)
-		}
-		if v, ok := d.Pop(); ok {
-			t.Fatalf("Pop won the last item (%d) although a thief took it first", v)
-		}
+		_, st := d.Steal()
+		require.Equal(t, deque.Success, st, "Steal")
+		v, ok := d.Pop()
+		require.False(t, ok, "Pop won the last item (%d) although a thief took it first", v)
 	}
-	if stole == 0 {
-		t.Fatal("the hook never ran: the test did not reach the last-item race")
-	}
-	if got := deque.Cap(d); got > shrunk {
-		t.Errorf("Cap %d (grown to %d) after %d epochs that each ended in a lost last item; want <= %d", got, grown, stole, shrunk)
-	}
+	require.NotZero(t, stole, "the hook never ran: the test did not reach the last-item race")
+	assert.LessOrEqual(t, deque.Cap(d), shrunk, "Cap (grown to %d) after %d epochs that each ended in a lost last item", grown, stole)
 }
 
 // TestPrevReleasedWhenEmpty: the buffer kept after a growth (for
@@ -370,9 +351,8 @@ func TestPrevReleasedWhenEmpty(t *testing.T) {
 		d.Push(v)
 	}
 	for range n {
-		if _, ok := d.Pop(); !ok {
-			t.Fatal("Pop: empty")
-		}
+		_, ok := d.Pop()
+		require.True(t, ok, "Pop: empty")
 	}
 	d.Pop() // finds it empty
 	runtime.GC()
@@ -385,9 +365,7 @@ func TestPrevReleasedWhenEmpty(t *testing.T) {
 	}
 	// The current buffer's slots are cleared by Pop; nothing else should
 	// hold them.
-	if alive != 0 {
-		t.Errorf("%d of %d popped values still reachable after the deque emptied", alive, n)
-	}
+	assert.Zero(t, alive, "popped values (of %d) still reachable after the deque emptied", n)
 	runtime.KeepAlive(d)
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDequeLayout: a Deque fills whole cache lines, so that the allocator
@@ -18,22 +20,12 @@ func TestDequeLayout(t *testing.T) {
 	}
 	var d Deque[int]
 	size := unsafe.Sizeof(d)
-	if size%64 != 0 {
-		t.Fatalf("Deque is %d bytes, not a whole number of 64-byte lines: adjust its final padding", size)
-	}
-	if size > 512 {
-		// Larger objects carry a malloc header and lose the alignment.
-		t.Fatalf("Deque is %d bytes; above 512 the allocator no longer aligns it to 64", size)
-	}
-	if off := unsafe.Offsetof(d.top); off != 0 {
-		t.Fatalf("top at offset %d, want 0: it must start the Deque's first line", off)
-	}
-	if off := unsafe.Offsetof(d.bottom); off < 64 {
-		t.Fatalf("bottom at offset %d shares top's cache line", off)
-	}
-	if s2 := unsafe.Sizeof(Deque[[5]string]{}); s2 != size {
-		t.Fatalf("Deque[[5]string] is %d bytes, Deque[int] %d", s2, size)
-	}
+	require.Zero(t, size%64, "Deque is %d bytes, not a whole number of 64-byte lines: adjust its final padding", size)
+	// Larger objects carry a malloc header and lose the alignment.
+	require.LessOrEqual(t, size, uintptr(512), "Deque's size; above 512 bytes the allocator no longer aligns it to 64")
+	require.Zero(t, unsafe.Offsetof(d.top), "top's offset: it must start the Deque's first line")
+	require.GreaterOrEqual(t, unsafe.Offsetof(d.bottom), uintptr(64), "bottom's offset: it must not share top's cache line")
+	require.Equal(t, size, unsafe.Sizeof(Deque[[5]string]{}), "Deque[[5]string] against Deque[int]")
 }
 
 // BenchmarkDequeIndependentOwners: one or two goroutines, each pushing 1024

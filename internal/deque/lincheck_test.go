@@ -16,6 +16,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -289,7 +290,7 @@ func runRoles(t testing.TB, deadline time.Time, roles []func()) {
 	case <-time.After(time.Until(deadline)):
 		buf := make([]byte, 8<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("watchdog: a history did not finish by its deadline\ngoroutines:\n%s", buf)
+		require.FailNow(t, "watchdog: a history did not finish by its deadline", "goroutines:\n%s", buf)
 	}
 }
 
@@ -395,9 +396,7 @@ func recordDeque(t testing.TB, deadline time.Time, d linDeque, atomicBatch bool,
 		})
 	}
 	runRoles(t, deadline, roles)
-	for _, bad := range r.bad {
-		t.Errorf("%s", bad)
-	}
+	assert.Empty(t, r.bad, "split batches that porcupine cannot judge")
 	return r.ops
 }
 
@@ -484,7 +483,7 @@ func checkHistory(t *testing.T, model porcupine.Model, ops []porcupine.Operation
 	for _, op := range sorted {
 		lines = append(lines, fmt.Sprintf("  client %d [%3d,%3d] %s", op.ClientId, op.Call, op.Return, describeOp(op.Input, op.Output)))
 	}
-	t.Fatalf("%s: history is not linearizable (visualisation: %s):\n%s", what, path, strings.Join(lines, "\n"))
+	require.FailNow(t, what+": history is not linearizable", "visualisation: %s\n%s", path, strings.Join(lines, "\n"))
 	return false
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -51,15 +53,18 @@ func TestInjectorReclaimExactlyOnce(t *testing.T) {
 				// ordered checks an item taken straight from the
 				// injector against the last one from its producer.
 				ordered := func(v int) {
+					// Each check is made before asserting: testify's
+					// reflection on each of the 1.2·10^6 takes would cost
+					// more than the test.
 					if p := v / perProducer; v <= last[p] {
-						t.Errorf("phase %d: item %d after %d", ph, v, last[p])
+						assert.Greater(t, v, last[p], "phase %d: producer %d's items out of order", ph, p)
 					} else {
 						last[p] = v
 					}
 				}
 				take := func(v int, direct bool) {
-					if seen[v].Add(1) != 1 {
-						t.Errorf("phase %d: item %d taken twice", ph, v)
+					if n := seen[v].Add(1); n != 1 {
+						assert.Equal(t, int32(1), n, "phase %d: item %d taken more than once", ph, v)
 					}
 					if direct {
 						ordered(v)
@@ -94,7 +99,7 @@ func TestInjectorReclaimExactlyOnce(t *testing.T) {
 		wg.Wait()
 		for i := range seen {
 			if c := seen[i].Load(); c != 1 {
-				t.Fatalf("phase %d: item %d taken %d times", ph, i, c)
+				require.Equal(t, int32(1), c, "phase %d: times item %d was taken", ph, i)
 			}
 		}
 		q.Reclaim() // quiescent: every call above has returned
@@ -120,7 +125,5 @@ func TestInjectorReclaimReuses(t *testing.T) {
 		q.Reclaim()
 	}
 	round() // fill the spare list
-	if a := testing.AllocsPerRun(20, round); a != 0 {
-		t.Fatalf("%v allocations per round of 4 blocks after Reclaim, want 0", a)
-	}
+	require.Zero(t, testing.AllocsPerRun(20, round), "allocations per round of 4 blocks after Reclaim")
 }

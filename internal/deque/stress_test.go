@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/deque"
 )
 
@@ -214,19 +216,13 @@ func dequeExactlyOnce(t *testing.T, fifo bool, start uint64, n, k int) {
 		return c.summary() + "; " + lens
 	})
 	if f := fails.Load(); f != nil {
-		t.Fatal(*f)
+		require.Fail(t, *f)
 	}
 	c.check(t)
-	if d.Len() != 0 {
-		t.Errorf("victim Len %d after all items were consumed", d.Len())
-	}
-	if got := maxCap.Load(); got <= deque.MinCap {
-		t.Errorf("the buffer never grew past %d while bursts of 1000+ were pushed", got)
-	}
+	assert.Zero(t, d.Len(), "victim Len after all items were consumed")
+	assert.Greater(t, maxCap.Load(), int64(deque.MinCap), "the buffer's largest Cap while bursts of 1000+ were pushed")
 	for i, m := range mines {
-		if m.Len() != 0 {
-			t.Errorf("thief %d Len %d after all items were consumed", i, m.Len())
-		}
+		assert.Zero(t, m.Len(), "thief %d Len after all items were consumed", i)
 	}
 	var report string
 	for how := range numStealers {
@@ -370,12 +366,11 @@ func injectorExactlyOnce(t *testing.T, start uint64, n, p, k int) {
 		return c.summary() + "; " + s
 	})
 	if f := fails.Load(); f != nil {
-		t.Fatal(*f)
+		require.Fail(t, *f)
 	}
 	c.check(t)
-	if !q.IsEmpty() || q.Len() != 0 {
-		t.Errorf("injector Len %d after all items were consumed", q.Len())
-	}
+	assert.True(t, q.IsEmpty(), "injector not empty after all items were consumed")
+	assert.Zero(t, q.Len(), "injector Len after all items were consumed")
 	t.Logf("%d items, %d producers, %d consumers; Steal %d/%d/%d, TakeBatch %d/%d/%d, TakeBatch+PushBatch %d/%d/%d (success/empty/retry)",
 		n, p, k,
 		statuses[0][deque.Success].Load(), statuses[0][deque.Empty].Load(), statuses[0][deque.Retry].Load(),
