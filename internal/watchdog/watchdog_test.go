@@ -5,7 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package's run if a watchdog's goroutine outlives its
+// test.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeT records what Watch reports without ending the real test.
 type fakeT struct {
@@ -25,26 +33,19 @@ func TestWatchFiresWithStacks(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	Watch(ft, 20*time.Millisecond, func() { <-release })
-	if len(ft.fatals) != 1 || !strings.Contains(ft.fatals[0], "no progress") {
-		t.Fatalf("Watch on a stuck function reported %q", ft.fatals)
-	}
-	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "goroutines") {
-		t.Fatalf("Watch logged %q, want the goroutine stacks", ft.logs)
-	}
+	require.Len(t, ft.fatals, 1, "Watch on a stuck function reported %q", ft.fatals)
+	assert.Contains(t, ft.fatals[0], "no progress", "Watch on a stuck function")
+	require.Len(t, ft.logs, 1, "Watch logged %q, want the goroutine stacks", ft.logs)
+	assert.Contains(t, ft.logs[0], "goroutines", "Watch's log, want the goroutine stacks")
 }
 
 func TestWithin(t *testing.T) {
-	if v := Within(t, 10*time.Second, func() (int, error) { return 7, nil }); v != 7 {
-		t.Fatalf("Within = %d, want 7", v)
-	}
+	v := Within(t, 10*time.Second, func() (int, error) { return 7, nil })
+	require.Equal(t, 7, v, "Within's value")
 	ft := &fakeT{}
 	Within(ft, 10*time.Second, func() (int, error) { return 0, errors.New("boom") })
-	if len(ft.fatals) != 1 {
-		t.Fatalf("Within of a failing function reported %q", ft.fatals)
-	}
-	if !strings.Contains(string(Stacks()), "TestWithin") {
-		t.Fatal("Stacks does not show this test's goroutine")
-	}
+	require.Len(t, ft.fatals, 1, "Within of a failing function reported %q", ft.fatals)
+	assert.True(t, strings.Contains(string(Stacks()), "TestWithin"), "Stacks does not show this test's goroutine")
 }
 
 func (f *fakeT) Name() string                   { return "fake" }
@@ -53,20 +54,17 @@ func (f *fakeT) Errorf(format string, a ...any) { f.fatals = append(f.fatals, fo
 func TestStart(t *testing.T) {
 	ft := &fakeT{}
 	Start(ft, time.Second)() // stopped in time: silent
-	if len(ft.fatals) != 0 {
-		t.Fatalf("a stopped watchdog reported %q", ft.fatals)
-	}
+	require.Empty(t, ft.fatals, "a stopped watchdog reported")
 	st := &signalT{errored: make(chan struct{})}
 	stop := Start(st, 10*time.Millisecond)
 	select { // wait for it to fire: a fixed sleep could stop it first on a loaded box
 	case <-st.errored:
 	case <-time.After(10 * time.Second):
-		t.Fatal("a 10ms watchdog did not fire within 10s")
+		require.FailNow(t, "a 10ms watchdog did not fire within 10s")
 	}
 	stop()
-	if len(st.fatals) != 1 || !strings.Contains(st.fatals[0], "timed out") {
-		t.Fatalf("an expired watchdog reported %q", st.fatals)
-	}
+	require.Len(t, st.fatals, 1, "an expired watchdog reported %q", st.fatals)
+	assert.Contains(t, st.fatals[0], "timed out", "an expired watchdog's report")
 }
 
 // signalT is fakeT whose Errorf also closes errored.
