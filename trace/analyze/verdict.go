@@ -159,18 +159,28 @@ func (r *Report) verdicts(data []byte) {
 			}
 		}
 	}
+	// Each replay's stage ratios by cycle and stage (the first stage of
+	// that number with packets, in the first cycle of that number that
+	// has one): one
+	// pass over a replay's stages, then a lookup per verdict, so that
+	// verdicts × stages is never paid.
+	index := map[*simulate.Result]map[[2]uint64]float64{}
 	ratioIn := func(res *simulate.Result, cycle uint64, stage int) (float64, bool) {
-		for _, c := range res.Cycles {
-			if c.Cycle != cycle {
-				continue
-			}
-			for _, s := range c.Stages {
-				if s.Stage == stage && s.Packets > 0 {
-					return s.Ratio, true
+		m, ok := index[res]
+		if !ok {
+			m = map[[2]uint64]float64{}
+			for _, c := range res.Cycles {
+				for _, s := range c.Stages {
+					k := [2]uint64{c.Cycle, uint64(s.Stage)}
+					if _, dup := m[k]; !dup && s.Packets > 0 {
+						m[k] = s.Ratio
+					}
 				}
 			}
+			index[res] = m
 		}
-		return 0, false
+		x, ok := m[[2]uint64{cycle, uint64(stage)}]
+		return x, ok
 	}
 	for i := range fl {
 		v := &fl[i].v

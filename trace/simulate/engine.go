@@ -205,11 +205,18 @@ type sim struct {
 	nonEmpty   fenwick // workers whose deque holds packets
 
 	// the cycle
-	cy        *Cycle
-	active    bool
-	cur       int // highest open stage
-	buckets   []bucketQ
-	sentNext  []int // per stage: next sentinel of cy.sentinels
+	cy      *Cycle
+	active  bool
+	cur     int // highest open stage
+	buckets []bucketQ
+	// queuedIn counts the packets in each stage's bucket: the lowest
+	// stage with packets, and the packets in the open stages, in
+	// O(log stages) rather than a pass over every open stage.
+	queuedIn counts
+	sentNext []int // per stage: next sentinel of cy.sentinels
+	// sentLo is the lowest stage whose sentinels may not all be queued:
+	// sentNext only grows, so the stages below it have none left.
+	sentLo    int
 	pk        []pktState
 	open      []int64
 	closed    []int64
@@ -283,7 +290,9 @@ func (s *sim) schedule(t int64, kind uint8, w *worker, ref int32) {
 func (s *sim) cycle(cy *Cycle, t0 int64) (CycleResult, error) {
 	s.cy, s.now = cy, t0
 	s.buckets = make([]bucketQ, cy.Stages+1)
+	s.queuedIn.reset(cy.Stages + 1)
 	s.sentNext = make([]int, cy.Stages+1)
+	s.sentLo = 1
 	s.pk = make([]pktState, len(cy.Packets))
 	s.open = make([]int64, cy.Stages+1)
 	s.closed = make([]int64, cy.Stages+1)
@@ -568,6 +577,7 @@ func (s *sim) add(ai int32, by int32, wake bool) {
 		}
 		s.queued(p, trace.FromAdd, true)
 		b.prio.push(p)
+		s.queuedIn.add(st, 1)
 		if s.rec != nil {
 			s.rec.Add(s.now, trace.AddPriority, true, st, 1, 0, s.now)
 		}
@@ -591,6 +601,7 @@ func (s *sim) add(ai int32, by int32, wake bool) {
 			b.normal.push(p)
 		}
 	}
+	s.queuedIn.add(st, int32(rest))
 	if s.rec != nil {
 		s.rec.Add(s.now, a.How, a.Single, st, rest, uint8(a.Wake), s.now)
 	}
@@ -823,16 +834,16 @@ func (s *sim) findLocal(w *worker) (int32, bool) {
 
 // findBuckets is find's step 3: it starts the packet it takes.
 func (s *sim) findBuckets(w *worker) bool {
-	for st := 0; st <= s.cur && st < len(s.buckets); st++ {
+	// The lowest open stage with packets: the first a pass from stage 0
+	// up to the highest open one would take from.
+	if st := s.queuedIn.first(); st >= 0 && st <= s.cur {
 		b := &s.buckets[st]
 		if b.prio.len() > 0 {
 			p := b.prio.pop()
+			s.queuedIn.add(st, -1)
 			s.foundWork(w)
 			s.start(w, p, s.costs.Take+s.costs.TakePer)
 			return true
-		}
-		if b.normal.len() == 0 {
-			continue
 		}
 		limit := policy.TakeLimit(s.cfg.Take, s.cfg.BucketBatch, b.len(), s.n)
 		got := min(limit, b.normal.len())
@@ -840,6 +851,7 @@ func (s *sim) findBuckets(w *worker) bool {
 		for range got - 1 {
 			w.held.push(b.normal.pop())
 		}
+		s.queuedIn.add(st, -int32(got))
 		if !policy.HoldTake(got, s.cfg.BucketBatch) {
 			s.exposeHeld(w)
 		}
@@ -1007,10 +1019,8 @@ func (s *sim) workVisible(w *worker) bool {
 	if w.designated.len() > 0 {
 		return true
 	}
-	for st := 0; st <= s.cur && st < len(s.buckets); st++ {
-		if s.buckets[st].len() > 0 {
-			return true
-		}
+	if st := s.queuedIn.first(); st >= 0 && st <= s.cur {
+		return true
 	}
 	own := 0
 	if w.dq.len() > 0 {
@@ -1028,10 +1038,7 @@ func (s *sim) advance(self *worker) bool {
 		by = self.id
 	}
 	for {
-		k := 0
-		for st := 0; st <= s.cur && st < len(s.buckets); st++ {
-			k += s.buckets[st].len()
-		}
+		k := s.queuedIn.prefix(s.cur + 1)
 		selfDesignated, others := false, 0
 		for _, id := range s.desig {
 			v := &s.ws[id]
@@ -1046,13 +1053,14 @@ func (s *sim) advance(self *worker) bool {
 			}
 		}
 		if k == 0 && !selfDesignated && others == 0 {
-			for st := 1; st <= s.cur; st++ {
-				if j := s.sentNext[st]; j < len(s.cy.sentinels[st]) {
-					s.sentNext[st]++
-					s.add(s.cy.sentinels[st][j], by, false) // into its own bucket
-					k = s.buckets[st].len()
-					break
-				}
+			for s.sentLo < min(len(s.sentNext), len(s.cy.sentinels)) && s.sentNext[s.sentLo] >= len(s.cy.sentinels[s.sentLo]) {
+				s.sentLo++
+			}
+			if st := s.sentLo; st <= s.cur && st < len(s.cy.sentinels) {
+				j := s.sentNext[st]
+				s.sentNext[st]++
+				s.add(s.cy.sentinels[st][j], by, false) // into its own bucket
+				k = s.buckets[st].len()
 			}
 		}
 		if k > 0 || selfDesignated || others > 0 {
@@ -1182,4 +1190,55 @@ func (f *fenwick) next(start, self int) int {
 		i = f.kth(k)
 	}
 	return i
+}
+
+// counts holds a count per stage in a Fenwick tree: add, prefix sums and
+// the first stage with a count above zero, in O(log n) each.
+type counts struct {
+	t []int32
+	n int
+}
+
+// reset makes n zero counts, reusing the tree's memory.
+func (c *counts) reset(n int) {
+	if cap(c.t) < n+1 {
+		c.t = make([]int32, n+1)
+	}
+	c.t = c.t[:n+1]
+	clear(c.t)
+	c.n = n
+}
+
+func (c *counts) add(i int, d int32) {
+	for j := i + 1; j <= c.n; j += j & -j {
+		c.t[j] += d
+	}
+}
+
+// prefix sums the counts of [0, i).
+func (c *counts) prefix(i int) int {
+	i = min(i, c.n)
+	var s int32
+	for ; i > 0; i -= i & -i {
+		s += c.t[i]
+	}
+	return int(s)
+}
+
+// first is the lowest index whose count is above zero, -1 if none.
+func (c *counts) first() int {
+	if c.prefix(c.n) == 0 {
+		return -1
+	}
+	pos := 0
+	step := 1
+	for step*2 <= c.n {
+		step *= 2
+	}
+	for ; step > 0; step /= 2 {
+		if pos+step <= c.n && c.t[pos+step] < 1 {
+			pos += step
+		}
+	}
+	return pos
 }
