@@ -1,6 +1,7 @@
 package bucket
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,7 +144,7 @@ func TestDisable(t *testing.T) {
 	require.Zero(t, b.Len())
 	_, err := b.Add([]int{1}, false)
 	require.ErrorIs(t, err, ErrDisabled)
-	_, _, err = b.AddSpan(3, func(int) Source[int] { t.Fatal("bound on a disabled bucket"); return nil })
+	_, _, err = b.AddSpan(3, func(int) Source[int] { require.FailNow(t, "bound on a disabled bucket"); return nil })
 	require.ErrorIs(t, err, ErrDisabled)
 }
 
@@ -166,8 +167,7 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 				for j := range vs {
 					vs[j] = base + i + j
 				}
-				if _, err := b.Add(vs, i%2 == 1); err != nil {
-					t.Error(err)
+				if _, err := b.Add(vs, i%2 == 1); !assert.NoError(t, err) {
 					return
 				}
 				i += k
@@ -220,8 +220,7 @@ func TestReclaimWithAdds(t *testing.T) {
 			wg.Go(func() {
 				for i := range per {
 					v := next + a*per + i
-					if _, err := b.Add([]int{v}, false); err != nil {
-						t.Error(err)
+					if _, err := b.Add([]int{v}, false); !assert.NoError(t, err) {
 						return
 					}
 				}
@@ -233,8 +232,9 @@ func TestReclaimWithAdds(t *testing.T) {
 		}
 		seen := make(map[int]bool, adders*per)
 		b.Drain(func(v int) {
-			if seen[v] || v < next || v >= next+adders*per {
-				t.Fatalf("round %d: packet %d duplicated or foreign", r, v)
+			if seen[v] || v < next || v >= next+adders*per { // checked first: an assertion per packet costs more than the round
+				require.False(t, seen[v], "round %d: packet %d duplicated", r, v)
+				require.Fail(t, fmt.Sprintf("round %d: packet %d foreign", r, v))
 			}
 			seen[v] = true
 		})

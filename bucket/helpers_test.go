@@ -3,6 +3,8 @@ package bucket
 import (
 	"sync"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsched/wsched/internal/watchdog"
 )
 
@@ -65,10 +67,8 @@ func consume(b *Bucket[int], ways []takeWay, record func(int), done <-chan struc
 
 // add queues vs on the normal lane (prio false) or the priority lane,
 // failing the test on an error.
-func add(t interface{ Fatal(...any) }, b *Bucket[int], prio bool, vs ...int) int {
+func add(t require.TestingT, b *Bucket[int], prio bool, vs ...int) int {
 	n, err := b.Add(vs, prio)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Add(%v, %v)", vs, prio)
 	return n
 }

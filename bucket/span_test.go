@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,9 +31,8 @@ func (r *rangeSource) Release() { r.released.Add(1) }
 func addSpan(t *testing.T, b *Bucket[int], n int, src *rangeSource) int {
 	t.Helper()
 	arrived, ok, err := b.AddSpan(n, func(int) Source[int] { return src })
-	if err != nil || !ok {
-		t.Fatalf("AddSpan(%d) = %v, %v", n, ok, err)
-	}
+	require.NoError(t, err, "AddSpan(%d)", n)
+	require.True(t, ok, "AddSpan(%d) refused", n)
 	return arrived
 }
 
@@ -55,36 +55,22 @@ func takeAll(b *Bucket[int], k int) []int {
 func TestSpanOrder(t *testing.T) {
 	b := New[int]()
 	src1, src2 := &rangeSource{base: 1000}, &rangeSource{base: 2000}
-	if got := addSpan(t, b, 10, src1); got != 0 {
-		t.Fatalf("closed bucket: %d arrived, want 0", got)
-	}
+	require.Zero(t, addSpan(t, b, 10, src1), "closed bucket: packets arrived")
 	add(t, b, false, 1)
 	b.Open()
-	if got := addSpan(t, b, 5, src2); got != 5 {
-		t.Fatalf("open bucket: %d arrived, want 5", got)
-	}
-	if b.Len() != 16 || b.NormalEmpty() {
-		t.Fatalf("Len %d NormalEmpty %v, want 16 false", b.Len(), b.NormalEmpty())
-	}
+	require.Equal(t, 5, addSpan(t, b, 5, src2), "open bucket: packets arrived")
+	require.Equal(t, 16, b.Len())
+	require.False(t, b.NormalEmpty())
 	got := takeAll(b, 4)
 	want := []int{1, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 2000, 2001, 2002, 2003, 2004}
-	if len(got) != len(want) {
-		t.Fatalf("took %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("took %v, want %v", got, want)
-		}
-	}
-	if src1.filled.Load() != 10 || src2.filled.Load() != 5 {
-		t.Fatalf("filled %d and %d, want 10 and 5", src1.filled.Load(), src2.filled.Load())
-	}
-	if b.Len() != 0 || !b.NormalEmpty() {
-		t.Fatalf("drained: Len %d NormalEmpty %v", b.Len(), b.NormalEmpty())
-	}
-	if _, ok, err := b.AddSpan(0, func(int) Source[int] { t.Fatal("bind called for 0 packets"); return nil }); !ok || err != nil {
-		t.Fatalf("AddSpan(0) = %v, %v", ok, err)
-	}
+	require.Equal(t, want, got, "taken")
+	require.Equal(t, int64(10), src1.filled.Load(), "first span's packets filled")
+	require.Equal(t, int64(5), src2.filled.Load(), "second span's packets filled")
+	require.Zero(t, b.Len(), "drained")
+	require.True(t, b.NormalEmpty(), "drained")
+	_, ok, err := b.AddSpan(0, func(int) Source[int] { require.FailNow(t, "bind called for 0 packets"); return nil })
+	require.NoError(t, err, "AddSpan(0)")
+	require.True(t, ok, "AddSpan(0)")
 }
 
 // TestSpanTakes: a span alone makes the bucket non-empty; Take and Drain
@@ -124,49 +110,34 @@ func TestSpanSlots(t *testing.T) {
 	for i := range srcs {
 		srcs[i] = &rangeSource{base: 10 * i}
 		_, ok, err := b.AddSpan(10, func(slot int) Source[int] {
-			if slot != i {
-				t.Fatalf("span %d got slot %d", i, slot)
-			}
+			require.Equal(t, i, slot, "span %d's slot", i)
 			return srcs[i]
 		})
-		if !ok || err != nil {
-			t.Fatalf("span %d: %v, %v", i, ok, err)
-		}
+		require.NoError(t, err, "span %d", i)
+		require.True(t, ok, "span %d refused", i)
 	}
-	_, ok, err := b.AddSpan(10, func(int) Source[int] { t.Fatal("bind called for a refused span"); return nil })
-	if ok || err != nil {
-		t.Fatalf("span %d: %v, %v; want refused", MaxSpans, ok, err)
-	}
-	if b.Len() != 10*MaxSpans {
-		t.Fatalf("Len %d, want %d", b.Len(), 10*MaxSpans)
-	}
+	_, ok, err := b.AddSpan(10, func(int) Source[int] { require.FailNow(t, "bind called for a refused span"); return nil })
+	require.NoError(t, err, "span %d", MaxSpans)
+	require.False(t, ok, "span %d; want refused", MaxSpans)
+	require.Equal(t, 10*MaxSpans, b.Len())
 	buf := make([]int, 5)
 	b.Take(buf) // half of the first span
 	b.Reclaim()
-	if srcs[0].released.Load() != 0 {
-		t.Fatal("Reclaim released a span with packets left")
-	}
-	if got := takeAll(b, 7); len(got) != 10*MaxSpans-5 {
-		t.Fatalf("took %d after Reclaim, want %d", len(got), 10*MaxSpans-5)
-	}
+	require.Zero(t, srcs[0].released.Load(), "Reclaim released a span with packets left")
+	require.Len(t, takeAll(b, 7), 10*MaxSpans-5, "taken after Reclaim")
 	b.Reclaim()
 	for i, s := range srcs {
-		if s.released.Load() != 1 || s.filled.Load() != 10 {
-			t.Fatalf("span %d: released %d times, filled %d", i, s.released.Load(), s.filled.Load())
-		}
+		require.Equal(t, int32(1), s.released.Load(), "span %d: times released", i)
+		require.Equal(t, int64(10), s.filled.Load(), "span %d: packets filled", i)
 	}
 	src := &rangeSource{}
-	if _, ok, err := b.AddSpan(3, func(slot int) Source[int] {
-		if slot != 0 {
-			t.Fatalf("first span after Reclaim got slot %d", slot)
-		}
+	_, ok, err = b.AddSpan(3, func(slot int) Source[int] {
+		require.Zero(t, slot, "first span after Reclaim's slot")
 		return src
-	}); !ok || err != nil {
-		t.Fatalf("AddSpan after Reclaim: %v, %v", ok, err)
-	}
-	if got := takeAll(b, 8); len(got) != 3 {
-		t.Fatalf("took %v", got)
-	}
+	})
+	require.NoError(t, err, "AddSpan after Reclaim")
+	require.True(t, ok, "AddSpan after Reclaim")
+	require.Len(t, takeAll(b, 8), 3, "taken")
 }
 
 // TestSpanDisabled: a disabled bucket refuses a span without calling bind,
@@ -174,7 +145,7 @@ func TestSpanSlots(t *testing.T) {
 func TestSpanDisabled(t *testing.T) {
 	b := New[int]()
 	b.Disable()
-	_, ok, err := b.AddSpan(5, func(int) Source[int] { t.Fatal("bind called on a disabled bucket"); return nil })
+	_, ok, err := b.AddSpan(5, func(int) Source[int] { require.FailNow(t, "bind called on a disabled bucket"); return nil })
 	require.False(t, ok)
 	require.ErrorIs(t, err, ErrDisabled)
 
@@ -190,7 +161,7 @@ func TestSpanDisabled(t *testing.T) {
 	go func() { b.Disable(); close(disabled) }()
 	select {
 	case <-disabled:
-		t.Fatal("Disable returned while an AddSpan was in progress")
+		require.FailNow(t, "Disable returned while an AddSpan was in progress")
 	case <-time.After(20 * time.Millisecond):
 		// Disable is still waiting, as it must until the AddSpan ends.
 	}
@@ -219,11 +190,14 @@ func TestSpanConcurrentExactlyOnce(t *testing.T) {
 				for s := range spansPer {
 					start := base + (p*spansPer+s)*(spanLen+1)
 					src := &rangeSource{base: start}
-					if _, ok, err := b.AddSpan(spanLen, func(int) Source[int] { return src }); !ok || err != nil {
-						panic("AddSpan refused")
+					// On a failure the producer stops; the packets it
+					// leaves out fail the count below.
+					_, ok, err := b.AddSpan(spanLen, func(int) Source[int] { return src })
+					if !assert.NoError(t, err, "AddSpan") || !assert.True(t, ok, "AddSpan refused") {
+						return
 					}
-					if _, err := b.Add([]int{start + spanLen}, false); err != nil {
-						panic(err)
+					if _, err := b.Add([]int{start + spanLen}, false); !assert.NoError(t, err, "Add") {
+						return
 					}
 				}
 			}()
@@ -239,8 +213,8 @@ func TestSpanConcurrentExactlyOnce(t *testing.T) {
 		b.Drain(func(v int) { seen[v].Add(1) })
 		b.Reclaim()
 		for i := base; i < base+perRound; i++ {
-			if n := seen[i].Load(); n != 1 {
-				t.Fatalf("round %d: packet %d taken %d times", r, i, n)
+			if n := seen[i].Load(); n != 1 { // checked first: an assertion per packet costs more than the round
+				require.Equal(t, int32(1), n, "round %d: times packet %d was taken", r, i)
 			}
 		}
 	}
@@ -302,7 +276,5 @@ func TestSpanAllocs(t *testing.T) {
 		b.Reclaim()
 	}
 	round()
-	if got := testing.AllocsPerRun(100, round); got != 0 {
-		t.Fatalf("%v allocs per span of 1000, want 0", got)
-	}
+	require.Zero(t, testing.AllocsPerRun(100, round), "allocations per span of 1000")
 }
