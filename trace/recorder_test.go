@@ -4,18 +4,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
 	"github.com/wsched/wsched/internal/tracebuf"
 )
+
+// TestMain fails the package's run if a test or example leaves a
+// goroutine behind (the example runs a scheduler, whose workers must end
+// with its Close).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestNilRecorder: a nil *Recorder is tracing off; its methods are zero.
 func TestNilRecorder(t *testing.T) {
 	var r *Recorder
-	if r.Snapshot() != nil || r.Workers() != 0 || r.Dropped() != 0 {
-		t.Fatal("nil recorder methods not zero")
-	}
-	if (*tracebuf.Recorder)(r) != nil {
-		t.Fatal("a nil Recorder converts to a non-nil internal recorder")
-	}
+	assert.Nil(t, r.Snapshot(), "nil recorder's Snapshot")
+	assert.Zero(t, r.Workers(), "nil recorder's Workers")
+	assert.Zero(t, r.Dropped(), "nil recorder's Dropped")
+	assert.Nil(t, (*tracebuf.Recorder)(r), "a nil Recorder converts to a non-nil internal recorder")
 }
 
 // TestRecorderIsTheInternalRecorder: what the scheduler records through
@@ -24,13 +31,10 @@ func TestNilRecorder(t *testing.T) {
 func TestRecorderIsTheInternalRecorder(t *testing.T) {
 	var now int64
 	r := NewRecorder(2, Options{MaxBytes: 512, Overwrite: true, LazyPages: true, Clock: func() int64 { return now }})
-	if r.Workers() != 2 {
-		t.Fatalf("Workers = %d", r.Workers())
-	}
+	require.Equal(t, 2, r.Workers())
 	rec := (*tracebuf.Recorder)(r)
-	if !rec.Claim() || rec.Claim() {
-		t.Fatal("Claim: want the first to succeed and the second to fail")
-	}
+	require.True(t, rec.Claim(), "the first Claim succeeds")
+	require.False(t, rec.Claim(), "the second Claim fails")
 	name := rec.Intern("A")
 	w := rec.Worker(1)
 	for i := range 25 { // 10 events per worker buffer: two wraps
@@ -38,25 +42,22 @@ func TestRecorderIsTheInternalRecorder(t *testing.T) {
 		w.PacketBegin(name, 1, uint64(i))
 	}
 	s := r.Snapshot()
-	if !s.Overwrite || s.Workers() != 2 {
-		t.Fatalf("snapshot: overwrite %v, %d workers", s.Overwrite, s.Workers())
-	}
+	require.True(t, s.Overwrite, "snapshot's Overwrite")
+	require.Equal(t, 2, s.Workers(), "snapshot's workers")
 	b := s.Buffers[1]
 	n := len(b.Events)
-	if n != 10 || b.Dropped != 15 {
-		t.Fatalf("kept %d events, dropped %d; want a ring of 10 with 15 overwritten", n, b.Dropped)
-	}
+	require.Equal(t, 10, n, "events kept: want a ring of 10")
+	require.Equal(t, uint64(15), b.Dropped, "events overwritten")
 	last := b.Events[n-1]
-	if last.Kind() != KindPacketBegin || s.Name(last.Name()) != "A" || last.Flow() != 24 || last.Time != 250 {
-		t.Fatalf("newest event %v; want the 25th packet begin at the fake clock's 250", last)
-	}
-	if d := r.Dropped(); d != 10 {
-		t.Fatalf("Dropped = %d; the ring wrapped twice, want one lap of 10 counted", d)
-	}
+	// The newest event is the 25th packet begin, at the fake clock's 250.
+	require.Equal(t, KindPacketBegin, last.Kind(), "newest event %v", last)
+	require.Equal(t, "A", s.Name(last.Name()), "newest event %v", last)
+	require.Equal(t, uint64(24), last.Flow(), "newest event %v", last)
+	require.Equal(t, int64(250), last.Time, "newest event %v", last)
+	require.Equal(t, uint64(10), r.Dropped(), "the ring wrapped twice: want one lap of 10 counted")
 }
 
-// TestNewRecorderPanics: misuse panics with a "trace: " message, as before
-// the recorder moved.
+// TestNewRecorderPanics: misuse panics with a "trace: " message.
 func TestNewRecorderPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"workers":  func() { NewRecorder(0, Options{}) },
@@ -64,9 +65,9 @@ func TestNewRecorderPanics(t *testing.T) {
 	} {
 		func() {
 			defer func() {
-				if v, ok := recover().(string); !ok || !strings.HasPrefix(v, "trace: ") {
-					t.Errorf("%s: panic %v, want a trace: prefix", name, v)
-				}
+				v, ok := recover().(string)
+				assert.True(t, ok, "%s: panic value %v, want a string", name, v)
+				assert.True(t, strings.HasPrefix(v, "trace: "), "%s: panic %q, want a trace: prefix", name, v)
 			}()
 			f()
 		}()
