@@ -185,10 +185,14 @@ func (w *Worker) Scheduler() *Scheduler { return w.s.handle.Value() }
 // as the cycle ends early: a packet failed or panicked, Run's context was
 // cancelled (its cause, which for a deadline wraps
 // context.DeadlineExceeded; Err is context.Canceled either way), or the
-// scheduler closed. It is cancelled by the abort itself, after which no
-// worker starts another packet of the cycle. A packet that runs long, or
-// waits, should watch it. It is done once the cycle has ended. Only the
-// packet running on w may call it.
+// scheduler closed. The abort is flagged first and the context cancelled
+// right after; each worker looks at the flag after it has found a packet
+// and right before it starts it, so once a worker has seen the abort it
+// starts no packet of the cycle (what it found or holds is dropped and
+// counted). A packet whose start raced the abort may still begin, within
+// nanoseconds of it. A packet that runs long, or waits, should watch the
+// context. It is done once the cycle has ended. Only the packet running
+// on w may call it.
 func (w *Worker) Context() context.Context {
 	if w.cur.p == nil {
 		w.badSpawn(false, "Context")
@@ -410,12 +414,20 @@ func (w *Worker) main(sleepFirst bool) {
 			return
 		}
 		if t, ok := w.find(); ok {
+			if foundHook != nil {
+				foundHook(w)
+			}
 			w.burst(t)
 			continue
 		}
 		w.park()
 	}
 }
+
+// foundHook, when set, runs between a successful find and the burst that
+// starts the packet found: tests set it to abort a cycle inside that gap.
+// nil outside tests (one load per burst, not per packet).
+var foundHook func(w *Worker)
 
 // burst runs t and then, without searching, the packets w has at hand:
 // designated, private stack, held batch, deque. It returns when they run
@@ -478,6 +490,13 @@ func (w *Worker) runBurst(t task) (err error, v any, stack []byte, panicked bool
 		}
 	}()
 	for {
+		// The abort is looked at here, after t was found and right before
+		// it starts: a packet found by a search or a take that the abort
+		// overtook is dropped, not run.
+		if s.abort.Load() {
+			w.dropFound(t)
+			break
+		}
 		// exec, with its common case written out: one call fewer a packet.
 		if w.instrument {
 			err = w.execInstrumented(t)
@@ -495,9 +514,6 @@ func (w *Worker) runBurst(t task) (err error, v any, stack []byte, panicked bool
 			w.endJoin()
 		}
 		w.tick()
-		if s.abort.Load() {
-			break
-		}
 		if w.nDesignated.Load() != 0 {
 			if p, got := w.takeDesignated(); got {
 				t = mkTask(p, Unconstrained)
@@ -793,6 +809,16 @@ func (w *Worker) drainDesignated() uint64 {
 			return n
 		}
 	}
+}
+
+// dropFound discards t, a packet w found but did not start because the
+// cycle is aborting: it is counted as dropped like the rest of what w
+// holds (dropLocal). A value packet's slot stays unconsumed until the
+// aborted cycle's end resets its arena. Owner.
+func (w *Worker) dropFound(t task) {
+	w.dropped++
+	w.hot.dropped++
+	w.cur = task{}
 }
 
 // dropLocal discards w's private stack, held packets and deque (the cycle
