@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,8 +15,9 @@ import (
 
 // TestMaxQueuedFull: with Config.MaxQueued, Add and AddAll fail with
 // ErrQueueFull once that many packets are queued (every stage and lane
-// counts), queueing nothing; an AddAll is admitted whole while the queue
-// is below the bound; taken packets make room again.
+// counts), queueing nothing; an AddAll is admitted only if all of it
+// fits, one bigger than the bound is invalid; taken packets make room
+// again.
 func TestMaxQueuedFull(t *testing.T) {
 	s := v1Sched(t, Config{Workers: 1, MaxQueued: 4, Stages: []string{"one", "two"}})
 	var n atomic.Int64
@@ -37,14 +39,93 @@ func TestMaxQueuedFull(t *testing.T) {
 	assert.EqualValues(t, 4, n.Load())
 	assert.Zero(t, s.s.nQueued.Load())
 
-	// Three queued: the next AddAll is admitted whole, past the bound.
+	// Three queued: an AddAll of two would pass the bound, one fits.
 	require.NoError(t, s.AddAll(v1Counts(3, &n)))
-	require.NoError(t, s.AddAll(v1Counts(10, &n)))
-	assert.EqualValues(t, 13, s.s.nQueued.Load())
+	assert.ErrorIs(t, s.AddAll(v1Counts(2, &n)), ErrQueueFull)
+	assert.ErrorIs(t, s.AddAll(v1Counts(2, &n), Lend), ErrQueueFull)
+	require.NoError(t, s.AddAll(v1Counts(1, &n)))
+	assert.EqualValues(t, 4, s.s.nQueued.Load())
 	assert.ErrorIs(t, s.Add(v1Count{&n}), ErrQueueFull)
 	require.NoError(t, v1Run(t, s))
-	assert.EqualValues(t, 4+13, n.Load())
+	assert.EqualValues(t, 4+4, n.Load())
 	assert.Zero(t, s.s.nQueued.Load())
+
+	// More than the bound in one call can never fit, Block or not.
+	for _, opts := range [][]Option{nil, {Lend}, {Block(v1Bg)}} {
+		err := s.AddAll(v1Counts(5, &n), opts...)
+		assert.ErrorIs(t, err, ErrInvalid, "AddAll of 5 under MaxQueued 4, options %v", opts)
+		assert.ErrorContains(t, err, "MaxQueued (4)")
+	}
+	assert.Zero(t, s.s.nQueued.Load())
+}
+
+// TestMaxQueuedAddAllBound: from 7 queued under MaxQueued 8, an AddAll of
+// 500 is refused and leaves 7 queued (the bound holds for AddAll too),
+// and with Block an AddAll waits until the whole slice fits.
+func TestMaxQueuedAddAllBound(t *testing.T) {
+	s := v1Sched(t, Config{Workers: 1, MaxQueued: 8})
+	var n atomic.Int64
+	require.NoError(t, s.AddAll(v1Counts(7, &n)))
+	assert.ErrorIs(t, s.AddAll(v1Counts(500, &n)), ErrInvalid)
+	assert.ErrorIs(t, s.AddAll(v1Counts(2, &n)), ErrQueueFull)
+	assert.EqualValues(t, 7, s.s.nQueued.Load(), "queued")
+
+	added := make(chan error, 1)
+	go func() { added <- s.AddAll(v1Counts(8, &n), Block(v1Bg)) }()
+	v1WaitFor(t, "the AddAll to wait", func() bool { return s.s.waiters.Load() == 1 })
+	assert.EqualValues(t, 7, s.s.nQueued.Load(), "queued while the AddAll waits")
+	require.NoError(t, v1Run(t, s)) // takes the 7: the 8 fit
+	require.NoError(t, v1Recv(t, added))
+	assert.LessOrEqual(t, s.s.nQueued.Load(), int64(8))
+	require.NoError(t, v1Run(t, s))
+	assert.EqualValues(t, 15, n.Load(), "packets run")
+	assert.Zero(t, s.s.nQueued.Load())
+}
+
+// TestAddAllRacingCloseCount: AddAlls racing Close leave the queued count
+// at zero once Close returned and every AddAll has: each packet admitted
+// is taken, dropped by Close (and counted in Stats.Dropped) or refused,
+// and leaves the count once. Every packet is accounted for.
+func TestAddAllRacingCloseCount(t *testing.T) {
+	const producers, batch = 4, 4096
+	for trial := range scale(20, 4) {
+		s, err := New(Config{Workers: 2, MaxQueued: 1 << 30})
+		require.NoError(t, err)
+		var n atomic.Int64
+		accepted := make(chan int, producers*64)
+		var wg sync.WaitGroup
+		for range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 64 {
+					if err := s.AddAll(v1Counts(batch, &n)); err != nil {
+						assert.ErrorIs(t, err, ErrClosed)
+						return
+					}
+					accepted <- batch
+				}
+			}()
+		}
+		runErr := make(chan error, 1)
+		go func() { runErr <- s.Run(v1Bg) }()
+		waitFor(t, 10*time.Second, func() bool { return n.Load() > 0 || s.s.nQueued.Load() > batch }, "packets queued")
+		require.NoError(t, s.Close())
+		wg.Wait()
+		close(accepted)
+		if err := <-runErr; err != nil {
+			require.ErrorIs(t, err, ErrClosed, "trial %d", trial)
+		}
+		require.Zero(t, s.s.nQueued.Load(), "trial %d: queued count after Close", trial)
+		total := 0
+		for k := range accepted {
+			total += k
+		}
+		st := s.Stats()
+		// Accepted packets ran or were dropped; a partly queued AddAll's
+		// queued runs were dropped too, so Dropped may exceed the rest.
+		require.GreaterOrEqual(t, uint64(n.Load())+st.Dropped, uint64(total), "trial %d: run + dropped", trial)
+	}
 }
 
 // TestBlockWaitsForRoom: with Block, an add to a full queue waits until a
@@ -85,12 +166,12 @@ func TestBlockCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(v1Bg)
 	cancel(before)
 	assert.ErrorIs(t, s.Add(v1Count{&n}, Block(ctx)), before)
-	assert.ErrorIs(t, s.AddAll(v1Counts(3, &n), Block(ctx)), before)
+	assert.ErrorIs(t, s.AddAll(v1Counts(1, &n), Block(ctx)), before)
 
 	during := errors.New("v1 cancelled while waiting")
 	ctx, cancel = context.WithCancelCause(v1Bg)
 	addErr := make(chan error, 1)
-	go func() { addErr <- s.AddAll(v1Counts(3, &n), Block(ctx)) }()
+	go func() { addErr <- s.AddAll(v1Counts(1, &n), Block(ctx)) }()
 	v1WaitFor(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	cancel(during)
 	assert.ErrorIs(t, v1Recv(t, addErr), during)
@@ -131,7 +212,7 @@ func TestBlockFromPacket(t *testing.T) {
 		errs = append(errs,
 			h.Add(v1Count{&n}, Block(v1Bg)), // room for one
 			h.Add(v1Count{&n}, Block(v1Bg)),
-			h.AddAll(v1Counts(2, &n), Block(v1Bg)),
+			h.AddAll(v1Counts(1, &n), Block(v1Bg)),
 			h.Add(v1Count{&n}, Block(v1Bg), Priority))
 		return nil
 	})))

@@ -160,9 +160,13 @@ type Config struct {
 	// MaxQueued bounds the packets queued by Add and AddAll (from outside
 	// the workers or from packets) and not yet taken by a worker; zero
 	// means unbounded, the default, because a garbage collector's work must
-	// never wait. When the bound is reached, Add and AddAll return
-	// ErrQueueFull, or with the Block option wait for room. Packets spawned
-	// by packets are not counted: they are the cycle's own work.
+	// never wait. An add queues only if all its packets fit: one that
+	// would take the queue past MaxQueued returns ErrQueueFull and queues
+	// nothing, or with the Block option waits until they fit (a large
+	// AddAll may wait while smaller adds take the room first). An AddAll
+	// of more than MaxQueued packets can never fit: an error wrapping
+	// ErrInvalid. Packets spawned by packets are not counted: they are the
+	// cycle's own work.
 	MaxQueued int
 	// PacketTiming records per-packet-type total, minimum and maximum run
 	// times. Off by default: it reads the monotonic clock once per packet

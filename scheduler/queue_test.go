@@ -38,14 +38,14 @@ func TestMaxQueued(t *testing.T) {
 	assert.Equal(t, int64(4+2), ran.Load())
 	assert.Equal(t, int64(0), s.s.nQueued.Load(), "after the cycle")
 
-	// Whole AddAlls while fewer than MaxQueued wait: the bound may be
-	// passed by one call's packets.
+	// An AddAll queues only if all of it fits: the bound holds.
 	require.NoError(t, s.AddAll(ps))
-	require.NoError(t, s.AddAll(ps, Lend))
+	require.ErrorIs(t, s.AddAll(ps, Lend), ErrQueueFull)
+	require.NoError(t, s.AddAll(ps[:1], Lend))
 	require.ErrorIs(t, s.Add(p), ErrQueueFull)
-	assert.Equal(t, int64(6), s.s.nQueued.Load())
+	assert.Equal(t, int64(4), s.s.nQueued.Load())
 	require.NoError(t, runCycle(t, s))
-	assert.Equal(t, int64(6+6), ran.Load())
+	assert.Equal(t, int64(6+4), ran.Load())
 	// Spawns are the cycle's own work: a packet spawns past the bound.
 	ran.Store(0)
 	require.NoError(t, s.Add(fn(func(w *Worker) {
@@ -65,9 +65,11 @@ func TestMaxQueued(t *testing.T) {
 	assert.Equal(t, uint64(3), ce.Dropped)
 	assert.Equal(t, int64(0), s.s.nQueued.Load(), "after an aborted cycle")
 
-	// Close: adds are ErrClosed, not ErrQueueFull.
+	// Close: adds are ErrClosed, not ErrQueueFull; Close takes what it
+	// drops off the count.
 	require.NoError(t, s.AddAll(ps, StageID(2)))
-	require.NoError(t, s.AddAll(ps, StageID(2)))
+	require.NoError(t, s.Add(p, StageID(2)))
+	require.ErrorIs(t, s.Add(p, StageID(2)), ErrQueueFull)
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.Add(p), ErrClosed)
 	require.ErrorIs(t, s.Add(p, Block(bg)), ErrClosed)

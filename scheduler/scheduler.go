@@ -376,9 +376,10 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 // option. It copies ps (about 3-4 ns a packet), unless Lend lends it. A
 // nil element rejects the whole slice (nothing is queued), except with
 // Lend, which does not look. Options: a StageID, Priority, Lend, a wake
-// Policy, Block. Errors as for Add; an AddAll that races Close may have
-// queued some of ps before it returns ErrClosed: Close drops those and
-// counts them in Stats.Dropped.
+// Policy, Block. Errors as for Add, and under Config.MaxQueued an error
+// wrapping ErrInvalid for more packets than the bound; an AddAll that
+// races Close may have queued some of ps before it returns ErrClosed:
+// Close drops those and counts them in Stats.Dropped.
 func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
 	s := h.sched()
 	a := s.options(opts)
@@ -406,16 +407,10 @@ func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
 			return err
 		}
 	}
-	var err error
 	if a.lend {
-		err = s.lend(ps, a)
-	} else {
-		err = s.copyAdd(ps, a)
+		return s.lend(ps, a)
 	}
-	if err != nil {
-		s.unqueue(len(ps))
-	}
-	return err
+	return s.copyAdd(ps, a)
 }
 
 // queued returns the task for p in stage st. While tracing it is stamped
@@ -465,7 +460,8 @@ func (s *sched) recordAdd(t task, single bool, n int, a addOptions) {
 // copyAdd queues a copy of ps (a.prio: in the priority lane), and is the
 // copy of a lent slice when its bucket has no span slot left (lent: nil
 // elements are queued as nilElement packets, as the span would have
-// produced them).
+// produced them). Packets admitted and then refused (Close) leave the
+// queued count here.
 func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 	b := s.buckets[a.stage]
 	t := s.queued(nil, a.stage) // one stamp for the whole slice
@@ -494,12 +490,10 @@ func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 		k, err := b.Add(chunk[:len(src)], a.prio)
 		if err != nil {
 			clear(chunk[:])
-			if i == 0 {
-				return ErrClosed
-			}
-			// Close came in between two runs: the runs already queued
-			// are Close's to drop and count in Stats.Dropped; the rest is
-			// refused.
+			// Closed (Close came before this run, maybe between two):
+			// the runs already queued are Close's to drop, count in
+			// Stats.Dropped and take off the queued count; the rest is
+			// refused here.
 			s.unqueue(len(ps) - i)
 			return ErrClosed
 		}
@@ -518,15 +512,21 @@ func (s *sched) copyAdd(ps []Packet, a addOptions) error {
 	return nil
 }
 
-// admit counts k packets about to be queued against Config.MaxQueued:
-// admitted while fewer than MaxQueued are queued (an AddAll is admitted
-// whole, so the queue may exceed the bound by one call's packets), or
-// ErrQueueFull, or with Block it waits for room until ctx is done.
+// admit counts k packets about to be queued against Config.MaxQueued: they
+// are admitted, all or none, while the queue holds at most MaxQueued-k,
+// so the bound holds for an AddAll too; otherwise ErrQueueFull, or with
+// Block it waits for room until ctx is done. A call of more than
+// MaxQueued packets could never be admitted: an error wrapping
+// ErrInvalid.
 func (s *sched) admit(k int, block context.Context) error {
-	max := int64(s.cfg.MaxQueued)
+	limit := int64(s.cfg.MaxQueued)
+	if int64(k) > limit {
+		return invalid("%d packets in one call, more than Config.MaxQueued (%d) lets queue at once: add them in smaller slices", k, limit)
+	}
+	room := limit - int64(k) // admitted while at most room are queued
 	for {
 		q := s.nQueued.Load()
-		if q < max {
+		if q <= room {
 			if s.nQueued.CompareAndSwap(q, q+int64(k)) {
 				return nil
 			}
@@ -540,11 +540,11 @@ func (s *sched) admit(k int, block context.Context) error {
 		}
 		s.roomMu.Lock()
 		s.waiters.Add(1)
-		room := s.room
+		ch := s.room
 		s.roomMu.Unlock()
-		if s.nQueued.Load() >= max { // a take may have made room meanwhile
+		if s.nQueued.Load() > room { // a take may have made room meanwhile
 			select {
-			case <-room:
+			case <-ch:
 			case <-block.Done():
 				s.waiters.Add(-1)
 				return context.Cause(block)
@@ -564,7 +564,9 @@ func (s *sched) unqueue(k int) {
 }
 
 func (s *sched) unqueueSlow(k int) {
-	if q := s.nQueued.Add(-int64(k)); s.waiters.Load() != 0 && q < int64(s.cfg.MaxQueued) {
+	// Wake the waiting adds whenever room grew: each looks at whether its
+	// own call fits now.
+	if s.nQueued.Add(-int64(k)); s.waiters.Load() != 0 {
 		s.roomMu.Lock()
 		close(s.room)
 		s.room = make(chan struct{})
@@ -798,7 +800,9 @@ func (s *sched) close() {
 		var n uint64
 		for _, b := range s.buckets {
 			b.Disable() // adds racing with Close now fail or are drained below
-			n += uint64(b.Drain(nil))
+			d := b.Drain(nil)
+			s.unqueue(d)
+			n += uint64(d)
 			b.Reclaim() // the workers are gone: releases lent slices
 			if _, ok := b.TakeSentinel(); ok {
 				n++
@@ -810,7 +814,6 @@ func (s *sched) close() {
 		s.mu.Lock()
 		s.totals.dropped += n
 		s.mu.Unlock()
-		s.nQueued.Store(0)
 		s.roomMu.Lock()
 		close(s.room) // waiting adds see closed
 		s.room = make(chan struct{})
