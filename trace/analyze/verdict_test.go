@@ -11,6 +11,7 @@ import (
 	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/perfetto"
+	"github.com/wsched/wsched/trace/simulate"
 )
 
 // luindex builds the luindex shape on 2 workers, as a scheduler under
@@ -20,8 +21,13 @@ import (
 // the heavy packet waits for worker 0's batch to end. The packets are long
 // beside any wake-up cost the replay charges (simulate.MeasuredCosts), so
 // that the verdict's prediction does not hang on it.
-func luindex(t *testing.T) []byte {
-	b := tracebuf.NewBuilder(2)
+func luindex(t *testing.T) []byte { return luindexClaiming(t, 2) }
+
+// luindexClaiming is luindex in a file whose process track claims
+// workers workers (the writer describes a track for each; only workers 0
+// and 1 record events).
+func luindexClaiming(t *testing.T, workers int) []byte {
+	b := tracebuf.NewBuilder(workers)
 	b.SetConfig("wake=wake-all steal=steal-one steal_limit=1 take=take-fixed bucket_batch=32 local=local-fifo spins=64 park_spin_ns=200000 max_queued=0")
 	short, heavy := b.Intern("Short"), b.Intern("Heavy")
 	b.Park(0, 0)
@@ -102,6 +108,20 @@ func TestVerdictWithoutOrigins(t *testing.T) {
 	assert.False(t, r.Verdicts[0].FromWork)
 	assert.Zero(t, r.Verdicts[0].Predicted)
 	assert.Contains(t, r.PredictionNote, "does not say how its packets were queued")
+}
+
+// TestVerdictClaimedWorkers: luindex in a file that claims 4,094 workers
+// gets its verdicts from the windows and no prediction (no replay at the
+// claim, whose cost would follow it: every stage opening under wake-all
+// wakes every virtual worker), saying why.
+func TestVerdictClaimedWorkers(t *testing.T) {
+	r, err := Bytes(luindexClaiming(t, simulate.MaxWorkers))
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Verdicts)
+	assert.Zero(t, r.Verdicts[0].Predicted)
+	assert.Empty(t, r.Verdicts[0].Fix)
+	assert.Contains(t, r.PredictionNote, "claims 4094 workers")
+	assert.Contains(t, r.PredictionNote, "holds events on 2 worker track(s)")
 }
 
 // stripOrigins rewrites a trace without perfetto.Options.Origins.

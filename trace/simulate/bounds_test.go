@@ -132,17 +132,25 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
-// TestClaims65536Workers: a small file that claims 65,536 workers loads
-// and replays at a few workers within the budget; replaying it at the
-// workers it claims is refused, saying why.
+// TestClaims65536Workers: a small file that claims 65,536 workers and
+// holds events on one worker's track does not load, within the budget,
+// and says why; the same file claiming one worker loads and replays
+// within the budget, and a replay at more than MaxWorkers is refused,
+// saying why.
 func TestClaims65536Workers(t *testing.T) {
-	data := rawtrace.ManyWorkersChain(1<<16, 2000)
-	wl, r, err := replayed(t, data)
+	_, _, err := replayed(t, rawtrace.ManyWorkersChain(1<<16, 2000))
+	require.ErrorIs(t, err, ErrClaimedWorkers)
+	assert.ErrorContains(t, err, "claims 65536 workers")
+	assert.ErrorContains(t, err, "holds events on 1 worker track(s)")
+
+	wl, r, err := replayed(t, rawtrace.ManyWorkersChain(1, 2000))
 	require.NoError(t, err)
-	assert.Equal(t, 1<<16, wl.Workers)
+	assert.Equal(t, 1, wl.Workers)
 	require.Len(t, r.Cycles, 1)
 	assert.Equal(t, 2000, r.Cycles[0].Stages[0].Packets)
-	_, err = Run(wl, wl.Config, Options{})
+	cfg := wl.Config
+	cfg.Workers = 1 << 16
+	_, err = Run(wl, cfg, Options{})
 	require.ErrorContains(t, err, "simulate replays 1 to 4094 workers")
 }
 

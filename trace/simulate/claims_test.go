@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
@@ -93,5 +94,51 @@ func TestWriteHostile(t *testing.T) {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "claim-4094-"+filepath.Base(f)), claimWorkers(t, data, MaxWorkers), 0o644))
+	}
+}
+
+// TestClaimedWorkersRejected: a real 2-worker recording whose process
+// track claims 4,094 workers does not load (a replay at the claim would
+// wake 4,094 virtual workers at every stage opening under wake-all); the
+// recording as it was loads, its claim backed by its tracks.
+func TestClaimedWorkersRejected(t *testing.T) {
+	data := record(t, 2, scheduler.Config{Wake: scheduler.WakeAll})
+	wl, err := Load(data)
+	require.NoError(t, err)
+	assert.Equal(t, 2, wl.Workers)
+	assert.Equal(t, 2, wl.WorkerTracks)
+
+	_, err = Load(claimWorkers(t, data, MaxWorkers))
+	require.ErrorIs(t, err, ErrClaimedWorkers)
+	assert.ErrorContains(t, err, "claims 4094 workers")
+	assert.ErrorContains(t, err, "holds events on 2 worker track(s)")
+}
+
+// TestManyStagesStepsFollowEvents: a real recording of 2,047 stages
+// (the scheduler's most) on 2 workers under wake-all, replayed at 2 and
+// at 64 workers: what the replay visits stays within a small multiple of
+// its simulated events plus the stages and workers it sets up, whatever
+// the number of open stages (a find, a park's look and the last-parked
+// decision each visit one stage, not every open one).
+func TestManyStagesStepsFollowEvents(t *testing.T) {
+	stages, cycles := 2047, 2
+	if testing.Short() {
+		stages = 500
+	}
+	wl, err := Load(manyStages(t, stages, cycles))
+	require.NoError(t, err)
+	require.Len(t, wl.Cycles, cycles)
+	for _, w := range []int{2, 64} {
+		cfg := wl.Config
+		cfg.Workers = w
+		r, err := Run(wl, cfg, Options{})
+		require.NoError(t, err)
+		setup := int64(w + cycles*(stages+1))
+		t.Logf("%d workers: %d events, %d steps", w, r.Events, r.steps)
+		assert.LessOrEqual(t, r.steps, 4*r.Events+setup, "steps at %d workers", w)
+		// Every stage opening wakes every parked worker under wake-all:
+		// the events follow stages × workers, as the recording's wake-ups
+		// at that count would.
+		assert.LessOrEqual(t, r.Events, int64(cycles*stages*(2*2+8*w)), "events at %d workers", w)
 	}
 }

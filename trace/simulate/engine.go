@@ -58,7 +58,7 @@ func Run(wl *Workload, cfg Config, opts Options) (*Result, error) {
 		t = s.now
 		res.Cycles = append(res.Cycles, cr)
 	}
-	res.Events = s.events
+	res.Events, res.steps = s.events, s.steps
 	res.summarize()
 	if opts.Record {
 		res.snap = s.rec.Snapshot()
@@ -194,6 +194,7 @@ type sim struct {
 	seq    uint64
 	now    int64
 	events int64
+	steps  int64 // Result.steps
 
 	ws         []worker
 	idle       []int32 // parked workers, most recently parked last
@@ -246,6 +247,7 @@ func newSim(wl *Workload, cfg Config, costs Costs, record bool) *sim {
 	}
 	s.ws = make([]worker, s.n)
 	s.nonEmpty = newFenwick(s.n)
+	s.steps += int64(s.n)
 	for i := range s.ws {
 		w := &s.ws[i]
 		w.id, w.cur, w.idleIdx = int32(i), -1, -1
@@ -289,6 +291,7 @@ func (s *sim) schedule(t int64, kind uint8, w *worker, ref int32) {
 // cycle replays one cycle from time t0.
 func (s *sim) cycle(cy *Cycle, t0 int64) (CycleResult, error) {
 	s.cy, s.now = cy, t0
+	s.steps += int64(cy.Stages + 1)
 	s.buckets = make([]bucketQ, cy.Stages+1)
 	s.queuedIn.reset(cy.Stages + 1)
 	s.sentNext = make([]int, cy.Stages+1)
@@ -334,6 +337,7 @@ func (s *sim) cycle(cy *Cycle, t0 int64) (CycleResult, error) {
 			return CycleResult{}, fmt.Errorf("stalled with %d packets not run (the replay lost a wake-up)", s.remaining)
 		}
 		e := heap.Pop(&s.h).(event)
+		s.steps++
 		if e.w >= 0 && s.ws[e.w].epoch != e.epoch {
 			continue // replaced
 		}
@@ -390,6 +394,7 @@ func (s *sim) idleChanged() {
 	all := s.nIdle() >= s.n
 	if all && !s.allIdle {
 		for id := s.sHead; id >= 0; id = s.ws[id].sNext {
+			s.steps++
 			w := &s.ws[id]
 			if b := s.nextBoundary(w); b < w.evAt {
 				s.schedule(b, evRound, w, 0)
@@ -435,6 +440,7 @@ func (s *sim) listRemove(w *worker) {
 // its next round boundary, and goes to the back of the list.
 func (s *sim) publish(k int) {
 	for k = min(k, s.nList); k > 0; k-- {
+		s.steps++
 		w := &s.ws[s.sHead]
 		s.listRemove(w)
 		s.listAdd(w)
@@ -482,6 +488,7 @@ func b2i(b bool) int32 {
 func (s *sim) wakeIdle(n int, by int32) int {
 	woke := 0
 	for ; woke < n && len(s.idle) > 0; woke++ {
+		s.steps++
 		s.wakeWorker(&s.ws[s.idle[len(s.idle)-1]], by)
 	}
 	return woke
@@ -656,6 +663,7 @@ const privCap = 256
 
 // movePriv moves w's k oldest private packets to its deque.
 func (s *sim) movePriv(w *worker, k int) {
+	s.steps += int64(k)
 	for _, p := range w.priv[:k] {
 		w.dq.push(p)
 	}
@@ -666,6 +674,7 @@ func (s *sim) movePriv(w *worker, k int) {
 
 func (s *sim) exposeHeld(w *worker) {
 	k := w.held.len()
+	s.steps += int64(k)
 	for w.held.len() > 0 {
 		w.dq.push(w.held.pop())
 	}
@@ -834,6 +843,7 @@ func (s *sim) findLocal(w *worker) (int32, bool) {
 
 // findBuckets is find's step 3: it starts the packet it takes.
 func (s *sim) findBuckets(w *worker) bool {
+	s.steps++
 	// The lowest open stage with packets: the first a pass from stage 0
 	// up to the highest open one would take from.
 	if st := s.queuedIn.first(); st >= 0 && st <= s.cur {
@@ -848,6 +858,7 @@ func (s *sim) findBuckets(w *worker) bool {
 		limit := policy.TakeLimit(s.cfg.Take, s.cfg.BucketBatch, b.len(), s.n)
 		got := min(limit, b.normal.len())
 		p := b.normal.pop()
+		s.steps += int64(got)
 		for range got - 1 {
 			w.held.push(b.normal.pop())
 		}
@@ -880,6 +891,7 @@ func (s *sim) steal(w *worker) bool {
 	limit := policy.StealLimit(s.cfg.Steal, s.cfg.StealLimit)
 	got := min(policy.StealCount(vw.dq.len(), limit), vw.dq.len())
 	p := vw.dq.pop()
+	s.steps += int64(got)
 	for range got - 1 {
 		w.held.push(vw.dq.pop())
 	}
@@ -1016,6 +1028,7 @@ func (s *sim) resumeSelf(w *worker) {
 // workVisible is P4: work in w's designated queue, an open bucket, or
 // another worker's deque.
 func (s *sim) workVisible(w *worker) bool {
+	s.steps++
 	if w.designated.len() > 0 {
 		return true
 	}
@@ -1038,9 +1051,11 @@ func (s *sim) advance(self *worker) bool {
 		by = self.id
 	}
 	for {
+		s.steps++
 		k := s.queuedIn.prefix(s.cur + 1)
 		selfDesignated, others := false, 0
 		for _, id := range s.desig {
+			s.steps++
 			v := &s.ws[id]
 			if v.designated.len() == 0 {
 				continue
@@ -1055,6 +1070,7 @@ func (s *sim) advance(self *worker) bool {
 		if k == 0 && !selfDesignated && others == 0 {
 			for s.sentLo < min(len(s.sentNext), len(s.cy.sentinels)) && s.sentNext[s.sentLo] >= len(s.cy.sentinels[s.sentLo]) {
 				s.sentLo++
+				s.steps++
 			}
 			if st := s.sentLo; st <= s.cur && st < len(s.cy.sentinels) {
 				j := s.sentNext[st]

@@ -17,6 +17,11 @@ type Result struct {
 	Stages []StageSummary  `json:"stages"`
 	Events int64           `json:"simulated_events"`
 	snap   *trace.Snapshot `json:"-"`
+	// steps counts what the replay visited besides the events it
+	// simulated: heap entries (replaced ones too), workers, stages and
+	// list entries, one each. Tests hold it to a multiple of the events
+	// and of what the file holds: the replay's time is O(steps log w).
+	steps int64
 }
 
 // CycleResult is one replayed cycle.

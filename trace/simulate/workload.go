@@ -21,7 +21,13 @@ import (
 // packets and add calls the file holds.
 type Workload struct {
 	// Workers is the number of workers the trace's process track claims.
+	// Load holds it to WorkerTracks: every worker of a wsched run records
+	// its first park on its own track before it starts, so a claim above
+	// the worker tracks that hold events is not a recording's (and would
+	// make the replay's cost follow the claim: ErrClaimedWorkers).
 	Workers int
+	// WorkerTracks is the number of workers whose tracks hold events.
+	WorkerTracks int
 	// Config is the recorded scheduler's configuration, when the trace
 	// says (HasConfig); else the defaults.
 	Config    Config
@@ -108,6 +114,10 @@ type act struct {
 // queued.
 var ErrNoOrigins = errors.New("the trace does not say how its packets were queued: it was written without perfetto.Options.Origins, or by a wsched that did not record it (wsched demo records it); simulate cannot replay it")
 
+// ErrClaimedWorkers reports a trace whose process track claims more
+// workers than it holds worker tracks with events for (Workload.Workers).
+var ErrClaimedWorkers = errors.New("the trace claims more workers than its worker tracks record")
+
 // MaxWorkers is the most workers simulate replays (the scheduler's own
 // bound, Config.Workers).
 const MaxWorkers = 4094
@@ -149,7 +159,9 @@ type cycleRec struct {
 // Load reads a Perfetto trace written by wsched with perfetto.Options.Origins
 // (wsched demo writes it) and returns its workload. It fails with
 // ErrNoOrigins for a trace that does not say how its packets were queued,
-// and with an error, never a panic, for input it cannot read. Time and
+// with ErrClaimedWorkers for one whose process track claims more workers
+// than hold events on their tracks (Workload.Workers), and with an error,
+// never a panic, for input it cannot read. Time and
 // memory are O(n log n) and O(n) in the packets, add calls and stages the
 // file holds.
 func Load(data []byte) (*Workload, error) {
@@ -171,8 +183,10 @@ func Load(data []byte) (*Workload, error) {
 		role   byte // 'p' process, 'c' control, 's' stages, 'w' worker, 'o' other
 		worker int32
 		stack  []open
+		used   bool // it holds an event
 	}
 	tracks := wsfile.Tracks[track]{}
+	usedWorkers := map[int32]bool{} // the workers whose tracks hold events
 	nameIdx := map[string]int32{}
 	var (
 		slices_ []slice
@@ -227,6 +241,10 @@ func Load(data []byte) (*Workload, error) {
 		tr, t, err := tracks.Event(p)
 		if err != nil {
 			return fail(p, "%v", err)
+		}
+		if tr.role == 'w' && !tr.used {
+			tr.used = true
+			usedWorkers[tr.worker] = true
 		}
 		name, ok := decls.EventName(e)
 		if !ok {
@@ -366,6 +384,11 @@ func Load(data []byte) (*Workload, error) {
 	}
 	if !hasOrigins {
 		return nil, ErrNoOrigins
+	}
+	wl.WorkerTracks = len(usedWorkers)
+	if wl.Workers > wl.WorkerTracks {
+		return nil, fmt.Errorf("%w: it claims %d workers (the process track's workers=%d) and holds events on %d worker track(s); every worker of a wsched run records its first park on its own track",
+			ErrClaimedWorkers, wl.Workers, wl.Workers, wl.WorkerTracks)
 	}
 	if err := wl.build(slices_, cycles, stages, adds); err != nil {
 		return nil, err
