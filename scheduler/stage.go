@@ -152,6 +152,12 @@ func (s *sched) endCycle() {
 	for _, b := range s.buckets {
 		b.Reclaim()
 	}
+	// Nor is anyone inside a deque, each empty: drop the packets that
+	// thieves copied out of its slots and left there (Deque.Scrub), so
+	// that nothing that ran stays reachable until the next cycle.
+	for _, w := range s.workers {
+		w.local.Scrub()
+	}
 	s.cur.Store(0)
 	if c := s.cctx.Swap(nil); c != nil {
 		c.cancel(nil) // the cycle is over: context.Canceled for what outlives it

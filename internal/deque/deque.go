@@ -141,15 +141,16 @@ type Deque[T any] struct {
 	ownBot           uint64 // == bottom, plus items pushed but not yet published
 	topCache         uint64 // a lower bound of top, refreshed on the slow paths
 	peak             int64  // most items seen by the owner in this window (see endEpoch)
+	scrubbed         uint64 // indices below it hold no stale value (Scrub)
 	pops             int    // Pop calls in this window, counted while the buffer is above minCap
 	fifo             bool   // immutable after New; read by thieves without sync
 	// Pad to 256 bytes, a whole number of cache lines. The allocator puts
 	// small objects (up to 512 bytes, which carry no malloc header) of a
 	// size class that is a multiple of 64 on 64-byte boundaries, so each
 	// Deque starts a line and its owner's fields never share one with the
-	// next Deque's top. Unpadded (200 bytes, allocated from the 208-byte
-	// size class) they did, since a scheduler allocates its workers'
-	// deques one after another: the owner's notePeak wrote pops on the
+	// next Deque's top. Unpadded (208 bytes, allocated from the 208-byte
+	// size class) they do, since a scheduler allocates its workers'
+	// deques one after another: the owner's notePeak writes pops on the
 	// line holding the neighbour's top, which that neighbour's owner
 	// loads on every Pop. Two deques side by side, one owner goroutine
 	// each, nothing shared (BenchmarkDequeIndependentOwners, medians of six
@@ -157,7 +158,7 @@ type Deque[T any] struct {
 	// 11.3 for one alone; padded, 13.0 against 8.6. TestDequeLayout keeps
 	// the size right. Sized for 64-bit platforms; on 32-bit ones the Deque
 	// is smaller and only padded.
-	_ [256 - 200]byte
+	_ [256 - 208]byte
 }
 
 // New returns an empty LIFO deque: Pop returns the newest item.
@@ -175,7 +176,7 @@ func newDeque[T any](fifo bool, start uint64) *Deque[T] {
 
 // init makes the zero Deque *d an empty deque whose indices start at start.
 func (d *Deque[T]) init(fifo bool, start uint64) {
-	d.fifo, d.ownBot, d.topCache = fifo, start, start
+	d.fifo, d.ownBot, d.topCache, d.scrubbed = fifo, start, start, start
 	d.top.Store(start)
 	d.bottom.Store(start)
 	d.own = newBuffer[T](minCap, start)
@@ -188,9 +189,11 @@ func (d *Deque[T]) init(fifo bool, start uint64) {
 //
 // Push and Pop keep their common cases in small frames and move the rest
 // out of line (pushSlow, popSlow): a slot a thief has not handed back,
-// growth, an empty deque, a FIFO Pop of more than one item. Measured:
-// 9–12 → 7.5–8.5 ns per push+pop (the Go inliner does not take even the
-// fast paths: a call to the slow path alone costs 57 of its budget of 80).
+// growth, an empty deque, a FIFO Pop of more than one item. The Go
+// inliner takes neither fast path (a call to the slow path alone costs
+// 57 of its budget of 80), so what the small frames save is the spills of
+// the slow paths' state: 7.5–8.5 ns per push+pop on the 2-vCPU EPYC
+// (go test -run '^$' -bench 'DequePushPop$' ./internal/deque/).
 func (d *Deque[T]) Push(v T) {
 	b := d.ownBot
 	slots := d.slots
@@ -600,6 +603,33 @@ func (d *Deque[T]) endEpoch() {
 		d.topCache = t
 		d.resize(target, t)
 	}
+}
+
+// Scrub clears the values that consumers left behind in an empty deque:
+// thieves read a slot without clearing it (see take), so up to a
+// buffer's worth of taken items stay referenced until the owner writes
+// over them; Scrub drops them, and the previous buffer kept after a
+// growth. It looks only at the indices pushed since the last Scrub (at
+// most one buffer's worth): O(1) amortised per push. Caller: the owner or
+// another goroutine ordered after the owner's and every thief's last
+// access (a lock they took, with all of them quiescent); the deque is
+// empty. It panics otherwise.
+func (d *Deque[T]) Scrub() {
+	t := d.top.Load()
+	if t != d.ownBot || d.bottom.Load() != t {
+		panic("deque: Scrub of a deque that is not empty")
+	}
+	d.settlePrev()
+	var zero T
+	slots := d.own.slots
+	lo := d.scrubbed
+	if n := uint64(len(slots)); t-lo > n {
+		lo = t - n // older indices share these slots
+	}
+	for i := lo; i != t; i++ {
+		slots[i&uint64(len(slots)-1)].val = zero
+	}
+	d.scrubbed = t
 }
 
 // Len returns the number of items, as a snapshot that may be stale by

@@ -113,10 +113,14 @@
 // StealInto batch. Thieves do not clear a slot after reading it (the
 // owner may be copying it in a resize, and a write would race with that
 // read; the owner's own Pop does clear), so up to a buffer's worth of
-// stolen values stay referenced until overwritten or until the buffer is
-// replaced. After a growth the owner also keeps the previous buffer, and
-// the values that were live in it, until the deque next becomes empty: at
-// most half the current buffer, for one epoch.
+// stolen values stay referenced until overwritten, until the buffer is
+// replaced, or until Scrub. After a growth the owner also keeps the
+// previous buffer, and the values that were live in it, until the deque
+// next becomes empty: at most half the current buffer, for one epoch.
+// Scrub, called on an empty deque with every thief and the owner
+// quiescent (the scheduler calls it at the end of each cycle, every
+// worker parked), clears the slots written since the last Scrub and
+// drops the previous buffer: what ran is not kept between cycles.
 //
 // PushBatch writes its run in one loop that checks each slot's claim
 // words in place and publishes the run with one store of bottom; the
