@@ -250,8 +250,10 @@ func (m *model) report(q *queues, list listing) *Report {
 		windows++
 	}
 	// Listing every worker in every window costs workers × windows: it is
-	// done while that stays within the file's size (package doc, Input).
-	m.listAll = list == listEvery || list == listAuto && int64(m.workers)*int64(windows) <= int64(m.size)
+	// done while that stays within the file's size and the file describes
+	// a track for every worker it claims, as wsched's writer does (package
+	// doc, Input).
+	m.listAll = list == listEvery || list == listAuto && m.workers <= len(m.ws) && int64(m.workers)*int64(windows) <= int64(m.size)
 	for ci, c := range cycles {
 		cr := Cycle{Cycle: c.cycle}
 		cr.Window = m.window(q, c.start, c.end, allStages)

@@ -139,6 +139,33 @@ func TestStageBelongsToOneCycle(t *testing.T) {
 	assert.Equal(t, [][]string{{"A"}, {"B"}}, names)
 }
 
+// TestClaimedWorkersListed: a file whose process track claims 64
+// workers and describes the tracks of 2 lists those 2 in every window and
+// sums up the 62 others, though 64 workers × 3 windows fit in its size:
+// every window listing every claimed worker would make the report's size
+// (135 MB for an 8.8 MB recording of 2 workers that claims 4,094) follow
+// the claim.
+func TestClaimedWorkersListed(t *testing.T) {
+	r := rawtrace.New(64)
+	r.Cycle(0, 1)
+	r.Stage(0, 1, "S")
+	r.Packet(0, 10, 500, "P", "S")
+	r.Packet(1, 20, 400, "P", "S")
+	r.End(600, rawtrace.Stages)
+	r.End(600, rawtrace.Control)
+	data := r.Bytes()
+	require.LessOrEqual(t, 64*3, len(data))
+	rep, err := withinBudget(t, data)
+	require.NoError(t, err)
+	require.Len(t, rep.Cycles, 1)
+	c := rep.Cycles[0]
+	for _, w := range []Window{c.Window, c.Stages[0].Window} {
+		require.Len(t, w.Workers, 2)
+		require.NotNil(t, w.Others)
+		assert.Equal(t, 62, w.Others.Workers)
+	}
+}
+
 // TestOthersMatchEveryWorker: a window that sums up the workers nothing
 // happened to (OtherWorkers) says what listing each of them says. Around
 // the cycle, worker 2 runs one long packet, workers 3 and 5 sleep, and

@@ -131,11 +131,13 @@
 //     or ends in the window, or when all the work queued during part of
 //     the window sat in that worker's own deque. Any other worker did one
 //     thing throughout the window: ran one packet, slept, or was idle and
-//     awake. When workers × windows (cycles, their stages and their
-//     Unconstrained packets) is at most the file's size in bytes, as in
-//     the traces of `wsched demo` (a worker's wakes, parks and packets
-//     take bytes in every stage it works in), every window lists those
-//     workers too, each with its figures. Otherwise they are summed up in
+//     awake. When the file describes a track for every worker it claims
+//     and workers × windows (cycles, their stages and their Unconstrained
+//     packets) is at most the file's size in bytes, as in the traces of
+//     `wsched demo` (wsched's writer describes every worker's track, and
+//     a worker's wakes, parks and packets take bytes in every stage it
+//     works in), every window lists those workers too, each with its
+//     figures (TestClaimedWorkersListed). Otherwise they are summed up in
 //     Window.Others: how many ran a packet throughout, how many slept
 //     throughout, and the idle time while work was queued (and its gaps)
 //     that each idle one had, the same for all of them.
