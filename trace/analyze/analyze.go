@@ -26,6 +26,10 @@ type Report struct {
 	// Cycles holds one entry per cycle; a trace without cycle slices is
 	// analysed as one window (Cycle 0).
 	Cycles []Cycle `json:"cycles"`
+	// replayed is the events the verdicts' replays simulated, all of them
+	// together (simulate.Result.Events): the tests hold it to a multiple
+	// of the file's size, as a replay's time is O(events log workers).
+	replayed int64
 }
 
 // Cycle is one scheduler cycle (one Scheduler.Run).

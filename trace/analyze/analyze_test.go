@@ -444,12 +444,13 @@ func TestDroppedReported(t *testing.T) {
 
 // FuzzAnalyze: any input gives a report or an error, never a panic, and
 // whatever it claims, nests or repeats, its analysis keeps to a fixed
-// multiple of its size in bytes allocated, time and text (allocBudget,
-// timeBudget, textBudget). Seeds: the golden trace and junk, and files
+// multiple of its size in bytes allocated, events replayed and text
+// (allocBudget, replayBudget, textBudget), and with WSCHED_STRESS=1 in
+// time (timeBudget). Seeds: the golden trace and junk, and files
 // that claim 65,536 workers, nest cycles and stages, or carry many counter
 // samples (budgetSeeds).
 //
-//	go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
+//	WSCHED_STRESS=1 go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
 func FuzzAnalyze(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("..", "perfetto", "testdata", "small.pftrace.golden"))
 	if err != nil {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -16,15 +17,28 @@ import (
 )
 
 // The budget Bytes must keep for any input of n bytes: bytes allocated,
-// wall time and text report. wsched's own traces take about 10-25 bytes
-// allocated and 30-70 ns per byte (BenchmarkAnalyze); the budget is a
-// fixed multiple of n with room to spare, plus a constant for the
-// smallest files, and far below what an analysis whose cost grows with
-// what a file claims rather than holds costs (seconds and gigabytes for
-// kilobytes).
+// events its replays simulate, text report and, with WSCHED_STRESS=1,
+// wall time. wsched's own traces take about 10-25 bytes allocated and
+// 30-70 ns per byte (BenchmarkAnalyze), and their replays fewer than one
+// simulated event per 10 bytes each (simulate's bounds_test.go); the
+// budget is a fixed multiple of n with room to spare, plus a constant for
+// the smallest files, and far below what an analysis whose cost grows
+// with what a file claims rather than holds costs (seconds and gigabytes
+// for kilobytes).
 func allocBudget(n int) uint64 { return 128*uint64(n) + 256<<10 }
 
 func textBudget(n int) int { return 64*n + 64<<10 }
+
+// replayBudget is the events of the at most 10 replays (1 + 9 fixes)
+// together: simulate's per-replay budget, one event per byte plus 1,000,
+// for each.
+func replayBudget(n int) int64 { return 10 * (int64(n) + 1000) }
+
+// stress turns on the wall-clock budget (WSCHED_STRESS=1): a clock is no
+// unit test's to read on a shared machine. BenchmarkAnalyze and
+// BenchmarkSVG give the time per byte; the events the replays simulate
+// (replayBudget) bound the replays' time without a clock.
+var stress = os.Getenv("WSCHED_STRESS") == "1"
 
 func timeBudget(n int) time.Duration {
 	d := time.Duration(n)*5*time.Microsecond + 250*time.Millisecond
@@ -52,8 +66,11 @@ func withinBudget(t testing.TB, data []byte) (*Report, error) {
 	t.Helper()
 	r, err, alloc, elapsed := measured(data)
 	assert.LessOrEqual(t, alloc, allocBudget(len(data)), "bytes allocated for a %d-byte file", len(data))
-	assert.LessOrEqual(t, elapsed, timeBudget(len(data)), "time for a %d-byte file", len(data))
+	if stress {
+		assert.LessOrEqual(t, elapsed, timeBudget(len(data)), "time for a %d-byte file", len(data))
+	}
 	if err == nil {
+		assert.LessOrEqual(t, r.replayed, replayBudget(len(data)), "events replayed for a %d-byte file", len(data))
 		var text bytes.Buffer
 		require.NoError(t, r.WriteText(&text))
 		assert.LessOrEqual(t, text.Len(), textBudget(len(data)), "text report for a %d-byte file", len(data))

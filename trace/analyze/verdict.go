@@ -141,6 +141,8 @@ func (r *Report) verdicts(data []byte) {
 		if base, err = simulate.Run(wl, cfg, simulate.Options{}); err != nil {
 			r.PredictionNote = "no predictions: " + err.Error()
 			base = nil
+		} else {
+			r.replayed += base.Events
 		}
 		if base != nil {
 			cands = candidates(cfg, causes, fl[0].rec, func(yield func(string, bool) bool) {
@@ -155,6 +157,7 @@ func (r *Report) verdicts(data []byte) {
 				c.apply(&cc)
 				if res, err := simulate.Run(wl, cc, simulate.Options{}); err == nil {
 					results[c.fix] = res
+					r.replayed += res.Events
 				}
 			}
 		}
