@@ -111,8 +111,11 @@ type sched struct {
 	cause   *CycleError
 	result  error  // the error of the cycle that just ended
 	dropped uint64 // packets discarded in the current cycle so far
-	done    chan struct{}
-	runCtx  context.Context // Run's context during a cycle
+	// unreported counts the packets Close dropped that no Run has
+	// reported yet: the next Run returns them in its CycleError.
+	unreported uint64
+	done       chan struct{}
+	runCtx     context.Context // Run's context during a cycle
 	// traceCtx is the context of the current cycle's runtime/trace task.
 	traceCtx   context.Context
 	cycleStart time.Time
@@ -653,7 +656,13 @@ func (h *Scheduler) SetSentinel(st StageID, p Packet) error {
 // was closed (it wraps ErrClosed). Either way the other workers stopped
 // after their running packet, the remaining packets were discarded and
 // counted, and the next Run starts clean. A ctx cancelled before Run runs
-// no packet. ErrClosed after Close, ErrCycleRunning during another Run.
+// no packet. ErrCycleRunning during another Run. After Close (or racing
+// it and coming second) Run runs nothing: the first such Run waits for
+// Close to drop what was queued and, if it dropped packets that no cycle
+// reported, returns a *CycleError wrapping ErrClosed that counts them in
+// Dropped; otherwise, and for every later Run, ErrClosed. So every packet
+// queued either runs or is counted in one Run's error (and in
+// Stats().Dropped), unless no Run comes after Close.
 //
 // The calling goroutine only waits (for the cycle's end or ctx); it runs
 // no packets.
@@ -665,7 +674,7 @@ func (h *Scheduler) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed.Load() {
 		s.mu.Unlock()
-		return ErrClosed
+		return s.runClosed()
 	}
 	if s.running {
 		s.mu.Unlock()
@@ -707,6 +716,27 @@ func (h *Scheduler) Run(ctx context.Context) error {
 	}
 	runtime.KeepAlive(h)
 	return err
+}
+
+// runClosed is Run on a closed scheduler: it waits for Close to have
+// dropped what was queued and reports those packets, which no cycle has
+// reported, in a *CycleError wrapping ErrClosed; with none, or from a
+// packet (which cannot wait for the workers), ErrClosed. Not holding mu.
+func (s *sched) runClosed() error {
+	if s.onWorker() {
+		return ErrClosed
+	}
+	s.wg.Wait()
+	s.closeOnce.Do(s.dropClosed)
+	s.mu.Lock()
+	n := s.unreported
+	s.unreported = 0
+	cycle := s.cycle + 1
+	s.mu.Unlock()
+	if n == 0 {
+		return ErrClosed
+	}
+	return &CycleError{Cycle: cycle, Err: ErrClosed, Worker: -1, Dropped: n}
 }
 
 // ctxCause is the abort cause of a cancelled Run context.
@@ -769,7 +799,8 @@ func (s *sched) abortCycle(cause *CycleError) {
 
 // Close ends the scheduler: a running cycle is aborted (Run returns a
 // *CycleError wrapping ErrClosed), the workers exit, and queued packets are
-// discarded and counted in Stats().Dropped. It waits for the workers, is
+// discarded and counted in Stats().Dropped, and in the error of the next
+// Run if no cycle reported them (see Run). It waits for the workers, is
 // idempotent, and always returns nil. Called from one of the scheduler's
 // own packets, it would wait for the worker it runs on: it panics instead
 // (the cycle ends with a *CycleError naming the packet) and closes
@@ -796,29 +827,35 @@ func (s *sched) close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.closeOnce.Do(func() {
-		var n uint64
-		for _, b := range s.buckets {
-			b.Disable() // adds racing with Close now fail or are drained below
-			d := b.Drain(nil)
-			s.unqueue(d)
-			n += uint64(d)
-			b.Reclaim() // the workers are gone: releases lent slices
-			if _, ok := b.TakeSentinel(); ok {
-				n++
-			}
+	s.closeOnce.Do(s.dropClosed)
+}
+
+// dropClosed discards what is still queued once the workers have exited
+// (Close, once), counting it in Stats.Dropped and for the next Run to
+// report (runClosed), and releases waiting adds.
+func (s *sched) dropClosed() {
+	var n uint64
+	for _, b := range s.buckets {
+		b.Disable() // adds racing with Close now fail or are drained below
+		d := b.Drain(nil)
+		s.unqueue(d)
+		n += uint64(d)
+		b.Reclaim() // the workers are gone: releases lent slices
+		if _, ok := b.TakeSentinel(); ok {
+			n++
 		}
-		for _, w := range s.workers {
-			n += w.drainDesignated()
-		}
-		s.mu.Lock()
-		s.totals.dropped += n
-		s.mu.Unlock()
-		s.roomMu.Lock()
-		close(s.room) // waiting adds see closed
-		s.room = make(chan struct{})
-		s.roomMu.Unlock()
-	})
+	}
+	for _, w := range s.workers {
+		n += w.drainDesignated()
+	}
+	s.mu.Lock()
+	s.totals.dropped += n
+	s.unreported += n
+	s.mu.Unlock()
+	s.roomMu.Lock()
+	close(s.room) // waiting adds see closed
+	s.room = make(chan struct{})
+	s.roomMu.Unlock()
 }
 
 // onWorker reports whether the calling goroutine is one of s's workers.
