@@ -142,7 +142,8 @@ type Config struct {
 	// other workers, then runtime.Gosched) a worker makes before it parks,
 	// while some worker still runs a packet; zero means 64 (about 10-30 µs
 	// here, below what an OS wake-up costs), a negative value none: a
-	// worker that finds nothing in its first scan parks at once.
+	// worker that finds nothing in its first scan parks at once. At most
+	// 65,536.
 	Spins int
 	// ParkSpin is how long a parked worker polls its wake-up channel
 	// (runtime.Gosched between polls) before it blocks; zero means 200 µs,
@@ -191,6 +192,12 @@ const (
 	defaultBucketBatch = 32
 	defaultSpins       = 64
 	defaultParkSpin    = 200 * time.Microsecond
+	// maxSpins bounds Spins: a round is a scan of every bucket and deque
+	// and a runtime.Gosched, so 65,536 rounds keep a worker that finds
+	// nothing searching for tens of milliseconds before it parks, far past
+	// what an OS wake-up costs; more is taken for a mistake (and 4×(Spins+1),
+	// find's bound on rounds that met contention, must not overflow).
+	maxSpins = 1 << 16
 	// maxParkSpin bounds ParkSpin: a longer poll burns a CPU for that long
 	// after every park that no wake-up ends, so more is taken for a
 	// mistake in units.
@@ -282,6 +289,8 @@ func (cfg Config) validate() (Config, error) {
 		cfg.BucketBatch = defaultBucketBatch
 	}
 	switch {
+	case cfg.Spins > maxSpins:
+		return cfg, configError("Spins = %d: at most %d (or negative to park after the first scan)", cfg.Spins, maxSpins)
 	case cfg.Spins == 0:
 		cfg.Spins = defaultSpins
 	case cfg.Spins < 0:

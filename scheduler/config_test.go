@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"flag"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -65,6 +66,10 @@ func TestConfigValidation(t *testing.T) {
 		{"steal limit on steal-one", Config{Steal: StealOne, StealLimit: 3}, "StealLimit = 3 with Steal = steal-one"},
 		{"negative bucket batch", Config{BucketBatch: -2}, "BucketBatch = -2"},
 		{"negative spins", Config{Spins: -1}, ""},
+		{"spins at the bound", Config{Spins: 1 << 16}, ""},
+		{"spins past the bound", Config{Spins: 1<<16 + 1}, "Spins = 65537: at most 65536"},
+		{"spins that overflow the round bound", Config{Spins: 1<<61 - 2}, "at most 65536"},
+		{"spins MaxInt", Config{Spins: math.MaxInt}, "at most 65536"},
 		{"park spin off", Config{ParkSpin: -1}, ""},
 		{"park spin 1s", Config{ParkSpin: time.Second}, ""},
 		{"park spin too long", Config{ParkSpin: time.Minute}, "ParkSpin = 1m0s: at most 1s"},

@@ -38,7 +38,8 @@ type CycleError struct {
 	// context's cause, or ErrClosed.
 	Err error
 	// Packet is the failing packet's name ("" when the cycle was ended
-	// from outside): its Namer name, its Func name, or its Go type.
+	// from outside, never otherwise): its Namer name, its Func name, or
+	// its Go type (also for a Namer named "").
 	Packet string
 	Stage  StageID // the failing packet's stage
 	// StageName is Stage's name.
@@ -54,7 +55,7 @@ type CycleError struct {
 }
 
 func (e *CycleError) Error() string {
-	if e.Packet == "" {
+	if e.Worker < 0 || e.Packet == "" {
 		return fmt.Sprintf("scheduler: cycle %d aborted: %v (%d queued packets dropped)", e.Cycle, e.Err, e.Dropped)
 	}
 	verb := "failed"

@@ -300,3 +300,45 @@ func TestFuncNames(t *testing.T) {
 		}
 	})
 }
+
+// emptyNamer is a Namer that names itself "" and fails.
+type emptyNamer struct{}
+
+func (emptyNamer) Run(*Worker) error  { return errors.New("empty-named failure") }
+func (emptyNamer) PacketName() string { return "" }
+
+// TestEmptyNames: Func refuses an empty name, and a Namer named "" that
+// fails is named by its Go type in the CycleError, which keeps "" and
+// "cycle aborted" for a cycle ended from outside; added, spawned by value
+// and run inline alike.
+func TestEmptyNames(t *testing.T) {
+	require.PanicsWithValue(t, "scheduler: Func with an empty name (packets are named in Stats, traces and errors)",
+		func() { Func("", func(*Worker) error { return nil }) })
+	for _, how := range []string{"add", "spawn", "spawnorrun"} {
+		s := newSched(t, Config{Workers: 1})
+		var p Packet = emptyNamer{}
+		if how != "add" {
+			p = fn(func(w *Worker) {
+				if how == "spawn" {
+					Spawn(w, emptyNamer{})
+				} else {
+					SpawnOrRun(w, emptyNamer{})
+				}
+			})
+		}
+		require.NoError(t, s.Add(p))
+		err := runCycle(t, s)
+		var ce *CycleError
+		require.ErrorAs(t, err, &ce, how)
+		assert.Equal(t, "scheduler.emptyNamer", ce.Packet, how)
+		assert.Equal(t, 0, ce.Worker, how)
+		assert.NotContains(t, err.Error(), "aborted", how)
+		assert.Contains(t, err.Error(), "packet scheduler.emptyNamer (stage main) failed on worker 0", how)
+		found := false
+		for _, ps := range s.Stats().Packets {
+			found = found || ps.Name == "scheduler.emptyNamer"
+			assert.NotEmpty(t, ps.Name, "%s: a stats entry named \"\"", how)
+		}
+		assert.True(t, found, "%s: stats name the packet by its type", how)
+	}
+}

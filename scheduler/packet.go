@@ -25,7 +25,8 @@ type Packet interface {
 }
 
 // Namer is implemented by packets that name themselves for Stats, traces
-// and errors. Names should come from a small set: each distinct name gets
+// and errors; a PacketName of "" names the packet by its Go type, as if
+// it were no Namer. Names should come from a small set: each distinct name gets
 // a stats slot on every worker. A value (non-pointer) packet type that
 // implements Namer costs an allocation per run for its name; give such
 // packets types of their own instead.
@@ -35,10 +36,14 @@ type Namer interface {
 
 // Func returns a packet that runs fn and is named name in Stats, traces
 // and errors: a plain function as a packet. Making it allocates once;
-// spawning or adding it allocates nothing more.
+// spawning or adding it allocates nothing more. It panics for a nil fn or
+// an empty name.
 func Func(name string, fn func(w *Worker) error) Packet {
 	if fn == nil {
 		panic("scheduler: Func(" + name + ", nil)")
+	}
+	if name == "" {
+		panic("scheduler: Func with an empty name (packets are named in Stats, traces and errors)")
 	}
 	return &funcPacket{name: name, fn: fn}
 }
@@ -217,7 +222,16 @@ func nameOf(p Packet) string {
 	case valuePacket:
 		return q.valueName()
 	case Namer:
-		return q.PacketName()
+		return namerName(q)
 	}
 	return reflect.TypeOf(p).String()
+}
+
+// namerName is n's PacketName, or its Go type when that is "": a packet
+// is never named "", which errors keep for a cycle ended from outside.
+func namerName(n Namer) string {
+	if name := n.PacketName(); name != "" {
+		return name
+	}
+	return reflect.TypeOf(n).String()
 }

@@ -297,7 +297,7 @@ func valueName[P Packet](v P) string {
 		return nameOf(any(v).(Packet))
 	}
 	if n, ok := any(v).(Namer); ok {
-		return n.PacketName()
+		return namerName(n)
 	}
 	return reflect.TypeFor[P]().String()
 }
@@ -342,9 +342,12 @@ func countSlot[P Packet](w *Worker, p *P) {
 // interface without a box.
 func namerAt[P Packet](p *P) string {
 	if n, ok := any(p).(Namer); ok {
-		return n.PacketName()
+		if name := n.PacketName(); name != "" {
+			return name
+		}
+		return reflect.TypeFor[P]().String()
 	}
-	return any(*p).(Namer).PacketName()
+	return namerName(any(*p).(Namer))
 }
 
 // countValueSlow counts a run of v when countRun could not (SpawnOrRun's

@@ -719,7 +719,7 @@ func (w *Worker) statIndexSlow(p Packet) int {
 	ti := w.s.reg.typeOf(reflect.TypeOf(p), p)
 	if ti.namer {
 		w.lastNamer = typeWord(p)
-		return w.nameIndex(p.(Namer).PacketName())
+		return w.nameIndex(namerName(p.(Namer)))
 	}
 	w.foldRun() // the pending run belongs to the old lastIdx
 	w.lastType, w.lastIdx = typeWord(p), ti.idx
