@@ -1,7 +1,6 @@
 package perfetto
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,9 +65,8 @@ func good() [][]byte {
 }
 
 func TestCheckRules(t *testing.T) {
-	if _, err := Check(cat(good()...)); err != nil {
-		t.Fatalf("valid trace rejected: %v", err)
-	}
+	_, err := Check(cat(good()...))
+	require.NoError(t, err, "valid trace rejected")
 	g := good()
 	counterDesc := frame(u(fTimestamp, 0), u(fSequenceID, 2), u(fSequenceFlags, 1),
 		msg(fTrackDescriptor, u(fTDUUID, 9), msg(fTDCounter, u(fCDUnit, 2))))
@@ -179,12 +177,7 @@ func TestCheckRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Check(tc.data)
-			if err == nil {
-				t.Fatalf("accepted; want error containing %q", tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %q does not contain %q", err, tc.want)
-			}
+			require.ErrorContains(t, err, tc.want)
 		})
 	}
 }
@@ -197,10 +190,11 @@ func TestCheckErrorTruncatesList(t *testing.T) {
 		parts = append(parts, frame(u(fTimestamp, 30), u(fSequenceID, 1), end(5)))
 	}
 	_, err := Check(cat(parts...))
-	ce, ok := err.(*CheckError)
-	if !ok || ce.Total != 50 || len(ce.Problems) != problems.Max || !strings.Contains(err.Error(), "and 30 more") {
-		t.Fatalf("err = %v", err)
-	}
+	require.IsType(t, (*CheckError)(nil), err)
+	ce := err.(*CheckError)
+	require.Equal(t, 50, ce.Total, "problems found")
+	require.Len(t, ce.Problems, problems.Max, "problems listed")
+	require.ErrorContains(t, err, "and 30 more")
 }
 
 func clockReading(id, ts uint64, incremental bool, unit uint64) []byte {

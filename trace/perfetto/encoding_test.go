@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +100,7 @@ func pbTimes(t *testing.T, data []byte) []int64 {
 		case 0, clockBoottime:
 			out = append(out, int64(p.GetTimestamp()))
 		default:
-			t.Fatalf("packet %d on clock %d", i, id)
+			require.FailNow(t, fmt.Sprintf("packet %d on clock %d", i, id))
 		}
 	}
 	return out

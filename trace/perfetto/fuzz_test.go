@@ -1,9 +1,12 @@
 package perfetto
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder and the checker: they
@@ -35,14 +38,12 @@ func FuzzDecode(f *testing.F) {
 		n := 0
 		_ = Decode(data, func(p *Packet) error {
 			n++
-			if p.Offset < 0 || p.Offset >= len(data) {
-				t.Fatalf("packet offset %d outside input of %d bytes", p.Offset, len(data))
+			if p.Offset < 0 || p.Offset >= len(data) { // checked first: the fuzzer calls this per packet
+				require.Fail(t, fmt.Sprintf("packet offset %d outside input of %d bytes", p.Offset, len(data)))
 			}
 			return nil
 		})
-		if n > len(data)/2 {
-			t.Fatalf("%d packets from %d bytes", n, len(data))
-		}
+		require.LessOrEqual(t, n, len(data)/2, "packets from %d bytes", len(data))
 		_, _ = Check(data)
 	})
 }

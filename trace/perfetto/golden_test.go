@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsched/wsched/trace/internal/synth"
 )
 
@@ -142,33 +145,17 @@ func dump(data []byte) (string, error) {
 func TestGolden(t *testing.T) {
 	data, _, _ := writeChecked(t, synth.Small())
 	text, err := dump(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	binPath, txtPath := filepath.Join("testdata", "small.pftrace.golden"), filepath.Join("testdata", "small.txt")
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(binPath, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(txtPath, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(binPath, data, 0o644))
+		require.NoError(t, os.WriteFile(txtPath, []byte(text), 0o644))
 	}
 	wantText, err := os.ReadFile(txtPath)
-	if err != nil {
-		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
-	}
-	if text != string(wantText) {
-		t.Errorf("dump differs from %s (run with -update and review):\n%s", txtPath, text)
-	}
+	require.NoError(t, err, "run go test -run Golden -update to create it")
+	assert.Equal(t, string(wantText), text, "dump differs from %s (run with -update and review)", txtPath)
 	wantBin, err := os.ReadFile(binPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(data, wantBin) {
-		t.Errorf("bytes differ from %s", binPath)
-	}
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, wantBin), "bytes differ from %s", binPath)
 }

@@ -3,6 +3,7 @@ package perfetto
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -99,31 +100,24 @@ func TestFieldNumbersMatchSchema(t *testing.T) {
 		{"DebugAnnotationName", "name", fINName},
 	} {
 		fd := msgs[f.msg].Fields().ByName(protoreflect.Name(f.field))
-		if fd == nil {
-			t.Errorf("%s.%s: not in perfetto.proto", f.msg, f.field)
+		if !assert.NotNil(t, fd, "%s.%s: not in perfetto.proto", f.msg, f.field) {
 			continue
 		}
-		if fd.Number() != f.num {
-			t.Errorf("%s.%s: wire.go says %d, perfetto.proto %d", f.msg, f.field, f.num, fd.Number())
-		}
+		assert.Equal(t, fd.Number(), f.num, "%s.%s: wire.go against perfetto.proto", f.msg, f.field)
 	}
 	ev := msgs["TrackEvent"].Fields()
 	for _, name := range []protoreflect.Name{"flow_ids", "terminating_flow_ids"} {
-		if fd := ev.ByName(name); fd.Kind() != protoreflect.Fixed64Kind || fd.IsPacked() {
-			t.Errorf("TrackEvent.%s: kind %v packed %v, want unpacked fixed64", name, fd.Kind(), fd.IsPacked())
-		}
+		fd := ev.ByName(name)
+		assert.Equal(t, protoreflect.Fixed64Kind, fd.Kind(), "TrackEvent.%s: want fixed64", name)
+		assert.False(t, fd.IsPacked(), "TrackEvent.%s: want unpacked", name)
 	}
-	if fd := ev.ByName("category_iids"); fd.IsPacked() {
-		t.Error("TrackEvent.category_iids is packed")
-	}
+	assert.False(t, ev.ByName("category_iids").IsPacked(), "TrackEvent.category_iids is packed")
 	for typ, want := range map[int]string{typeSliceBegin: "TYPE_SLICE_BEGIN", typeSliceEnd: "TYPE_SLICE_END", typeInstant: "TYPE_INSTANT", typeCounter: "TYPE_COUNTER"} {
-		if got := perfettopb.TrackEvent_Type(typ).String(); got != want {
-			t.Errorf("type %d is %s in perfetto.proto, want %s", typ, got, want)
-		}
+		assert.Equal(t, want, perfettopb.TrackEvent_Type(typ).String(), "type %d in perfetto.proto", typ)
 	}
-	if perfettopb.TracePacket_SEQ_INCREMENTAL_STATE_CLEARED != seqIncrementalStateCleared ||
-		perfettopb.TracePacket_SEQ_NEEDS_INCREMENTAL_STATE != seqNeedsIncrementalState ||
-		perfettopb.CounterDescriptor_UNIT_COUNT != unitCount {
-		t.Error("sequence flag or counter unit values differ from perfetto.proto")
-	}
+	// The values of the sequence flags and the counter unit, against
+	// perfetto.proto's.
+	assert.EqualValues(t, seqIncrementalStateCleared, perfettopb.TracePacket_SEQ_INCREMENTAL_STATE_CLEARED)
+	assert.EqualValues(t, seqNeedsIncrementalState, perfettopb.TracePacket_SEQ_NEEDS_INCREMENTAL_STATE)
+	assert.EqualValues(t, unitCount, perfettopb.CounterDescriptor_UNIT_COUNT)
 }

@@ -3,13 +3,12 @@ package perfetto
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -26,19 +25,11 @@ func writeChecked(t *testing.T, s *trace.Snapshot) ([]byte, Stats, CheckStats) {
 	t.Helper()
 	var buf bytes.Buffer
 	st, err := Write(&buf, s, Options{Pid: 4242})
-	if err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-	if st.Bytes != int64(buf.Len()) {
-		t.Fatalf("Stats.Bytes %d, wrote %d", st.Bytes, buf.Len())
-	}
+	require.NoError(t, err, "Write")
+	require.Equal(t, int64(buf.Len()), st.Bytes, "Stats.Bytes against the bytes written")
 	cs, err := Check(buf.Bytes())
-	if err != nil {
-		t.Fatalf("Check: %v", err)
-	}
-	if cs.Packets != st.Packets {
-		t.Fatalf("checker saw %d packets, writer wrote %d", cs.Packets, st.Packets)
-	}
+	require.NoError(t, err, "Check")
+	require.Equal(t, st.Packets, cs.Packets, "packets the checker saw against those the writer wrote")
 	checkSchema(t, buf.Bytes())
 	return buf.Bytes(), st, cs
 }
@@ -49,14 +40,10 @@ func writeChecked(t *testing.T, s *trace.Snapshot) ([]byte, Stats, CheckStats) {
 func checkSchema(t *testing.T, data []byte) {
 	t.Helper()
 	var tr perfettopb.Trace
-	if err := proto.Unmarshal(data, &tr); err != nil {
-		t.Fatalf("proto.Unmarshal: %v", err)
-	}
+	require.NoError(t, proto.Unmarshal(data, &tr), "proto.Unmarshal")
 	var walk func(m protoreflect.Message, path string)
 	walk = func(m protoreflect.Message, path string) {
-		if u := m.GetUnknown(); len(u) > 0 {
-			t.Fatalf("%s has %d bytes of unknown fields", path, len(u))
-		}
+		require.Empty(t, m.GetUnknown(), "%s has unknown fields", path)
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 			switch {
 			case fd.IsList() && fd.Message() != nil:
@@ -71,29 +58,20 @@ func checkSchema(t *testing.T, data []byte) {
 		})
 	}
 	walk(tr.ProtoReflect(), "Trace")
-	if len(tr.Packet) == 0 {
-		t.Fatal("no packets")
-	}
+	require.NotEmpty(t, tr.Packet, "no packets")
 }
 
 func TestWriteSynthetic(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Heavy: 30000})
 	_, st, cs := writeChecked(t, res.Snapshot)
-	if st.Slices != res.Packets {
-		t.Errorf("slices %d, packets executed %d", st.Slices, res.Packets)
-	}
-	if st.Orphans != 0 || st.Dropped != 0 || cs.PrevDropped != 0 {
-		t.Errorf("unexpected orphans/drops: %+v %+v", st, cs)
-	}
-	if cs.Sequences != 4 {
-		t.Errorf("sequences = %d, want 4 (control + 3 workers)", cs.Sequences)
-	}
-	if cs.Flows != res.Steals || res.Steals == 0 {
-		t.Errorf("flows %d, steals %d", cs.Flows, res.Steals)
-	}
-	if cs.Counters == 0 {
-		t.Error("no counter events")
-	}
+	assert.Equal(t, res.Packets, st.Slices, "slices against packets executed")
+	assert.Zero(t, st.Orphans, "orphans")
+	assert.Zero(t, st.Dropped, "dropped")
+	assert.Zero(t, cs.PrevDropped, "previous_packet_dropped marks")
+	assert.Equal(t, 4, cs.Sequences, "sequences: control + 3 workers")
+	assert.NotZero(t, res.Steals, "steals in the synthetic run")
+	assert.Equal(t, res.Steals, cs.Flows, "flows against steals")
+	assert.NotZero(t, cs.Counters, "counter events")
 }
 
 // TestBytesPerSlice measures the size of packet slices on a larger run; the
@@ -214,46 +192,32 @@ func checkDropMarks(t *testing.T, s *trace.Snapshot, data []byte) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("previous_packet_dropped on sequences %v, want %v", got, want)
-	}
-	if summary != s.Dropped() {
-		t.Errorf("drop summary says %d, snapshot %d", summary, s.Dropped())
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, want, "no buffer lost events")
+	assert.Equal(t, want, got, "sequences marked previous_packet_dropped")
+	assert.Equal(t, s.Dropped(), summary, "drop summary against the snapshot's count")
 }
 
 func TestWriteDropsStop(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 3, MaxBytes: 16 << 10})
 	s := res.Snapshot
-	if s.Dropped() == 0 {
-		t.Fatal("expected drops with a 16 KiB cap")
-	}
+	require.NotZero(t, s.Dropped(), "expected drops with a 16 KiB cap")
 	data, st, cs := writeChecked(t, s)
-	if cs.PrevDropped == 0 {
-		t.Error("no packet marks previous_packet_dropped")
-	}
-	if st.Dropped != s.Dropped() {
-		t.Errorf("Stats.Dropped %d, snapshot %d", st.Dropped, s.Dropped())
-	}
-	if !bytes.Contains(data, []byte(NameDropped)) || !bytes.Contains(data, []byte(NameFull)) {
-		t.Error("drop summary or marker missing")
-	}
+	assert.NotZero(t, cs.PrevDropped, "no packet marks previous_packet_dropped")
+	assert.Equal(t, s.Dropped(), st.Dropped, "Stats.Dropped against the snapshot's")
+	assert.True(t, bytes.Contains(data, []byte(NameDropped)), "drop summary missing")
+	assert.True(t, bytes.Contains(data, []byte(NameFull)), "drop marker missing")
 	checkDropMarks(t, s, data)
 }
 
 func TestWriteDropsOverwrite(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 4, MaxBytes: 16 << 10, Overwrite: true})
 	s := res.Snapshot
-	if s.Dropped() == 0 {
-		t.Fatal("expected drops with a 16 KiB cap")
-	}
+	require.NotZero(t, s.Dropped(), "expected drops with a 16 KiB cap")
 	data, _, cs := writeChecked(t, s)
-	if cs.PrevDropped == 0 || !bytes.Contains(data, []byte(NameWrapped)) || !bytes.Contains(data, []byte("overwrite")) {
-		t.Error("overwrite drops not marked")
-	}
+	assert.NotZero(t, cs.PrevDropped, "overwrite drops: no previous_packet_dropped mark")
+	assert.True(t, bytes.Contains(data, []byte(NameWrapped)), "overwrite drops: no %q marker", NameWrapped)
+	assert.True(t, bytes.Contains(data, []byte("overwrite")), "overwrite drops: the policy is not named")
 	checkDropMarks(t, s, data)
 }
 
@@ -277,9 +241,8 @@ func TestWriteMisorderedHooks(t *testing.T) {
 	c.CycleBegin(1)
 	c.CycleBegin(2)
 	_, st, cs := writeChecked(t, r.Snapshot())
-	if st.Orphans != 2 || cs.Flows != 0 {
-		t.Fatalf("orphans %d flows %d", st.Orphans, cs.Flows)
-	}
+	require.Equal(t, 2, st.Orphans, "orphans")
+	require.Zero(t, cs.Flows, "flows")
 }
 
 func TestWriteFile(t *testing.T) {
@@ -287,33 +250,24 @@ func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.pftrace")
 	st, err := WriteFile(path, res.Snapshot, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	data, err := os.ReadFile(path)
-	if err != nil || int64(len(data)) != st.Bytes {
-		t.Fatalf("read back %d bytes (%v), wrote %d", len(data), err, st.Bytes)
-	}
-	if _, err := Check(data); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
-		t.Fatalf("mode %v (%v), want 0644", fi.Mode(), err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, st.Bytes, int64(len(data)), "bytes read back against bytes written")
+	_, err = Check(data)
+	require.NoError(t, err)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "file mode")
 	// A failed write leaves the old file alone and no temporary file.
-	if _, err := WriteFile(path, nil, Options{}); err == nil {
-		t.Fatal("nil snapshot accepted")
-	}
-	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
-		t.Fatal("failed WriteFile changed the existing file")
-	}
+	_, err = WriteFile(path, nil, Options{})
+	require.Error(t, err, "nil snapshot accepted")
+	again, _ := os.ReadFile(path)
+	require.Equal(t, data, again, "failed WriteFile changed the existing file")
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("temporary file left behind: %v", entries)
-	}
-	if _, err := WriteFile(filepath.Join(dir, "missing", "x.pftrace"), res.Snapshot, Options{}); err == nil {
-		t.Fatal("WriteFile into a missing directory succeeded")
-	}
+	require.Len(t, entries, 1, "temporary file left behind: %v", entries)
+	_, err = WriteFile(filepath.Join(dir, "missing", "x.pftrace"), res.Snapshot, Options{})
+	require.Error(t, err, "WriteFile into a missing directory succeeded")
 }
 
 type failWriter struct{ n int }
@@ -328,12 +282,9 @@ func (f *failWriter) Write(p []byte) (int, error) {
 func TestWriteError(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Cycles: 5, Packets: 200, Seed: 6})
 	_, err := Write(&failWriter{n: 100 << 10}, res.Snapshot, Options{})
-	if err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("Write error = %v, want disk full", err)
-	}
-	if _, err := Write(&bytes.Buffer{}, nil, Options{}); err == nil {
-		t.Fatal("nil snapshot accepted")
-	}
+	require.ErrorContains(t, err, "disk full", "Write's error")
+	_, err = Write(&bytes.Buffer{}, nil, Options{})
+	require.Error(t, err, "nil snapshot accepted")
 }
 
 // TestWriteTimeOrder: the writer emits packets in non-decreasing timestamp
@@ -343,15 +294,11 @@ func TestWriteTimeOrder(t *testing.T) {
 	data, _, _ := writeChecked(t, res.Snapshot)
 	var last uint64
 	err := Decode(data, func(p *Packet) error {
-		if p.Timestamp < last {
-			t.Fatalf("packet %d at %d after %d", p.Index, p.Timestamp, last)
-		}
+		require.GreaterOrEqual(t, p.Timestamp, last, "packet %d's timestamp", p.Index)
 		last = p.Timestamp
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 // TestStealArrowSources: a stamped steal's arrow starts at a "queued"
@@ -387,13 +334,9 @@ func TestStealArrowSources(t *testing.T) {
 	w0.PacketEnd()
 	w1.PacketEnd()
 	data, _, cs := writeChecked(t, r.Snapshot())
-	if cs.Flows != 3 {
-		t.Fatalf("%d flows, want 3", cs.Flows)
-	}
+	require.Equal(t, 3, cs.Flows, "flows")
 	text, err := dump(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{
 		` ts=100(+100) seq=2 flags=2 intern(n=1 c=0 a=2) INSTANT track=2 "queued" thief=0 victim=1 flow_out=1099511627777`,
 		` ts=200(+100) seq=2 flags=2 INSTANT track=17 "queued" thief=0 victim=1 flow_out=1099511627778`,
@@ -402,20 +345,14 @@ func TestStealArrowSources(t *testing.T) {
 		` ts=800(+0) seq=2 flags=2 INSTANT track=(16) "steal" victim=1 moved=1` + "\n",
 		` ts=800(+0) seq=2 flags=2 intern(n=1 c=0 a=0) INSTANT track=17 "stolen" thief=0 moved=1 flow_out=1099511627779`,
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("no line %q in\n%s", want, text)
-		}
+		assert.Contains(t, text, want)
 	}
 	var last uint64
-	if err := Decode(data, func(p *Packet) error {
-		if p.Timestamp < last {
-			t.Fatalf("packet %d at %d after %d", p.Index, p.Timestamp, last)
-		}
+	require.NoError(t, Decode(data, func(p *Packet) error {
+		require.GreaterOrEqual(t, p.Timestamp, last, "packet %d's timestamp", p.Index)
 		last = p.Timestamp
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	}))
 }
 
 // TestStealArrowBirthBeforeWindow: in Overwrite mode, a birth older than
@@ -437,15 +374,12 @@ func TestStealArrowBirthBeforeWindow(t *testing.T) {
 	now += 10
 	w1.PacketEnd()
 	s := r.Snapshot()
-	if s.Buffers[0].Dropped == 0 {
-		t.Fatal("worker 0 did not wrap")
-	}
+	require.NotZero(t, s.Buffers[0].Dropped, "worker 0 did not wrap")
 	data, _, cs := writeChecked(t, s)
 	text, err := dump(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cs.Flows != 1 || strings.Contains(text, `"queued"`) || !strings.Contains(text, `"stolen" thief=1 moved=1 flow_out=`) {
-		t.Fatalf("flows %d; want one arrow from a \"stolen\" instant and no \"queued\" one:\n%s", cs.Flows, text)
-	}
+	require.NoError(t, err)
+	// One arrow, from a "stolen" instant, and no "queued" one.
+	require.Equal(t, 1, cs.Flows, "flows")
+	require.NotContains(t, text, `"queued"`)
+	require.Contains(t, text, `"stolen" thief=1 moved=1 flow_out=`)
 }
