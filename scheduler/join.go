@@ -93,6 +93,15 @@ func frameArena[C Packet](w *Worker) *arena[frame[C]] {
 // packet's Run. If the cycle ends early, continuations of unfinished joins
 // never run. A join costs about two value spawns
 // (BenchmarkJoin against BenchmarkSpawnValue).
+//
+// The pointer is valid until c starts: it points into the join's frame,
+// which c's spawn clears and a later Join on this worker reuses. Only the
+// join's members may write through it, each before it finishes (the
+// join's count orders their writes before c runs). A packet that is not a
+// member (queued with Scheduler().Add, by a goroutine, or spawned outside
+// the join) must not keep it: its writes would land in a frame that c has
+// left or that another join now uses, unordered with them (a data race,
+// which the race detector reports when it sees both sides).
 func Join[C Packet](w *Worker, c C) *C {
 	if w.cur.p == nil || isNil(c) {
 		w.badSpawn(isNil(c), "Join")

@@ -19,7 +19,14 @@ import (
 
 // Worker is one worker goroutine of a Scheduler. A packet receives its
 // worker in Run; the *Worker is valid only inside that call, on that
-// goroutine: Spawn and SpawnOrRun on a *Worker kept past it panic.
+// goroutine. Kept past it: Spawn, SpawnOrRun, Join and Context on it
+// panic while no packet runs on that worker (between cycles, after
+// Close, or from another scheduler's packet that runs meanwhile); inside
+// a later packet on the same worker it is that packet's own *Worker (one
+// per worker for the scheduler's life) and acts as that packet's, which
+// cannot be told from a valid call and does what one would; from another
+// goroutine while its worker runs a packet it is a data race, which the
+// race detector reports.
 type Worker struct {
 	_ [64]byte
 	// Set by New and never written again; read by other workers (a thief
