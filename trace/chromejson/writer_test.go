@@ -7,8 +7,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/internal/synth"
@@ -21,19 +23,11 @@ func writeChecked(t *testing.T, s *trace.Snapshot) ([]byte, Stats, CheckStats) {
 	t.Helper()
 	var buf bytes.Buffer
 	st, err := Write(&buf, s, Options{Pid: 4242})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Bytes != int64(buf.Len()) {
-		t.Fatalf("Stats.Bytes %d, wrote %d", st.Bytes, buf.Len())
-	}
+	require.NoError(t, err, "Write")
+	require.Equal(t, int64(buf.Len()), st.Bytes, "Stats.Bytes against the bytes written")
 	cs, err := Check(buf.Bytes())
-	if err != nil {
-		t.Fatalf("Check: %v", err)
-	}
-	if !json.Valid(buf.Bytes()) {
-		t.Fatal("invalid JSON")
-	}
+	require.NoError(t, err, "Check")
+	require.True(t, json.Valid(buf.Bytes()), "invalid JSON")
 	return buf.Bytes(), st, cs
 }
 
@@ -47,86 +41,110 @@ func TestSameAsPerfetto(t *testing.T) {
 		res := synth.Generate(cfg)
 		_, st, cs := writeChecked(t, res.Snapshot)
 		var pb bytes.Buffer
-		if _, err := perfetto.Write(&pb, res.Snapshot, perfetto.Options{}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := perfetto.Write(&pb, res.Snapshot, perfetto.Options{})
+		require.NoError(t, err)
 		ps, err := perfetto.Check(pb.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// JSON draws flow-source instants as X slices.
-		if cs.Slices-cs.Flows != ps.Slices || cs.Instants+cs.Flows != ps.Instants || cs.Counters != ps.Counters || cs.Flows != ps.Flows {
-			t.Errorf("json %+v vs perfetto %+v", cs, ps)
-		}
-		if st.Slices != res.Packets && st.Dropped == 0 {
-			t.Errorf("slices %d, packets %d", st.Slices, res.Packets)
+		assert.Equal(t, ps.Slices, cs.Slices-cs.Flows, "slices: json %+v vs perfetto %+v", cs, ps)
+		assert.Equal(t, ps.Instants, cs.Instants+cs.Flows, "instants: json %+v vs perfetto %+v", cs, ps)
+		assert.Equal(t, ps.Counters, cs.Counters, "counters: json vs perfetto")
+		assert.Equal(t, ps.Flows, cs.Flows, "flows: json vs perfetto")
+		if st.Dropped == 0 {
+			assert.Equal(t, res.Packets, st.Slices, "slices against packets run")
 		}
 	}
 }
 
+// TestBytesPerSlice: a packet slice costs what the format says. Its E
+// event is `,\n{"ph":"E","ts":T,"pid":P,"tid":I}` and its B event
+// `,\n{"ph":"B","ts":T,"pid":P,"tid":I,"name":"N","cat":"C"}`, with
+// `,"bind_id":"0xF","flow_in":true` added to a stolen packet's B: T is
+// the event's time in µs (appendTS), P is 4242 and I the worker track's
+// tid (4243 and up: 4 digits), N the packet's name, C its stage's, and F
+// the flow id in 1 to 16 hex digits. Summed over the run's packets that
+// bounds the slices' bytes to within the flow ids' digits.
 func TestBytesPerSlice(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 4, Cycles: 2, Packets: 300, Seed: 2, NoCounters: true})
-	_, st, _ := writeChecked(t, res.Snapshot)
+	s := res.Snapshot
+	_, st, cs := writeChecked(t, s)
 	t.Logf("%d slices: %.1f bytes/slice (B+E), %.1f file bytes/slice", st.Slices, st.BytesPerSlice(), float64(st.Bytes)/float64(st.Slices))
+	const (
+		end    = ",\n" + `{"ph":"E","ts":,"pid":4242,"tid":}`
+		begin  = ",\n" + `{"ph":"B","ts":,"pid":4242,"tid":,"name":"","cat":""}`
+		flowIn = `,"bind_id":"0x","flow_in":true`
+		tid    = 4
+	)
+	require.Zero(t, s.Dropped(), "every packet's begin and end are in the snapshot")
+	stages := map[int]string{}
+	for _, e := range s.Control().Events {
+		if e.Kind() == trace.KindStageOpen {
+			stages[e.Stage()] = s.Name(e.Name())
+		}
+	}
+	var want int64 // the slices' bytes but for the flow ids' digits
+	slices, stolen := 0, 0
+	for _, b := range s.Buffers[:s.Workers()] {
+		for _, e := range b.Events {
+			switch e.Kind() {
+			case trace.KindPacketBegin:
+				slices++
+				want += int64(len(begin) + len(appendTS(nil, e.Time)) + tid + len(s.Name(e.Name())) + len(stages[e.Stage()]))
+				if e.Flow() != 0 {
+					stolen++
+					want += int64(len(flowIn))
+				}
+			case trace.KindPacketEnd:
+				want += int64(len(end) + len(appendTS(nil, e.Time)) + tid)
+			}
+		}
+	}
+	require.Equal(t, slices, st.Slices, "packet slices")
+	require.NotZero(t, stolen, "stolen packets in the synthetic run")
+	require.Equal(t, stolen, cs.Flows, "steal arrows: one per stolen packet")
+	assert.GreaterOrEqual(t, st.SliceBytes, want+int64(stolen), "packet slices' bytes, the format's least")
+	assert.LessOrEqual(t, st.SliceBytes, want+int64(16*stolen), "packet slices' bytes, the format's most")
 }
 
 func TestGolden(t *testing.T) {
 	data, _, _ := writeChecked(t, synth.Small())
 	path := filepath.Join("testdata", "small.json")
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, data, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(data, want) {
-		t.Errorf("output differs from %s (run with -update and review):\n%s", path, data)
-	}
+	require.NoError(t, err, "run go test -run Golden -update to create it")
+	assert.Equal(t, string(want), string(data), "output differs from %s (run with -update and review)", path)
 }
 
 func TestWriteFileAndErrors(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Seed: 5})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.json")
-	if _, err := WriteFile(path, res.Snapshot, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := WriteFile(path, res.Snapshot, Options{})
+	require.NoError(t, err)
 	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Check(data); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
-		t.Fatalf("mode %v (%v), want 0644", fi.Mode(), err)
-	}
+	require.NoError(t, err)
+	_, err = Check(data)
+	require.NoError(t, err)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "file mode")
 	// A failed write leaves the old file alone and no temporary file.
-	if _, err := WriteFile(path, nil, Options{}); err == nil {
-		t.Fatal("nil snapshot accepted")
-	}
-	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
-		t.Fatal("failed WriteFile changed the existing file")
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Fatalf("temporary file left behind: %v", entries)
-	}
-	if _, err := WriteFile(filepath.Join(dir, "no", "t.json"), res.Snapshot, Options{}); err == nil {
-		t.Fatal("WriteFile into a missing directory succeeded")
-	}
-	if _, err := Write(&bytes.Buffer{}, nil, Options{}); err == nil {
-		t.Fatal("nil snapshot accepted")
-	}
+	_, err = WriteFile(path, nil, Options{})
+	require.Error(t, err, "nil snapshot accepted")
+	again, _ := os.ReadFile(path)
+	require.Equal(t, data, again, "failed WriteFile changed the existing file")
+	entries, _ := os.ReadDir(dir)
+	require.Len(t, entries, 1, "temporary file left behind: %v", entries)
+	_, err = WriteFile(filepath.Join(dir, "no", "t.json"), res.Snapshot, Options{})
+	require.Error(t, err, "WriteFile into a missing directory succeeded")
+	_, err = Write(&bytes.Buffer{}, nil, Options{})
+	require.Error(t, err, "nil snapshot accepted")
 	big := synth.Generate(synth.Config{Workers: 2, Cycles: 5, Packets: 200, Seed: 6})
-	if _, err := Write(&failWriter{n: 100 << 10}, big.Snapshot, Options{}); err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("Write error = %v, want disk full", err)
-	}
+	_, err = Write(&failWriter{n: 100 << 10}, big.Snapshot, Options{})
+	require.ErrorContains(t, err, "disk full", "Write's error")
 }
 
 // failWriter fails once n bytes have been written.
@@ -143,32 +161,18 @@ func TestAppendString(t *testing.T) {
 	in := "a\"b\\c\n\x01é\xff"
 	got := string(appendString(nil, in))
 	var back string
-	if err := json.Unmarshal([]byte(got), &back); err != nil {
-		t.Fatalf("%s: %v", got, err)
-	}
-	if back != "a\"b\\c\n\x01é\uFFFD" {
-		t.Fatalf("round trip %q", back)
-	}
-	if ts := string(appendTS(nil, 1234567)); ts != "1234.567" {
-		t.Fatalf("appendTS = %s", ts)
-	}
-	if ts := string(appendTS(nil, 5000)); ts != "5" {
-		t.Fatalf("appendTS = %s", ts)
-	}
-	if ts := string(appendTS(nil, 5007)); ts != "5.007" {
-		t.Fatalf("appendTS = %s", ts)
-	}
-	if ts := string(appendTS(nil, 5200)); ts != "5.2" {
-		t.Fatalf("appendTS = %s", ts)
+	require.NoError(t, json.Unmarshal([]byte(got), &back), "%s", got)
+	require.Equal(t, "a\"b\\c\n\x01é\uFFFD", back, "round trip")
+	for ns, want := range map[int64]string{1234567: "1234.567", 5000: "5", 5007: "5.007", 5200: "5.2"} {
+		assert.Equal(t, want, string(appendTS(nil, ns)), "appendTS(%d)", ns)
 	}
 }
 
 func TestCheckRules(t *testing.T) {
 	meta := `{"ph":"M","name":"process_name","pid":1,"tid":1,"args":{"name":"p"}},{"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"t"}}`
 	wrap := func(evs string) []byte { return []byte(`{"traceEvents":[` + meta + evs + `]}`) }
-	if _, err := Check(wrap(`,{"ph":"B","name":"a","ts":1,"pid":1,"tid":2},{"ph":"E","ts":2,"pid":1,"tid":2}`)); err != nil {
-		t.Fatalf("valid trace rejected: %v", err)
-	}
+	_, err := Check(wrap(`,{"ph":"B","name":"a","ts":1,"pid":1,"tid":2},{"ph":"E","ts":2,"pid":1,"tid":2}`))
+	require.NoError(t, err, "valid trace rejected")
 	cases := []struct{ name, data, want string }{
 		{"not json", `hello`, "not a JSON trace"},
 		{"no events", `{"x":1}`, "no traceEvents"},
@@ -201,8 +205,6 @@ func TestCheckRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, err := Check([]byte(tc.data))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
-		}
+		assert.ErrorContains(t, err, tc.want, tc.name)
 	}
 }
