@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // lookTool finds a generator on PATH or in $GOPATH/bin (where go install
@@ -39,26 +41,17 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			"`go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12` to check the generated code")
 	}
 	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := t.TempDir()
 	cmd := exec.Command(protoc, "--plugin=protoc-gen-go="+plugin, "-I="+root, "--go_out="+dir,
 		"--go_opt=paths=source_relative", "trace/perfetto/perfettopb/perfetto.proto")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("protoc: %v\n%s", err, out)
-	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "protoc:\n%s", out)
 	fresh, err := os.ReadFile(filepath.Join(dir, "trace/perfetto/perfettopb/perfetto.pb.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	committed, err := os.ReadFile("perfetto.pb.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fresh = versions.ReplaceAll(fresh, nil)
 	committed = versions.ReplaceAll(committed, nil)
-	if !bytes.Equal(fresh, committed) {
-		t.Fatal("perfetto.pb.go is stale: run `go generate ./trace/perfetto/perfettopb`")
-	}
+	require.True(t, bytes.Equal(fresh, committed), "perfetto.pb.go is stale: run `go generate ./trace/perfetto/perfettopb`")
 }
