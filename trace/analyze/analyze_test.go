@@ -3,7 +3,6 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/internal/tracebuf"
@@ -41,74 +41,58 @@ func idleQueuedParked(w Window) []int64 {
 func encode(t testing.TB, s *trace.Snapshot) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := perfetto.Write(&buf, s, perfetto.Options{Pid: 7}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := perfetto.Write(&buf, s, perfetto.Options{Pid: 7})
+	require.NoError(t, err)
 	return buf.Bytes()
 }
 
 func TestAnalyzeSynthetic(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 1, Heavy: 200_000, Packets: 60})
 	r, err := Bytes(encode(t, res.Snapshot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Workers != 3 || len(r.Cycles) != 2 || r.Packets != res.Packets {
-		t.Fatalf("workers %d cycles %d packets %d (want 3, 2, %d)", r.Workers, len(r.Cycles), r.Packets, res.Packets)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 3, r.Workers)
+	require.Len(t, r.Cycles, 2)
+	require.Equal(t, res.Packets, r.Packets)
 	steals, wakes := 0, 0
 	var busy int64
 	for _, c := range r.Cycles {
 		steals += c.Steals
 		wakes += c.Wakes
-		if len(c.Stages) != 3 {
-			t.Fatalf("cycle %d: %d stages", c.Cycle, len(c.Stages))
-		}
-		if c.Ratio < 1 || c.LowerBoundNs <= 0 || c.MakespanNs < c.LowerBoundNs {
-			t.Errorf("cycle %d: makespan %d lower bound %d ratio %f", c.Cycle, c.MakespanNs, c.LowerBoundNs, c.Ratio)
-		}
+		require.Len(t, c.Stages, 3, "cycle %d", c.Cycle)
+		assert.GreaterOrEqual(t, c.Ratio, 1.0, "cycle %d ratio", c.Cycle)
+		assert.Positive(t, c.LowerBoundNs, "cycle %d lower bound", c.Cycle)
+		assert.GreaterOrEqual(t, c.MakespanNs, c.LowerBoundNs, "cycle %d makespan", c.Cycle)
 		busy += c.WorkNs
 		// The heavy packet bounds stage 1 and sits on its critical path.
 		s1 := c.Stages[0]
-		if s1.Longest != "ScanCodeCacheRoots" || s1.LongestNs != 200_000 || s1.BoundBy != "longest packet" {
-			t.Errorf("stage 1: longest %s %d bound by %s", s1.Longest, s1.LongestNs, s1.BoundBy)
+		assert.Equal(t, "ScanCodeCacheRoots", s1.Longest, "stage 1 longest")
+		assert.Equal(t, int64(200_000), s1.LongestNs, "stage 1 longest")
+		assert.Equal(t, "longest packet", s1.BoundBy, "stage 1 bound")
+		if assert.NotEmpty(t, s1.Critical.Packets, "stage 1 critical path") {
+			assert.Equal(t, "ScanCodeCacheRoots", s1.Critical.Packets[0].Name, "stage 1 critical path %+v", s1.Critical)
 		}
-		if len(s1.Critical.Packets) == 0 || s1.Critical.Packets[0].Name != "ScanCodeCacheRoots" {
-			t.Errorf("stage 1 critical path %+v", s1.Critical)
-		}
-		if s1.Heaviest[0].Name != "ScanCodeCacheRoots" {
-			t.Errorf("stage 1 heaviest %+v", s1.Heaviest)
-		}
-		if c.WakeP50Ns < 1000 || c.WakeP99Ns > 21000+2000 {
-			t.Errorf("wake latency p50 %d p99 %d outside the simulated 1-21 µs", c.WakeP50Ns, c.WakeP99Ns)
-		}
+		require.NotEmpty(t, s1.Heaviest)
+		assert.Equal(t, "ScanCodeCacheRoots", s1.Heaviest[0].Name, "stage 1 heaviest %+v", s1.Heaviest)
+		assert.GreaterOrEqual(t, c.WakeP50Ns, int64(1000), "wake latency p50 within the simulated 1-21 µs")
+		assert.LessOrEqual(t, c.WakeP99Ns, int64(21000+2000), "wake latency p99 within the simulated 1-21 µs")
 		for _, ws := range c.Workers {
-			if p := ws.BusyPct; p < 0 || p > 100 {
-				t.Errorf("busy %d = %f", ws.Worker, p)
-			}
+			assert.GreaterOrEqual(t, ws.BusyPct, 0.0, "busy %d", ws.Worker)
+			assert.LessOrEqual(t, ws.BusyPct, 100.0, "busy %d", ws.Worker)
 		}
 	}
 	var simBusy int64
 	for _, b := range res.Busy {
 		simBusy += b
 	}
-	if busy != simBusy {
-		t.Errorf("work %d, simulation says %d", busy, simBusy)
-	}
-	if steals != res.Steals || wakes != res.Wakes {
-		t.Errorf("steals %d wakes %d, simulation %d %d", steals, wakes, res.Steals, res.Wakes)
-	}
+	assert.Equal(t, simBusy, busy, "work against the simulation's")
+	assert.Equal(t, res.Steals, steals, "steals against the simulation's")
+	assert.Equal(t, res.Wakes, wakes, "wakes against the simulation's")
 	var text, js bytes.Buffer
-	if err := r.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
-		t.Fatal("bad JSON", err)
-	}
+	require.NoError(t, r.WriteText(&text))
+	require.NoError(t, r.WriteJSON(&js))
+	require.True(t, json.Valid(js.Bytes()), "bad JSON")
 	for _, want := range []string{"cycle 1", "stage 1 Prepare", "lower bound", "critical path", "wakes", "idle while work was queued"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
-		}
+		assert.Contains(t, text.String(), want, "text report")
 	}
 	t.Logf("\n%s", text.String())
 }
@@ -139,28 +123,26 @@ func TestIdleWhileQueued(t *testing.T) {
 	c.StageClose(1)
 	c.CycleEnd(1)
 	rep, err := Bytes(encode(t, r.Snapshot()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Cycles)
 	cy := rep.Cycles[0]
-	if idle := idleQueued(cy.Window); fmt.Sprint(idle) != "[0 50000]" {
-		t.Errorf("idle while queued %v, want [0 50000]", idle)
-	}
-	if parked := idleQueuedParked(cy.Window); fmt.Sprint(parked) != "[0 50000]" {
-		t.Errorf("of which parked %v, want [0 50000]: worker 1 was parked throughout", parked)
-	}
-	if cy.Gaps != 1 || cy.LongestGapNs != 50_000 || cy.LongestGapWork != 1 {
-		t.Errorf("gaps %d longest %d on %d", cy.Gaps, cy.LongestGapNs, cy.LongestGapWork)
-	}
-	if cy.Steals != 1 || cy.Stolen != 1 || cy.Packets != 2 || cy.WorkNs != 70_000 {
-		t.Errorf("steals %d stolen %d packets %d work %d", cy.Steals, cy.Stolen, cy.Packets, cy.WorkNs)
-	}
-	if cy.LowerBoundNs != 60_000 || cy.BoundBy != "longest packet" || cy.MakespanNs != 61_000 {
-		t.Errorf("bound %d by %s, makespan %d", cy.LowerBoundNs, cy.BoundBy, cy.MakespanNs)
-	}
-	if s := rep.Cycles[0].Stages[0]; s.Critical.Worker != 0 || len(s.Critical.Packets) != 1 || cy.Critical.BusyNs != 60_000 {
-		t.Errorf("critical %+v", cy.Critical)
-	}
+	assert.Equal(t, []int64{0, 50000}, idleQueued(cy.Window), "idle while queued")
+	assert.Equal(t, []int64{0, 50000}, idleQueuedParked(cy.Window), "of which parked: worker 1 was parked throughout")
+	assert.Equal(t, 1, cy.Gaps, "gaps")
+	assert.Equal(t, int64(50_000), cy.LongestGapNs, "longest gap")
+	assert.Equal(t, 1, cy.LongestGapWork, "longest gap's worker")
+	assert.Equal(t, 1, cy.Steals, "steals")
+	assert.Equal(t, int64(1), cy.Stolen, "stolen")
+	assert.Equal(t, 2, cy.Packets, "packets")
+	assert.Equal(t, int64(70_000), cy.WorkNs, "work")
+	assert.Equal(t, int64(60_000), cy.LowerBoundNs, "bound")
+	assert.Equal(t, "longest packet", cy.BoundBy, "bound by")
+	assert.Equal(t, int64(61_000), cy.MakespanNs, "makespan")
+	require.NotEmpty(t, cy.Stages)
+	s := cy.Stages[0]
+	assert.Equal(t, 0, s.Critical.Worker, "stage critical path %+v", s.Critical)
+	assert.Len(t, s.Critical.Packets, 1, "stage critical path %+v", s.Critical)
+	assert.Equal(t, int64(60_000), cy.Critical.BusyNs, "critical %+v", cy.Critical)
 }
 
 // TestIdleWhileQueuedParked: the parked share of a worker's idle time
@@ -196,17 +178,15 @@ func TestIdleWhileQueuedParked(t *testing.T) {
 	c.CycleEnd(1)
 	var text strings.Builder
 	rep, err := Bytes(encode(t, r.Snapshot()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Cycles)
 	cy := rep.Cycles[0]
-	if w1 := cy.Workers[1]; w1.IdleQueuedNs != 50_000 || w1.IdleQueuedParkedNs != 20_000 {
-		t.Errorf("worker 1 idle while queued %d, parked %d; want 50000 and 20000", w1.IdleQueuedNs, w1.IdleQueuedParkedNs)
-	}
-	rep.WriteText(&text)
-	if !strings.Contains(text.String(), "w1 50µs (20µs parked)") {
-		t.Errorf("text report lacks the parked share:\n%s", text.String())
-	}
+	require.Greater(t, len(cy.Workers), 1)
+	ws1 := cy.Workers[1]
+	assert.Equal(t, int64(50_000), ws1.IdleQueuedNs, "worker 1 idle while queued")
+	assert.Equal(t, int64(20_000), ws1.IdleQueuedParkedNs, "worker 1 idle while queued, parked")
+	require.NoError(t, rep.WriteText(&text))
+	assert.Contains(t, text.String(), "w1 50µs (20µs parked)", "text report's parked share")
 }
 
 // TestStaleCountersExpire: counter samples are sparse, so a bucket's last
@@ -265,13 +245,12 @@ func TestStaleCountersExpire(t *testing.T) {
 	c.CycleEnd(1)
 	now = 22_000
 	rep, err := Bytes(encode(t, r.Snapshot()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Cycles)
+	require.Greater(t, len(rep.Cycles[0].Stages), 1)
 	st := rep.Cycles[0].Stages[1]
-	if idle := idleQueued(st.Window); st.Name != "S2" || fmt.Sprint(idle) != "[0 0 1500]" {
-		t.Errorf("stage %s: idle while queued %v, want [0 0 1500] (w2 idle while w1's deque held work)", st.Name, idle)
-	}
+	assert.Equal(t, "S2", st.Name)
+	assert.Equal(t, []int64{0, 0, 1500}, idleQueued(st.Window), "stage %s: idle while queued (w2 idle while w1's deque held work)", st.Name)
 }
 
 // TestCriticalPathFollowsSteals: the chain back from the last packet to
@@ -317,9 +296,9 @@ func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 	ctl.StageClose(1)
 	ctl.CycleEnd(1)
 	rep, err := Bytes(encode(t, r.Snapshot()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Cycles)
+	require.NotEmpty(t, rep.Cycles[0].Stages)
 	cp := rep.Cycles[0].Stages[0].Critical
 	var names []string
 	for _, p := range cp.Packets {
@@ -331,13 +310,21 @@ func criticalPathFollowsSteals(t *testing.T, stamped bool) {
 	if stamped {
 		busy = 10_500
 	}
-	if cp.Worker != 1 || cp.Length != 3 || cp.Steals != 1 || cp.BusyNs != busy || cp.SpanNs != 11_000 || cp.DelayNs != 500 ||
-		fmt.Sprint(names) != "[D A C]" || !cp.Packets[2].Stolen {
-		t.Errorf("critical path %+v, want D, C (stolen), A: 3 packets ending on w1, 1 steal, busy %d, span 11 µs", cp, busy)
+	// Want D, C (stolen), A: 3 packets ending on w1, 1 steal, span 11 µs.
+	assert.Equal(t, 1, cp.Worker, "critical path %+v", cp)
+	assert.Equal(t, 3, cp.Length, "critical path %+v", cp)
+	assert.Equal(t, 1, cp.Steals, "critical path %+v", cp)
+	assert.Equal(t, busy, cp.BusyNs, "critical path %+v", cp)
+	assert.Equal(t, int64(11_000), cp.SpanNs, "critical path %+v", cp)
+	assert.Equal(t, int64(500), cp.DelayNs, "critical path %+v", cp)
+	assert.Equal(t, []string{"D", "A", "C"}, names, "critical path %+v", cp)
+	if assert.Len(t, cp.Packets, 3) {
+		assert.True(t, cp.Packets[2].Stolen, "critical path %+v", cp)
 	}
-	if cy := rep.Cycles[0].Critical; cy.Worker != -1 || cy.Length != 3 || cy.BusyNs != busy {
-		t.Errorf("cycle critical path %+v", cy)
-	}
+	cy := rep.Cycles[0].Critical
+	assert.Equal(t, -1, cy.Worker, "cycle critical path %+v", cy)
+	assert.Equal(t, 3, cy.Length, "cycle critical path %+v", cy)
+	assert.Equal(t, busy, cy.BusyNs, "cycle critical path %+v", cy)
 }
 
 // TestMemoryLinearInFile: a trace with many stages, each with its own
@@ -363,26 +350,20 @@ func TestMemoryLinearInFile(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	rep, err := Bytes(data)
 	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Cycles[0].Stages) != stages {
-		t.Fatalf("%d stages", len(rep.Cycles[0].Stages))
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Cycles)
+	require.Len(t, rep.Cycles[0].Stages, stages)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d bytes of trace, %d allocated (%.0fx)", len(data), alloc, float64(alloc)/float64(len(data)))
-	if alloc > 200*uint64(len(data)) {
-		t.Errorf("analysis allocated %d bytes for a %d-byte file", alloc, len(data))
-	}
+	assert.LessOrEqual(t, alloc, 200*uint64(len(data)), "bytes allocated for a %d-byte file", len(data))
 }
 
 func TestBadInput(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Seed: 3})
 	good := encode(t, res.Snapshot)
 	var js bytes.Buffer
-	if _, err := chromejson.Write(&js, res.Snapshot, chromejson.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := chromejson.Write(&js, res.Snapshot, chromejson.Options{})
+	require.NoError(t, err)
 	// A Perfetto trace that is not wsched's: one thread track, one slice.
 	foreign := bytes.Clone(good)
 	foreign = bytes.ReplaceAll(foreign, []byte(perfetto.DescProcess), []byte("other trace v1!"))
@@ -399,16 +380,12 @@ func TestBadInput(t *testing.T) {
 	}
 	for name, tc := range cases {
 		_, err := Bytes(tc.data)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
-		}
+		assert.ErrorContains(t, err, tc.want, name)
 	}
-	if _, err := Bytes(foreign); !errors.Is(err, ErrNotWsched) {
-		t.Errorf("foreign: %v is not ErrNotWsched", err)
-	}
-	if _, err := File(filepath.Join(t.TempDir(), "missing")); err == nil {
-		t.Error("missing file accepted")
-	}
+	_, err = Bytes(foreign)
+	assert.ErrorIs(t, err, ErrNotWsched, "foreign")
+	_, err = File(filepath.Join(t.TempDir(), "missing"))
+	assert.Error(t, err, "missing file accepted")
 }
 
 // packetBoundary returns the offset of the first packet after frac of data.
@@ -420,26 +397,20 @@ func packetBoundary(t *testing.T, data []byte, frac float64) int {
 		}
 		return nil
 	})
-	if err != nil || at < 0 {
-		t.Fatal("no boundary", err)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, at, 0, "no boundary")
 	return at
 }
 
 func TestDroppedReported(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Cycles: 3, Seed: 3, MaxBytes: 16 << 10})
 	r, err := Bytes(encode(t, res.Snapshot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Dropped == 0 || r.Dropped != res.Snapshot.Dropped() {
-		t.Fatalf("dropped %d, snapshot %d", r.Dropped, res.Snapshot.Dropped())
-	}
+	require.NoError(t, err)
+	require.NotZero(t, r.Dropped)
+	require.Equal(t, res.Snapshot.Dropped(), r.Dropped)
 	var text bytes.Buffer
-	r.WriteText(&text)
-	if !strings.Contains(text.String(), "DROPPED") {
-		t.Error("text does not flag drops")
-	}
+	require.NoError(t, r.WriteText(&text))
+	assert.Contains(t, text.String(), "DROPPED", "text flags drops")
 }
 
 // FuzzAnalyze: any input gives a report or an error, never a panic, and
@@ -453,9 +424,7 @@ func TestDroppedReported(t *testing.T) {
 //	WSCHED_STRESS=1 go test -run XXX -fuzz FuzzAnalyze -fuzztime 30s ./trace/analyze/
 func FuzzAnalyze(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("..", "perfetto", "testdata", "small.pftrace.golden"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	f.Add(golden)
 	f.Add(golden[:len(golden)/2])
 	f.Add([]byte{0x0a, 0x00})
@@ -501,20 +470,18 @@ func TestBlockedAndPolledWakes(t *testing.T) {
 	c.StageClose(1)
 	c.CycleEnd(1)
 	rep, err := Bytes(encode(t, r.Snapshot()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Cycles)
 	cy := rep.Cycles[0]
-	if cy.Wakes != 2 || cy.BlockedWakes != 1 || cy.BlockedWakeP50Ns != 181_000 || cy.PolledWakes != 1 || cy.PolledWakeP50Ns != 2000 {
-		t.Errorf("wakes %d: blocked %d (p50 %d), polled %d (p50 %d); want 2: 1 (181000), 1 (2000)",
-			cy.Wakes, cy.BlockedWakes, cy.BlockedWakeP50Ns, cy.PolledWakes, cy.PolledWakeP50Ns)
-	}
+	assert.Equal(t, 2, cy.Wakes, "wakes")
+	assert.Equal(t, 1, cy.BlockedWakes, "blocked wakes")
+	assert.Equal(t, int64(181_000), cy.BlockedWakeP50Ns, "blocked wakes' p50")
+	assert.Equal(t, 1, cy.PolledWakes, "polled wakes")
+	assert.Equal(t, int64(2000), cy.PolledWakeP50Ns, "polled wakes' p50")
 	var text strings.Builder
-	rep.WriteText(&text)
+	require.NoError(t, rep.WriteText(&text))
 	for _, want := range []string{"1 to a blocked worker (p50 181µs)", "1 to a polling one (p50 2µs)"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
-		}
+		assert.Contains(t, text.String(), want, "text report")
 	}
 }
 

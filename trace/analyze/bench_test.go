@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsched/wsched/examples/gcmark"
 	"github.com/wsched/wsched/examples/prepare"
 	"github.com/wsched/wsched/scheduler"
@@ -31,9 +33,8 @@ func BenchmarkAnalyze(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for b.Loop() {
-				if _, err := Bytes(in.data); (err != nil) != in.rejected {
-					b.Fatal(err)
-				}
+				_, err := Bytes(in.data)
+				require.Equal(b, in.rejected, err != nil, "%v", err)
 			}
 			runtime.ReadMemStats(&after)
 			n := float64(b.N) * float64(len(in.data))
@@ -76,13 +77,10 @@ func benchInputs(b *testing.B) []benchInput {
 // records for prepare's configuration name.
 func demoPrepare(b *testing.B, name string) []byte {
 	cfg, ok := prepare.Lookup(name)
-	if !ok {
-		b.Fatalf("no prepare configuration %q", name)
-	}
+	require.True(b, ok, "no prepare configuration %q", name)
 	rec := trace.NewRecorder(2, trace.Options{Overwrite: true})
-	if _, err := prepare.Run(context.Background(), cfg, prepare.Options{Workers: 2, Model: prepare.DefaultModel(0.05, 1), Tracer: rec}, 3); err != nil {
-		b.Fatal(err)
-	}
+	_, err := prepare.Run(context.Background(), cfg, prepare.Options{Workers: 2, Model: prepare.DefaultModel(0.05, 1), Tracer: rec}, 3)
+	require.NoError(b, err)
 	return writeDemo(b, rec)
 }
 
@@ -90,31 +88,23 @@ func demoPrepare(b *testing.B, name string) []byte {
 // records for gcmark's policy wake/steal.
 func demoMark(b *testing.B, wake, steal string) []byte {
 	var w, s scheduler.Policy
-	if err := w.UnmarshalText([]byte("wake-" + wake)); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.UnmarshalText([]byte("steal-" + steal)); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, w.UnmarshalText([]byte("wake-"+wake)))
+	require.NoError(b, s.UnmarshalText([]byte("steal-"+steal)))
 	rec := trace.NewRecorder(2, trace.Options{Overwrite: true})
 	h := gcmark.NewHeap(gcmark.DefaultHeapConfig(0.05, 1))
 	m, err := gcmark.NewMarker(h, gcmark.Options{Scheduler: scheduler.Config{Workers: 2, Wake: w, Steal: s, Tracer: rec}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer m.Close()
 	for range 3 {
-		if _, err := m.Mark(context.Background()); err != nil {
-			b.Fatal(err)
-		}
+		_, err := m.Mark(context.Background())
+		require.NoError(b, err)
 	}
 	return writeDemo(b, rec)
 }
 
 func writeDemo(b *testing.B, rec *trace.Recorder) []byte {
 	var buf bytes.Buffer
-	if _, err := perfetto.Write(&buf, rec.Snapshot(), perfetto.Options{ProcessName: "demo"}); err != nil {
-		b.Fatal(err)
-	}
+	_, err := perfetto.Write(&buf, rec.Snapshot(), perfetto.Options{ProcessName: "demo"})
+	require.NoError(b, err)
 	return buf.Bytes()
 }

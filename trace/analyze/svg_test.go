@@ -342,9 +342,8 @@ func BenchmarkSVG(b *testing.B) {
 				var info SVGInfo
 				for b.Loop() {
 					var err error
-					if info, err = SVG(io.Discard, data, opt.opt); err != nil {
-						b.Fatal(err)
-					}
+					info, err = SVG(io.Discard, data, opt.opt)
+					require.NoError(b, err)
 				}
 				runtime.ReadMemStats(&after)
 				n := float64(b.N) * float64(len(data))
