@@ -94,21 +94,25 @@ func cost(t *testing.T, data []byte, workers int) (bytes, objects uint64, events
 // levelling off from 64,000 packets), their simulated events grow
 // linearly too (so their time, O(e log w), does), and more workers add
 // O(w) bytes and events, not O(packets × w): from 2 to 4,094 workers, at
-// most 1 KiB and 4 events per worker more.
+// most 1 KiB and 4 events per worker more. Skipped with -short.
 func TestCostLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays of 8,000 and 128,000 packets, at 3 worker counts")
+	}
 	const n = 8000
-	for _, w := range []int{2, 64, 4094} {
+	workers := []int{2, 64, 4094}
+	bytesAt, eventsAt := map[int]uint64{}, map[int]int64{}
+	for _, w := range workers {
 		b1, o1, e1 := cost(t, wide(64, n), w)
 		b16, o16, e16 := cost(t, wide(64, 16*n), w)
 		t.Logf("%d workers: %d packets: %d B, %d objects, %d events; %d packets: %d B, %d objects, %d events", w, n, b1, o1, e1, 16*n, b16, o16, e16)
 		assert.LessOrEqual(t, float64(b16), 20*float64(b1), "bytes at %d workers", w)
 		assert.LessOrEqual(t, float64(o16), 20*float64(o1), "objects at %d workers", w)
 		assert.LessOrEqual(t, float64(e16), 20*float64(e1), "events at %d workers", w)
+		bytesAt[w], eventsAt[w] = b1, e1
 	}
-	b2, _, e2 := cost(t, wide(64, n), 2)
-	bw, _, ew := cost(t, wide(64, n), 4094)
-	assert.LessOrEqual(t, bw, b2+4094<<10, "bytes at 4094 workers")
-	assert.LessOrEqual(t, ew, e2+4*4094, "events at 4094 workers")
+	assert.LessOrEqual(t, bytesAt[4094], bytesAt[2]+4094<<10, "bytes at 4094 workers")
+	assert.LessOrEqual(t, eventsAt[4094], eventsAt[2]+4*4094, "events at 4094 workers")
 }
 
 // BenchmarkRun: a replay's time per simulated event, at 2, 64 and 4,094
