@@ -19,40 +19,40 @@ import (
 // fits, one bigger than the bound is invalid; taken packets make room
 // again.
 func TestMaxQueuedFull(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, MaxQueued: 4, Stages: []string{"one", "two"}})
+	s := newSched(t, Config{Workers: 1, MaxQueued: 4, Stages: []string{"one", "two"}})
 	var n atomic.Int64
-	require.NoError(t, s.Add(v1Count{&n}))
-	require.NoError(t, s.Add(v1Count{&n}, Priority))
-	require.NoError(t, s.Add(v1Count{&n}, StageID(2)))
-	require.NoError(t, s.AddAll(v1Counts(1, &n), Lend))
+	require.NoError(t, s.Add(counter{&n}))
+	require.NoError(t, s.Add(counter{&n}, Priority))
+	require.NoError(t, s.Add(counter{&n}, StageID(2)))
+	require.NoError(t, s.AddAll(counters(1, &n), Lend))
 	assert.EqualValues(t, 4, s.s.nQueued.Load())
 	for name, err := range map[string]error{
-		"Add":          s.Add(v1Count{&n}),
-		"Add/priority": s.Add(v1Count{&n}, Priority),
-		"Add/stage 2":  s.Add(v1Count{&n}, StageID(2)),
-		"AddAll":       s.AddAll(v1Counts(2, &n)),
-		"AddAll/Lend":  s.AddAll(v1Counts(2, &n), Lend),
+		"Add":          s.Add(counter{&n}),
+		"Add/priority": s.Add(counter{&n}, Priority),
+		"Add/stage 2":  s.Add(counter{&n}, StageID(2)),
+		"AddAll":       s.AddAll(counters(2, &n)),
+		"AddAll/Lend":  s.AddAll(counters(2, &n), Lend),
 	} {
 		assert.ErrorIs(t, err, ErrQueueFull, name)
 	}
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 4, n.Load())
 	assert.Zero(t, s.s.nQueued.Load())
 
 	// Three queued: an AddAll of two would pass the bound, one fits.
-	require.NoError(t, s.AddAll(v1Counts(3, &n)))
-	assert.ErrorIs(t, s.AddAll(v1Counts(2, &n)), ErrQueueFull)
-	assert.ErrorIs(t, s.AddAll(v1Counts(2, &n), Lend), ErrQueueFull)
-	require.NoError(t, s.AddAll(v1Counts(1, &n)))
+	require.NoError(t, s.AddAll(counters(3, &n)))
+	assert.ErrorIs(t, s.AddAll(counters(2, &n)), ErrQueueFull)
+	assert.ErrorIs(t, s.AddAll(counters(2, &n), Lend), ErrQueueFull)
+	require.NoError(t, s.AddAll(counters(1, &n)))
 	assert.EqualValues(t, 4, s.s.nQueued.Load())
-	assert.ErrorIs(t, s.Add(v1Count{&n}), ErrQueueFull)
-	require.NoError(t, v1Run(t, s))
+	assert.ErrorIs(t, s.Add(counter{&n}), ErrQueueFull)
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 4+4, n.Load())
 	assert.Zero(t, s.s.nQueued.Load())
 
 	// More than the bound in one call can never fit, Block or not.
-	for _, opts := range [][]Option{nil, {Lend}, {Block(v1Bg)}} {
-		err := s.AddAll(v1Counts(5, &n), opts...)
+	for _, opts := range [][]Option{nil, {Lend}, {Block(bg)}} {
+		err := s.AddAll(counters(5, &n), opts...)
 		assert.ErrorIs(t, err, ErrInvalid, "AddAll of 5 under MaxQueued 4, options %v", opts)
 		assert.ErrorContains(t, err, "MaxQueued (4)")
 	}
@@ -63,21 +63,21 @@ func TestMaxQueuedFull(t *testing.T) {
 // 500 is refused and leaves 7 queued (the bound holds for AddAll too),
 // and with Block an AddAll waits until the whole slice fits.
 func TestMaxQueuedAddAllBound(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, MaxQueued: 8})
+	s := newSched(t, Config{Workers: 1, MaxQueued: 8})
 	var n atomic.Int64
-	require.NoError(t, s.AddAll(v1Counts(7, &n)))
-	assert.ErrorIs(t, s.AddAll(v1Counts(500, &n)), ErrInvalid)
-	assert.ErrorIs(t, s.AddAll(v1Counts(2, &n)), ErrQueueFull)
+	require.NoError(t, s.AddAll(counters(7, &n)))
+	assert.ErrorIs(t, s.AddAll(counters(500, &n)), ErrInvalid)
+	assert.ErrorIs(t, s.AddAll(counters(2, &n)), ErrQueueFull)
 	assert.EqualValues(t, 7, s.s.nQueued.Load(), "queued")
 
 	added := make(chan error, 1)
-	go func() { added <- s.AddAll(v1Counts(8, &n), Block(v1Bg)) }()
-	v1WaitFor(t, "the AddAll to wait", func() bool { return s.s.waiters.Load() == 1 })
+	go func() { added <- s.AddAll(counters(8, &n), Block(bg)) }()
+	waitUntil(t, "the AddAll to wait", func() bool { return s.s.waiters.Load() == 1 })
 	assert.EqualValues(t, 7, s.s.nQueued.Load(), "queued while the AddAll waits")
-	require.NoError(t, v1Run(t, s)) // takes the 7: the 8 fit
-	require.NoError(t, v1Recv(t, added))
+	require.NoError(t, runCycle(t, s)) // takes the 7: the 8 fit
+	require.NoError(t, recvWithin(t, added))
 	assert.LessOrEqual(t, s.s.nQueued.Load(), int64(8))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 15, n.Load(), "packets run")
 	assert.Zero(t, s.s.nQueued.Load())
 }
@@ -99,7 +99,7 @@ func TestAddAllRacingCloseCount(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 64 {
-					if err := s.AddAll(v1Counts(batch, &n)); err != nil {
+					if err := s.AddAll(counters(batch, &n)); err != nil {
 						assert.ErrorIs(t, err, ErrClosed)
 						return
 					}
@@ -108,7 +108,7 @@ func TestAddAllRacingCloseCount(t *testing.T) {
 			}()
 		}
 		runErr := make(chan error, 1)
-		go func() { runErr <- s.Run(v1Bg) }()
+		go func() { runErr <- s.Run(bg) }()
 		waitFor(t, 10*time.Second, func() bool { return n.Load() > 0 || s.s.nQueued.Load() > batch }, "packets queued")
 		require.NoError(t, s.Close())
 		wg.Wait()
@@ -131,26 +131,26 @@ func TestAddAllRacingCloseCount(t *testing.T) {
 // TestBlockWaitsForRoom: with Block, an add to a full queue waits until a
 // worker takes a packet, then queues.
 func TestBlockWaitsForRoom(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, MaxQueued: 2})
+	s := newSched(t, Config{Workers: 1, MaxQueued: 2})
 	var n atomic.Int64
 	added := make(chan struct{})
 	// The gate holds the cycle open until the blocked add has returned.
 	require.NoError(t, s.Add(Func("gate", func(*Worker) error { <-added; return nil })))
-	require.NoError(t, s.Add(v1Count{&n}))
+	require.NoError(t, s.Add(counter{&n}))
 	addErr := make(chan error, 1)
 	go func() {
-		err := s.Add(v1Count{&n}, Block(v1Bg))
+		err := s.Add(counter{&n}, Block(bg))
 		close(added)
 		addErr <- err
 	}()
-	v1WaitFor(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
+	waitUntil(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	select {
 	case <-added:
 		t.Fatal("Add with Block returned while the queue was full")
 	default:
 	}
-	require.NoError(t, v1Run(t, s))
-	require.NoError(t, v1Recv(t, addErr))
+	require.NoError(t, runCycle(t, s))
+	require.NoError(t, recvWithin(t, addErr))
 	assert.EqualValues(t, 2, n.Load(), "the waiting add's packet ran in the cycle that made room")
 	assert.Zero(t, s.s.waiters.Load())
 }
@@ -158,45 +158,45 @@ func TestBlockWaitsForRoom(t *testing.T) {
 // TestBlockCancelled: a Block add whose context is done, before or while
 // it waits, returns the context's cause and queues nothing.
 func TestBlockCancelled(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, MaxQueued: 1})
+	s := newSched(t, Config{Workers: 1, MaxQueued: 1})
 	var n atomic.Int64
-	require.NoError(t, s.Add(v1Count{&n}))
+	require.NoError(t, s.Add(counter{&n}))
 
-	before := errors.New("v1 cancelled before")
-	ctx, cancel := context.WithCancelCause(v1Bg)
+	before := errors.New("cancelled before")
+	ctx, cancel := context.WithCancelCause(bg)
 	cancel(before)
-	assert.ErrorIs(t, s.Add(v1Count{&n}, Block(ctx)), before)
-	assert.ErrorIs(t, s.AddAll(v1Counts(1, &n), Block(ctx)), before)
+	assert.ErrorIs(t, s.Add(counter{&n}, Block(ctx)), before)
+	assert.ErrorIs(t, s.AddAll(counters(1, &n), Block(ctx)), before)
 
-	during := errors.New("v1 cancelled while waiting")
-	ctx, cancel = context.WithCancelCause(v1Bg)
+	during := errors.New("cancelled while waiting")
+	ctx, cancel = context.WithCancelCause(bg)
 	addErr := make(chan error, 1)
-	go func() { addErr <- s.AddAll(v1Counts(1, &n), Block(ctx)) }()
-	v1WaitFor(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
+	go func() { addErr <- s.AddAll(counters(1, &n), Block(ctx)) }()
+	waitUntil(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	cancel(during)
-	assert.ErrorIs(t, v1Recv(t, addErr), during)
+	assert.ErrorIs(t, recvWithin(t, addErr), during)
 	assert.Zero(t, s.s.waiters.Load())
 
-	ctx, cancel2 := context.WithTimeout(v1Bg, time.Millisecond)
+	ctx, cancel2 := context.WithTimeout(bg, time.Millisecond)
 	defer cancel2()
-	assert.ErrorIs(t, s.Add(v1Count{&n}, Block(ctx)), context.DeadlineExceeded)
+	assert.ErrorIs(t, s.Add(counter{&n}, Block(ctx)), context.DeadlineExceeded)
 
 	assert.EqualValues(t, 1, s.s.nQueued.Load())
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 1, n.Load())
 }
 
 // TestBlockClosed: Close ends a waiting Block add with ErrClosed.
 func TestBlockClosed(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, MaxQueued: 1})
+	s := newSched(t, Config{Workers: 1, MaxQueued: 1})
 	var n atomic.Int64
-	require.NoError(t, s.Add(v1Count{&n}))
+	require.NoError(t, s.Add(counter{&n}))
 	addErr := make(chan error, 1)
-	go func() { addErr <- s.Add(v1Count{&n}, Block(v1Bg)) }()
-	v1WaitFor(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
+	go func() { addErr <- s.Add(counter{&n}, Block(bg)) }()
+	waitUntil(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	require.NoError(t, s.Close())
-	assert.ErrorIs(t, v1Recv(t, addErr), ErrClosed)
-	assert.ErrorIs(t, s.Add(v1Count{&n}, Block(v1Bg)), ErrClosed)
+	assert.ErrorIs(t, recvWithin(t, addErr), ErrClosed)
+	assert.ErrorIs(t, s.Add(counter{&n}, Block(bg)), ErrClosed)
 	assert.EqualValues(t, 1, s.Stats().Dropped)
 	assert.Zero(t, n.Load())
 }
@@ -204,19 +204,19 @@ func TestBlockClosed(t *testing.T) {
 // TestBlockFromPacket: from a packet, Block never waits (the workers
 // could all be waiting): a full queue is ErrQueueFull.
 func TestBlockFromPacket(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, MaxQueued: 1})
+	s := newSched(t, Config{Workers: 1, MaxQueued: 1})
 	var n atomic.Int64
 	var errs []error
 	require.NoError(t, s.AddDesignated(0, Func("adder", func(w *Worker) error {
 		h := w.Scheduler()
 		errs = append(errs,
-			h.Add(v1Count{&n}, Block(v1Bg)), // room for one
-			h.Add(v1Count{&n}, Block(v1Bg)),
-			h.AddAll(v1Counts(1, &n), Block(v1Bg)),
-			h.Add(v1Count{&n}, Block(v1Bg), Priority))
+			h.Add(counter{&n}, Block(bg)), // room for one
+			h.Add(counter{&n}, Block(bg)),
+			h.AddAll(counters(1, &n), Block(bg)),
+			h.Add(counter{&n}, Block(bg), Priority))
 		return nil
 	})))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	require.Len(t, errs, 4)
 	assert.NoError(t, errs[0])
 	for _, err := range errs[1:] {
@@ -225,15 +225,15 @@ func TestBlockFromPacket(t *testing.T) {
 	assert.EqualValues(t, 1, n.Load())
 }
 
-// v1Spin counts its run in runs[i], samples the queue, and spins for d.
-type v1Spin struct {
+// spinPacket counts its run in runs[i], samples the queue, and spins for d.
+type spinPacket struct {
 	i      int
 	d      time.Duration
 	runs   []atomic.Int32
 	sample func()
 }
 
-func (p *v1Spin) Run(*Worker) error {
+func (p *spinPacket) Run(*Worker) error {
 	p.runs[p.i].Add(1)
 	p.sample()
 	for start := time.Now(); time.Since(start) < p.d; {
@@ -249,8 +249,8 @@ func TestBackpressureProducer(t *testing.T) {
 	const maxQueued = 16
 	for _, batch := range []int{1, 4} {
 		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: 2, MaxQueued: maxQueued})
-			total := v1Scale(2000, 8) / batch * batch
+			s := newSched(t, Config{Workers: 2, MaxQueued: maxQueued})
+			total := scale(2000, 8) / batch * batch
 			runs := make([]atomic.Int32, total)
 			var peak atomic.Int64
 			sample := func() {
@@ -273,13 +273,13 @@ func TestBackpressureProducer(t *testing.T) {
 				for i := 0; i < total; i += batch {
 					ps := make([]Packet, batch)
 					for j := range ps {
-						ps[j] = &v1Spin{i: i + j, d: 10 * time.Microsecond, runs: runs, sample: sample}
+						ps[j] = &spinPacket{i: i + j, d: 10 * time.Microsecond, runs: runs, sample: sample}
 					}
 					var err error
 					if batch == 1 {
-						err = s.Add(ps[0], Block(v1Bg))
+						err = s.Add(ps[0], Block(bg))
 					} else {
-						err = s.AddAll(ps, Block(v1Bg))
+						err = s.AddAll(ps, Block(bg))
 					}
 					if err != nil {
 						prodErr <- err
@@ -289,8 +289,8 @@ func TestBackpressureProducer(t *testing.T) {
 				}
 				prodErr <- nil
 			}()
-			require.NoError(t, v1Run(t, s))
-			require.NoError(t, v1Recv(t, prodErr))
+			require.NoError(t, runCycle(t, s))
+			require.NoError(t, recvWithin(t, prodErr))
 			for i := range runs {
 				require.EqualValues(t, 1, runs[i].Load(), "packet %d", i)
 			}
@@ -306,14 +306,14 @@ func TestBackpressureProducer(t *testing.T) {
 // TestUnboundedByDefault: without MaxQueued nothing is counted or
 // refused.
 func TestUnboundedByDefault(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1})
+	s := newSched(t, Config{Workers: 1})
 	var n atomic.Int64
 	for range 10_000 {
-		require.NoError(t, s.Add(v1Count{&n}, Block(v1Bg)))
+		require.NoError(t, s.Add(counter{&n}, Block(bg)))
 	}
-	require.NoError(t, s.AddAll(v1Counts(50_000, &n)))
+	require.NoError(t, s.AddAll(counters(50_000, &n)))
 	assert.False(t, s.s.bounded)
 	assert.Zero(t, s.s.nQueued.Load())
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 60_000, n.Load())
 }

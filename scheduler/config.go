@@ -122,11 +122,9 @@ type Config struct {
 	// Steal is how much a worker steals from another's deque; zero means
 	// StealHalf.
 	Steal Policy
-	// StealLimit caps a StealHalf steal, 1..128; zero means 128, the size
-	// of the private array a thief runs a stolen batch from. (A 16,383-child
-	// spawn on 2 workers ran 21% faster with batches stolen into that array
-	// than with uncapped halves into the thief's deque; the 16-worker sweep
-	// found halves capped at 32 or 64 as fast as uncapped ones everywhere.)
+	// StealLimit caps a StealHalf steal, 1..128; zero means 128, the most
+	// packets a thief takes in one steal (benchmarks/results/DEFAULTS.md
+	// has the sweep that chose it).
 	StealLimit int
 	// Take is how many packets a bucket take moves; zero means TakeGuided.
 	Take Policy
@@ -134,14 +132,14 @@ type Config struct {
 	// packets a take moves under TakeFair and TakeFixed, and while the
 	// bucket holds at most 2 × Workers × BucketBatch under TakeGuided; zero
 	// means 32 (MMTk takes 33, crossbeam's MAX_BATCH of 32 plus the popped
-	// one; 32 keeps a take within one 128-packet bucket block).
+	// one); at most 128 packets move in one take whatever its value.
 	BucketBatch int
 	// Local is the order of a worker's own queue; zero means LocalPrivate.
 	Local Policy
 	// Spins is the number of search rounds (a scan of the buckets and the
 	// other workers, then runtime.Gosched) a worker makes before it parks,
 	// while some worker still runs a packet; zero means 64 (about 10-30 µs
-	// here, below what an OS wake-up costs), a negative value none: a
+	// on the 2-vCPU EPYC, below what an OS wake-up costs), a negative value none: a
 	// worker that finds nothing in its first scan parks at once. At most
 	// 65,536.
 	Spins int
@@ -171,7 +169,9 @@ type Config struct {
 	MaxQueued int
 	// PacketTiming records per-packet-type total, minimum and maximum run
 	// times. Off by default: it reads the monotonic clock once per packet
-	// (about 33 ns here), several times the rest of the per-packet path.
+	// (about 33 ns on the 2-vCPU EPYC: BenchmarkSpawnTrivialPacketTiming
+	// against BenchmarkSpawnTrivial), several times the rest of the
+	// per-packet path.
 	// Counts are always recorded.
 	PacketTiming bool
 	// Tracer receives the scheduler's trace events; nil turns tracing off.

@@ -11,22 +11,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type v1CtxKey struct{}
+type ctxKey struct{}
 
 // TestContextOfCycle: w.Context() carries Run's context's values, is the
 // same context for every packet of a cycle, is live during the cycle and
 // done (context.Canceled) once it has ended normally; the next cycle has
 // a fresh one.
 func TestContextOfCycle(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
+	s := newSched(t, Config{Workers: 2})
 	for cycle := range 3 {
-		ctx := context.WithValue(v1Bg, v1CtxKey{}, cycle)
+		ctx := context.WithValue(bg, ctxKey{}, cycle)
 		var mu sync.Mutex
 		ctxs := map[context.Context]int{}
 		var bad atomic.Int64
 		probe := Func("probe", func(w *Worker) error {
 			c := w.Context()
-			if c.Value(v1CtxKey{}) != cycle || c.Err() != nil {
+			if c.Value(ctxKey{}) != cycle || c.Err() != nil {
 				bad.Add(1)
 			}
 			mu.Lock()
@@ -41,7 +41,7 @@ func TestContextOfCycle(t *testing.T) {
 			return nil
 		})))
 		require.NoError(t, s.AddAll([]Packet{probe, probe, probe}))
-		require.NoError(t, v1RunCtx(t, s, ctx))
+		require.NoError(t, runCycleCtx(t, s, ctx))
 		assert.Zero(t, bad.Load(), "a packet saw another value or a done context")
 		require.Len(t, ctxs, 1, "one context per cycle")
 		for c, n := range ctxs {
@@ -52,14 +52,14 @@ func TestContextOfCycle(t *testing.T) {
 	}
 }
 
-// v1Waiter signals started, then blocks on its context, records the
+// waiterPacket signals started, then blocks on its context, records the
 // cause that released it, and returns once the cycle is aborting.
-func v1Waiter(started chan<- struct{}, cause *error) Packet {
+func waiterPacket(started chan<- struct{}, cause *error) Packet {
 	return Func("waiter", func(w *Worker) error {
 		close(started)
 		<-w.Context().Done()
 		*cause = context.Cause(w.Context())
-		v1HoldUntilAbort(w)
+		holdUntilAbort(w)
 		return nil
 	})
 }
@@ -68,16 +68,16 @@ func v1Waiter(started chan<- struct{}, cause *error) Packet {
 // released by another packet's failure, with the cycle's *CycleError as
 // the cause.
 func TestContextCancelledByFailure(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
+	s := newSched(t, Config{Workers: 2})
 	started := make(chan struct{})
 	var cause error
-	boom := errors.New("v1 boom")
-	require.NoError(t, s.AddDesignated(0, v1Waiter(started, &cause)))
+	boom := errors.New("boom")
+	require.NoError(t, s.AddDesignated(0, waiterPacket(started, &cause)))
 	require.NoError(t, s.AddDesignated(1, Func("failer", func(w *Worker) error {
 		<-started
 		return boom
 	})))
-	err := v1Run(t, s)
+	err := runCycle(t, s)
 	require.ErrorIs(t, err, boom)
 	require.ErrorIs(t, cause, boom)
 	var ce *CycleError
@@ -89,18 +89,18 @@ func TestContextCancelledByFailure(t *testing.T) {
 // TestContextCancelledByRun: cancelling Run's context releases a packet
 // blocked on its cycle's context, with the same cause.
 func TestContextCancelledByRun(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
-	myErr := errors.New("v1 stop")
-	ctx, cancel := context.WithCancelCause(v1Bg)
+	s := newSched(t, Config{Workers: 2})
+	myErr := errors.New("stop")
+	ctx, cancel := context.WithCancelCause(bg)
 	defer cancel(nil)
 	started := make(chan struct{})
 	var cause error
-	require.NoError(t, s.Add(v1Waiter(started, &cause)))
+	require.NoError(t, s.Add(waiterPacket(started, &cause)))
 	go func() {
 		<-started
 		cancel(myErr)
 	}()
-	err := v1RunCtx(t, s, ctx)
+	err := runCycleCtx(t, s, ctx)
 	require.ErrorIs(t, err, myErr)
 	require.ErrorIs(t, cause, myErr)
 }
@@ -109,17 +109,17 @@ func TestContextCancelledByRun(t *testing.T) {
 // blocked on its cycle's context, with a cause wrapping ErrClosed; Run
 // returns a *CycleError wrapping ErrClosed.
 func TestContextCancelledByClose(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
+	s := newSched(t, Config{Workers: 2})
 	started := make(chan struct{})
 	var cause error
-	require.NoError(t, s.Add(v1Waiter(started, &cause)))
+	require.NoError(t, s.Add(waiterPacket(started, &cause)))
 	closed := make(chan error)
 	go func() {
 		<-started
 		closed <- s.Close()
 	}()
-	err := v1Run(t, s)
-	require.NoError(t, v1Recv(t, closed))
+	err := runCycle(t, s)
+	require.NoError(t, recvWithin(t, closed))
 	require.ErrorIs(t, err, ErrClosed)
 	var ce *CycleError
 	require.ErrorAs(t, err, &ce)
@@ -130,36 +130,36 @@ func TestContextCancelledByClose(t *testing.T) {
 // is already ending (an inline child failed) returns a context done with
 // the cycle's cause.
 func TestContextAfterInlineFailure(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1})
+	s := newSched(t, Config{Workers: 1})
 	var cause error
 	require.NoError(t, s.Add(Func("parent", func(w *Worker) error {
-		SpawnOrRun(w, v1FailKid{})
+		SpawnOrRun(w, failKid{})
 		cause = context.Cause(w.Context())
 		return nil
 	})))
-	require.ErrorIs(t, v1Run(t, s), v1ErrKid)
-	require.ErrorIs(t, cause, v1ErrKid)
+	require.ErrorIs(t, runCycle(t, s), errKid)
+	require.ErrorIs(t, cause, errKid)
 	var ce *CycleError
 	require.ErrorAs(t, cause, &ce)
-	assert.Equal(t, "scheduler.v1FailKid", ce.Packet)
+	assert.Equal(t, "scheduler.failKid", ce.Packet)
 }
 
 // TestContextOutsidePacket: Context on a *Worker kept past its packet
 // panics.
 func TestContextOutsidePacket(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1})
+	s := newSched(t, Config{Workers: 1})
 	var kept *Worker
 	require.NoError(t, s.Add(Func("keep", func(w *Worker) error { kept = w; return nil })))
-	require.NoError(t, v1Run(t, s))
-	assert.Contains(t, v1PanicMsg(func() { kept.Context() }), "Context on worker 0 outside its packet")
+	require.NoError(t, runCycle(t, s))
+	assert.Contains(t, panicMsg(func() { kept.Context() }), "Context on worker 0 outside its packet")
 }
 
 // TestContextDoneEndsWorkerRun: a packet released by its context, when
 // Run's context is cancelled, is the last packet its worker starts in
 // that cycle, as it is when another packet fails.
 func TestContextDoneEndsWorkerRun(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1})
-	ctx, cancel := context.WithCancel(v1Bg)
+	s := newSched(t, Config{Workers: 1})
+	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	started := make(chan struct{})
 	var ran atomic.Int64
@@ -168,12 +168,12 @@ func TestContextDoneEndsWorkerRun(t *testing.T) {
 		<-w.Context().Done()
 		return nil
 	})))
-	require.NoError(t, s.AddAll(v1Counts(100, &ran)))
+	require.NoError(t, s.AddAll(counters(100, &ran)))
 	go func() {
 		<-started
 		cancel()
 	}()
-	err := v1RunCtx(t, s, ctx)
+	err := runCycleCtx(t, s, ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, ran.Load(), "packets started after the waiter saw its context done")
 	var ce *CycleError

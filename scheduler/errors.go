@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Errors for conditions a caller can meet at run time.
@@ -93,4 +94,42 @@ const goexitValue = "runtime.Goexit called by the packet"
 // invalid returns an error wrapping ErrInvalid.
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// packetPanicked records the panic (or Goexit) of the packet named name,
+// which w ran, and ends the cycle. Owner.
+func (w *Worker) packetPanicked(name string, v any, stack []byte) {
+	w.hot.panics++
+	w.packetEnded(&CycleError{Packet: name, Err: panicError{v}, Panicked: true, Value: v, Stack: stack})
+}
+
+// packetFailed records the error of the packet named name, which w ran,
+// and ends the cycle. Owner.
+func (w *Worker) packetFailed(name string, err error) {
+	w.hot.failures++
+	w.packetEnded(&CycleError{Packet: name, Err: err})
+}
+
+func (w *Worker) packetEnded(ce *CycleError) {
+	s := w.s
+	if w.inPacket {
+		w.tb.PacketEnd()
+		w.inPacket = false
+	}
+	ce.Stage = w.cur.stage()
+	ce.StageName = s.stageNames[ce.Stage]
+	ce.Worker = w.id
+	s.mu.Lock()
+	s.abortCycle(ce)
+	s.mu.Unlock()
+}
+
+// safeName is nameOf, surviving a PacketName that panics too.
+func safeName(p Packet) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = reflect.TypeOf(p).String()
+		}
+	}()
+	return nameOf(p)
 }

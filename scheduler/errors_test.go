@@ -16,11 +16,11 @@ import (
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
-// v1CodeError is a custom error type: errors.Is compares it by value,
+// codeError is a custom error type: errors.Is compares it by value,
 // errors.As finds it.
-type v1CodeError struct{ code int }
+type codeError struct{ code int }
 
-func (e v1CodeError) Error() string { return fmt.Sprintf("v1 code %d", e.code) }
+func (e codeError) Error() string { return fmt.Sprintf("code %d", e.code) }
 
 // TestPacketErrorEndsCycle: a packet's error ends the cycle at once. The
 // packet running on the other worker finishes (its context is cancelled)
@@ -29,7 +29,7 @@ func (e v1CodeError) Error() string { return fmt.Sprintf("v1 code %d", e.code) }
 // that wraps the error and names the packet, its stage and worker, with
 // every packet not run in Dropped.
 func TestPacketErrorEndsCycle(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2, Stages: []string{"mark", "sweep"}})
+	s := newSched(t, Config{Workers: 2, Stages: []string{"mark", "sweep"}})
 	var started atomic.Int64 // packets that must never start
 	var holderDone atomic.Bool
 	fStarted, aSpawned := make(chan struct{}), make(chan struct{})
@@ -38,7 +38,7 @@ func TestPacketErrorEndsCycle(t *testing.T) {
 	require.NoError(t, s.AddDesignated(0, Func("holder", func(w *Worker) error {
 		<-fStarted
 		for range 10 {
-			Spawn(w, v1Count{&started})
+			Spawn(w, counter{&started})
 		}
 		close(aSpawned)
 		<-w.Context().Done() // the failure cancels it
@@ -49,20 +49,20 @@ func TestPacketErrorEndsCycle(t *testing.T) {
 		close(fStarted)
 		<-aSpawned
 		for range 5 {
-			Spawn(w, v1Count{&started})
+			Spawn(w, counter{&started})
 		}
-		return fmt.Errorf("marking: %w", v1CodeError{7})
+		return fmt.Errorf("marking: %w", codeError{7})
 	}), Priority))
-	require.NoError(t, s.AddAll(v1Counts(1000, &started)))
-	require.NoError(t, s.AddAll(v1Counts(500, &started), StageID(2)))
+	require.NoError(t, s.AddAll(counters(1000, &started)))
+	require.NoError(t, s.AddAll(counters(500, &started), StageID(2)))
 
-	err := v1Run(t, s)
+	err := runCycle(t, s)
 	require.Error(t, err)
 	assert.True(t, holderDone.Load(), "the holder finished its run")
 	assert.Zero(t, started.Load(), "queued packets started after the failure")
 
-	assert.ErrorIs(t, err, v1CodeError{7})
-	var code v1CodeError
+	assert.ErrorIs(t, err, codeError{7})
+	var code codeError
 	require.ErrorAs(t, err, &code)
 	assert.Equal(t, 7, code.code)
 	var ce *CycleError
@@ -74,7 +74,7 @@ func TestPacketErrorEndsCycle(t *testing.T) {
 	assert.False(t, ce.Panicked)
 	assert.EqualValues(t, 1, ce.Cycle)
 	assert.EqualValues(t, 1000+500+10+5, ce.Dropped)
-	assert.Contains(t, ce.Error(), "packet failer (stage mark) failed on worker 1: marking: v1 code 7 (cycle 1; 1515 queued packets dropped)")
+	assert.Contains(t, ce.Error(), "packet failer (stage mark) failed on worker 1: marking: code 7 (cycle 1; 1515 queued packets dropped)")
 
 	st := s.Stats()
 	assert.EqualValues(t, 2, st.Ran, "the holder and the failer")
@@ -85,55 +85,55 @@ func TestPacketErrorEndsCycle(t *testing.T) {
 
 	// The next cycle starts clean and runs exactly what it is given.
 	var ran atomic.Int64
-	require.NoError(t, s.AddAll(v1Counts(100, &ran), StageID(2)))
-	require.NoError(t, s.AddAll(v1Counts(100, &ran)))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, s.AddAll(counters(100, &ran), StageID(2)))
+	require.NoError(t, s.AddAll(counters(100, &ran)))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 200, ran.Load())
 	assert.Zero(t, started.Load())
 }
 
-// v1HoldUntilAbort waits until w's cycle is aborting. Run's context is
+// holdUntilAbort waits until w's cycle is aborting. Run's context is
 // the cycle context's parent: its cancellation reaches a packet waiting
 // on w.Context() before Run has aborted the cycle, and until it has, the
 // workers go on (see TestContextDoneEndsWorkerRun).
-func v1HoldUntilAbort(w *Worker) {
+func holdUntilAbort(w *Worker) {
 	for !w.s.abort.Load() {
 		runtime.Gosched()
 	}
 }
 
-type v1FailKid struct{}
+type failKid struct{}
 
-var v1ErrKid = errors.New("v1 kid failed")
+var errKid = errors.New("kid failed")
 
-func (v1FailKid) Run(*Worker) error { return v1ErrKid }
+func (failKid) Run(*Worker) error { return errKid }
 
 // TestSpawnOrRunInlineError: a child SpawnOrRun runs inline that fails
 // ends the cycle with a *CycleError naming the child; SpawnOrRun returns
 // and the parent goes on, its context cancelled, and what it spawned
 // before and after is dropped.
 func TestSpawnOrRunInlineError(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1, Stages: []string{"only"}})
+	s := newSched(t, Config{Workers: 1, Stages: []string{"only"}})
 	var ran atomic.Int64
 	var returned bool
 	var ctxErr error
 	require.NoError(t, s.Add(Func("parent", func(w *Worker) error {
 		for range 3 {
-			Spawn(w, v1Count{&ran})
+			Spawn(w, counter{&ran})
 		}
-		SpawnOrRun(w, v1FailKid{}) // one worker, busy: inline
+		SpawnOrRun(w, failKid{}) // one worker, busy: inline
 		returned = true
 		ctxErr = w.Context().Err()
 		for range 4 {
-			Spawn(w, v1Count{&ran})
+			Spawn(w, counter{&ran})
 		}
 		return nil
 	})))
-	err := v1Run(t, s)
-	require.ErrorIs(t, err, v1ErrKid)
+	err := runCycle(t, s)
+	require.ErrorIs(t, err, errKid)
 	var ce *CycleError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "scheduler.v1FailKid", ce.Packet)
+	assert.Equal(t, "scheduler.failKid", ce.Packet)
 	assert.Equal(t, "only", ce.StageName)
 	assert.Equal(t, 0, ce.Worker)
 	assert.EqualValues(t, 7, ce.Dropped)
@@ -143,7 +143,7 @@ func TestSpawnOrRunInlineError(t *testing.T) {
 	st := s.Stats()
 	assert.EqualValues(t, 2, st.Ran, "the parent and the inline child")
 	assert.EqualValues(t, 1, st.Workers[0].Failed)
-	assert.EqualValues(t, 1, v1StatCount(st, "scheduler.v1FailKid"))
+	assert.EqualValues(t, 1, statCount(st, "scheduler.failKid"))
 }
 
 // TestCancelKeepsCause: cancelling Run's context with a cause ends the
@@ -151,10 +151,10 @@ func TestSpawnOrRunInlineError(t *testing.T) {
 // the running packet sees the same cause through its context; nothing
 // queued starts. A context cancelled before Run runs nothing.
 func TestCancelKeepsCause(t *testing.T) {
-	myErr := errors.New("v1 shutdown")
+	myErr := errors.New("shutdown")
 	t.Run("during", func(t *testing.T) {
-		s := v1Sched(t, Config{Workers: 1})
-		ctx, cancel := context.WithCancelCause(v1Bg)
+		s := newSched(t, Config{Workers: 1})
+		ctx, cancel := context.WithCancelCause(bg)
 		defer cancel(nil)
 		var ran atomic.Int64
 		var seen error
@@ -163,15 +163,15 @@ func TestCancelKeepsCause(t *testing.T) {
 			close(started)
 			<-w.Context().Done()
 			seen = context.Cause(w.Context())
-			v1HoldUntilAbort(w)
+			holdUntilAbort(w)
 			return nil
 		})))
-		require.NoError(t, s.AddAll(v1Counts(100, &ran)))
+		require.NoError(t, s.AddAll(counters(100, &ran)))
 		go func() {
 			<-started
 			cancel(myErr)
 		}()
-		err := v1RunCtx(t, s, ctx)
+		err := runCycleCtx(t, s, ctx)
 		assert.ErrorIs(t, err, myErr)
 		assert.ErrorIs(t, err, context.Canceled)
 		var ce *CycleError
@@ -181,33 +181,33 @@ func TestCancelKeepsCause(t *testing.T) {
 		assert.EqualValues(t, 100, ce.Dropped)
 		assert.Zero(t, ran.Load())
 		assert.ErrorIs(t, seen, myErr, "the packet's context cause")
-		assert.Contains(t, ce.Error(), "cycle 1 aborted: v1 shutdown (100 queued packets dropped)")
+		assert.Contains(t, ce.Error(), "cycle 1 aborted: shutdown (100 queued packets dropped)")
 	})
 	t.Run("plain", func(t *testing.T) {
-		s := v1Sched(t, Config{Workers: 1})
-		ctx, cancel := context.WithCancel(v1Bg)
+		s := newSched(t, Config{Workers: 1})
+		ctx, cancel := context.WithCancel(bg)
 		started := make(chan struct{})
 		require.NoError(t, s.Add(Func("waiter", func(w *Worker) error {
 			close(started)
 			<-w.Context().Done()
-			v1HoldUntilAbort(w)
+			holdUntilAbort(w)
 			return nil
 		})))
 		go func() {
 			<-started
 			cancel()
 		}()
-		err := v1RunCtx(t, s, ctx)
+		err := runCycleCtx(t, s, ctx)
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.IsType(t, (*CycleError)(nil), err)
 	})
 	t.Run("before", func(t *testing.T) {
-		s := v1Sched(t, Config{Workers: 2})
-		ctx, cancel := context.WithCancelCause(v1Bg)
+		s := newSched(t, Config{Workers: 2})
+		ctx, cancel := context.WithCancelCause(bg)
 		cancel(myErr)
 		var ran atomic.Int64
-		require.NoError(t, s.AddAll(v1Counts(10, &ran)))
-		err := v1RunCtx(t, s, ctx)
+		require.NoError(t, s.AddAll(counters(10, &ran)))
+		err := runCycleCtx(t, s, ctx)
 		assert.ErrorIs(t, err, myErr)
 		assert.ErrorIs(t, err, context.Canceled)
 		var ce *CycleError
@@ -227,19 +227,19 @@ func TestFuncNames(t *testing.T) {
 		require.NoError(t, err)
 		defer s.Close()
 		var n atomic.Int64
-		leaf := Func("v1-leaf", func(*Worker) error { n.Add(1); return nil })
-		require.NoError(t, s.Add(Func("v1-root", func(w *Worker) error {
+		leaf := Func("leaf", func(*Worker) error { n.Add(1); return nil })
+		require.NoError(t, s.Add(Func("root", func(w *Worker) error {
 			for range 10 {
 				Spawn(w, leaf)
 			}
 			SpawnOrRun(w, leaf) // tracing: spawned
 			return nil
 		})))
-		require.NoError(t, v1Run(t, s))
+		require.NoError(t, runCycle(t, s))
 		require.EqualValues(t, 11, n.Load())
 		st := s.Stats()
-		assert.EqualValues(t, 1, v1StatCount(st, "v1-root"))
-		assert.EqualValues(t, 11, v1StatCount(st, "v1-leaf"))
+		assert.EqualValues(t, 1, statCount(st, "root"))
+		assert.EqualValues(t, 11, statCount(st, "leaf"))
 		require.NoError(t, s.Close())
 
 		snap := rec.Snapshot()
@@ -249,7 +249,7 @@ func TestFuncNames(t *testing.T) {
 				begins[snap.Name(e.Name())]++
 			}
 		}
-		assert.Equal(t, map[string]int{"v1-root": 1, "v1-leaf": 11}, begins)
+		assert.Equal(t, map[string]int{"root": 1, "leaf": 11}, begins)
 
 		var buf bytes.Buffer
 		_, err = perfetto.Write(&buf, snap, perfetto.Options{})
@@ -264,34 +264,34 @@ func TestFuncNames(t *testing.T) {
 			}
 			return nil
 		}))
-		assert.True(t, names["v1-root"], "v1-root in the Perfetto export: %v", names)
-		assert.True(t, names["v1-leaf"], "v1-leaf in the Perfetto export: %v", names)
+		assert.True(t, names["root"], "root in the Perfetto export: %v", names)
+		assert.True(t, names["leaf"], "leaf in the Perfetto export: %v", names)
 	})
 	t.Run("errors", func(t *testing.T) {
-		s := v1Sched(t, Config{Workers: 1})
-		boom := errors.New("v1 boom")
+		s := newSched(t, Config{Workers: 1})
+		boom := errors.New("boom")
 		cases := []struct {
 			name     string
 			add      Packet
 			panicked bool
 		}{
-			{"v1-added", Func("v1-added", func(*Worker) error { return boom }), false},
-			{"v1-spawned", Func("v1-parent", func(w *Worker) error {
-				Spawn(w, Func("v1-spawned", func(*Worker) error { return boom }))
+			{"added", Func("added", func(*Worker) error { return boom }), false},
+			{"spawned", Func("parent", func(w *Worker) error {
+				Spawn(w, Func("spawned", func(*Worker) error { return boom }))
 				return nil
 			}), false},
-			{"v1-inline", Func("v1-parent", func(w *Worker) error {
-				SpawnOrRun(w, Func("v1-inline", func(*Worker) error { return boom }))
+			{"inline", Func("parent", func(w *Worker) error {
+				SpawnOrRun(w, Func("inline", func(*Worker) error { return boom }))
 				return nil
 			}), false},
-			{"v1-panics", Func("v1-parent", func(w *Worker) error {
-				Spawn(w, Func("v1-panics", func(*Worker) error { panic(boom) }))
+			{"panics", Func("parent", func(w *Worker) error {
+				Spawn(w, Func("panics", func(*Worker) error { panic(boom) }))
 				return nil
 			}), true},
 		}
 		for _, c := range cases {
 			require.NoError(t, s.Add(c.add))
-			err := v1Run(t, s)
+			err := runCycle(t, s)
 			var ce *CycleError
 			require.ErrorAs(t, err, &ce, c.name)
 			assert.Equal(t, c.name, ce.Packet)

@@ -160,12 +160,11 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			// workers that go idle will find little there), or by the
 			// end of one of the bucket's blocks. Balance matters more
 			// then than the cost of a Pop: holdBatch publishes it at
-			// once, as thieves' work. Judging by the limit instead, so
-			// that block ends do not count, held about a quarter more
-			// takes and put examples/prepare's (d) at 1.08–1.13 of its
-			// bound on 2 workers against 1.07–1.08 (EPYC, five
-			// interleaved rounds): a held take can hide a long
-			// packet's successors for that packet's whole run.
+			// once, as thieves' work, since a held take can hide a long
+			// packet's successors for that packet's whole run. The test
+			// is on the batch taken, not the limit, so a take cut by a
+			// block's end is published too (examples/prepare's (d)
+			// configuration is the case that shows it).
 			t := w.holdBatch(got, policy.HoldTake(got, s.cfg.BucketBatch))
 			s.unqueue(got)
 			w.hot.bucketTakes++

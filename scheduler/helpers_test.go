@@ -38,16 +38,15 @@ func newSched(t testing.TB, cfg Config) *Scheduler {
 	return s
 }
 
-// runCycle runs one cycle under a 30-second watchdog.
-func runCycle(t *testing.T, s *Scheduler) error {
+// runCycle runs one cycle under a 30-second watchdog that dumps every
+// goroutine's stack on a stall.
+func runCycle(t testing.TB, s *Scheduler) error {
 	t.Helper()
-	var err error
-	watch(t, 30*time.Second, func() { err = s.Run(context.Background()) })
-	return err
+	return runCycleCtx(t, s, bg)
 }
 
 // waitParked waits until at least k workers are registered as parked.
-func waitParked(t *testing.T, s *Scheduler, k int) {
+func waitParked(t testing.TB, s *Scheduler, k int) {
 	t.Helper()
 	waitFor(t, 10*time.Second, func() bool { return int(s.s.nParked.Load()) >= k },
 		"%d workers parked", k)

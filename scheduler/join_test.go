@@ -12,44 +12,44 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// v1FibJoin computes fib(n) into *out with joins: the continuation adds
+// fibJoin computes fib(n) into *out with joins: the continuation adds
 // what the two children wrote into it. orRun spawns the children with
 // SpawnOrRun.
-type v1FibJoin struct {
+type fibJoin struct {
 	n     int
 	out   *int
 	orRun bool
 }
 
-type v1FibSum struct {
+type fibSumC struct {
 	a, b int
 	out  *int
 }
 
-func (s v1FibSum) Run(*Worker) error { *s.out = s.a + s.b; return nil }
+func (s fibSumC) Run(*Worker) error { *s.out = s.a + s.b; return nil }
 
-func (f v1FibJoin) Run(w *Worker) error {
+func (f fibJoin) Run(w *Worker) error {
 	if f.n < 2 {
 		*f.out = f.n
 		return nil
 	}
-	s := Join(w, v1FibSum{out: f.out})
+	s := Join(w, fibSumC{out: f.out})
 	if f.orRun {
-		SpawnOrRun(w, v1FibJoin{f.n - 1, &s.a, true})
-		SpawnOrRun(w, v1FibJoin{f.n - 2, &s.b, true})
+		SpawnOrRun(w, fibJoin{f.n - 1, &s.a, true})
+		SpawnOrRun(w, fibJoin{f.n - 2, &s.b, true})
 	} else {
-		Spawn(w, v1FibJoin{f.n - 1, &s.a, false})
-		Spawn(w, v1FibJoin{f.n - 2, &s.b, false})
+		Spawn(w, fibJoin{f.n - 1, &s.a, false})
+		Spawn(w, fibJoin{f.n - 2, &s.b, false})
 	}
 	return nil
 }
 
-// v1FibJoins is the number of joins (continuations) v1FibJoin{n} opens.
-func v1FibJoins(n int) int {
+// fibJoins is the number of joins (continuations) fibJoin{n} opens.
+func fibJoins(n int) int {
 	if n < 2 {
 		return 0
 	}
-	return 1 + v1FibJoins(n-1) + v1FibJoins(n-2)
+	return 1 + fibJoins(n-1) + fibJoins(n-2)
 }
 
 // TestJoinFib computes fib(0..25) by joins on 1, 2 and 4 workers, with
@@ -64,35 +64,35 @@ func TestJoinFibSpawnOrRun(t *testing.T) {
 	for _, workers := range []int{1, 2, 4} {
 		for _, orRun := range []bool{false, true} {
 			t.Run(fmt.Sprintf("workers=%d/orRun=%v", workers, orRun), func(t *testing.T) {
-				s := v1Sched(t, Config{Workers: workers})
+				s := newSched(t, Config{Workers: workers})
 				joins := 0
 				for n := 0; n <= top; n++ {
 					out := -1
-					require.NoError(t, s.Add(v1FibJoin{n, &out, orRun}))
-					require.NoError(t, v1Run(t, s))
-					require.Equal(t, v1Fib(n), out, "fib(%d)", n)
-					joins += v1FibJoins(n)
-					require.EqualValues(t, joins, v1StatCount(s.Stats(), "scheduler.v1FibSum"), "continuations after fib(%d)", n)
+					require.NoError(t, s.Add(fibJoin{n, &out, orRun}))
+					require.NoError(t, runCycle(t, s))
+					require.Equal(t, fibDirect(n), out, "fib(%d)", n)
+					joins += fibJoins(n)
+					require.EqualValues(t, joins, statCount(s.Stats(), "scheduler.fibSumC"), "continuations after fib(%d)", n)
 				}
 			})
 		}
 	}
 }
 
-// v1TreeSum sums data into *out: halves by joins down to 8 elements.
-type v1TreeSum struct {
+// treeSum sums data into *out: halves by joins down to 8 elements.
+type treeSum struct {
 	data []int64
 	out  *int64
 }
 
-type v1AddTo struct {
+type addTo struct {
 	a, b int64
 	out  *int64
 }
 
-func (p v1AddTo) Run(*Worker) error { *p.out = p.a + p.b; return nil }
+func (p addTo) Run(*Worker) error { *p.out = p.a + p.b; return nil }
 
-func (p v1TreeSum) Run(w *Worker) error {
+func (p treeSum) Run(w *Worker) error {
 	if len(p.data) <= 8 {
 		var sum int64
 		for _, x := range p.data {
@@ -102,15 +102,15 @@ func (p v1TreeSum) Run(w *Worker) error {
 		return nil
 	}
 	mid := len(p.data) / 2
-	c := Join(w, v1AddTo{out: p.out})
-	Spawn(w, v1TreeSum{p.data[:mid], &c.a})
-	SpawnOrRun(w, v1TreeSum{p.data[mid:], &c.b})
+	c := Join(w, addTo{out: p.out})
+	Spawn(w, treeSum{p.data[:mid], &c.a})
+	SpawnOrRun(w, treeSum{p.data[mid:], &c.b})
 	return nil
 }
 
 func TestJoinTreeSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	data := make([]int64, v1Scale(100_000, 10))
+	data := make([]int64, scale(100_000, 10))
 	var want int64
 	for i := range data {
 		data[i] = r.Int64N(1 << 20)
@@ -118,38 +118,38 @@ func TestJoinTreeSum(t *testing.T) {
 	}
 	for _, workers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
+			s := newSched(t, Config{Workers: workers})
 			for range 3 {
 				var got int64
-				require.NoError(t, s.Add(v1TreeSum{data, &got}))
-				require.NoError(t, v1Run(t, s))
+				require.NoError(t, s.Add(treeSum{data, &got}))
+				require.NoError(t, runCycle(t, s))
 				require.Equal(t, want, got)
 			}
 		})
 	}
 }
 
-// v1Sort merge-sorts a with nested joins, using tmp (as long as a).
-type v1Sort struct{ a, tmp []int }
+// sortPacket merge-sorts a with nested joins, using tmp (as long as a).
+type sortPacket struct{ a, tmp []int }
 
-type v1Merge struct {
+type mergeC struct {
 	a, tmp []int
 	mid    int
 }
 
-func (p v1Sort) Run(w *Worker) error {
+func (p sortPacket) Run(w *Worker) error {
 	if len(p.a) <= 16 {
 		slices.Sort(p.a)
 		return nil
 	}
 	mid := len(p.a) / 2
-	Join(w, v1Merge{p.a, p.tmp, mid})
-	SpawnOrRun(w, v1Sort{p.a[:mid], p.tmp[:mid]})
-	Spawn(w, v1Sort{p.a[mid:], p.tmp[mid:]})
+	Join(w, mergeC{p.a, p.tmp, mid})
+	SpawnOrRun(w, sortPacket{p.a[:mid], p.tmp[:mid]})
+	Spawn(w, sortPacket{p.a[mid:], p.tmp[mid:]})
 	return nil
 }
 
-func (m v1Merge) Run(*Worker) error {
+func (m mergeC) Run(*Worker) error {
 	l, r := m.a[:m.mid], m.a[m.mid:]
 	out := m.tmp[:0]
 	for len(l) > 0 && len(r) > 0 {
@@ -168,35 +168,35 @@ func TestJoinMergeSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, workers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
-			for _, n := range []int{0, 1, 17, 1000, v1Scale(50_000, 10)} {
+			s := newSched(t, Config{Workers: workers})
+			for _, n := range []int{0, 1, 17, 1000, scale(50_000, 10)} {
 				a := make([]int, n)
 				for i := range a {
 					a[i] = r.IntN(n + 1)
 				}
 				want := slices.Clone(a)
 				slices.Sort(want)
-				require.NoError(t, s.Add(v1Sort{a, make([]int, n)}))
-				require.NoError(t, v1Run(t, s))
+				require.NoError(t, s.Add(sortPacket{a, make([]int, n)}))
+				require.NoError(t, runCycle(t, s))
 				require.Equal(t, want, a, "n=%d", n)
 			}
 		})
 	}
 }
 
-// v1Member is a join member without a join of its own: it spawns two
+// memberPacket is a join member without a join of its own: it spawns two
 // children until depth 0 (they belong to the same join), and counts its
 // end in fin as the last thing it does.
-type v1Member struct {
+type memberPacket struct {
 	depth int
 	orRun bool
 	fin   *atomic.Int64
 }
 
-func (m v1Member) Run(w *Worker) error {
+func (m memberPacket) Run(w *Worker) error {
 	if m.depth > 0 {
 		for range 2 {
-			c := v1Member{m.depth - 1, m.orRun, m.fin}
+			c := memberPacket{m.depth - 1, m.orRun, m.fin}
 			if m.orRun {
 				SpawnOrRun(w, c)
 			} else {
@@ -208,9 +208,9 @@ func (m v1Member) Run(w *Worker) error {
 	return nil
 }
 
-// v1Opener opens a join whose continuation (v1Seen) records how many
+// openerPacket opens a join whose continuation (seenPacket) records how many
 // members had finished when it ran, and whether the opener had returned.
-type v1Opener struct {
+type openerPacket struct {
 	kids, depth int
 	orRun       bool
 	fin         *atomic.Int64
@@ -218,13 +218,13 @@ type v1Opener struct {
 	conts, seen *atomic.Int64
 }
 
-type v1Seen struct {
+type seenPacket struct {
 	fin         *atomic.Int64
 	returned    *atomic.Bool
 	conts, seen *atomic.Int64
 }
 
-func (c v1Seen) Run(*Worker) error {
+func (c seenPacket) Run(*Worker) error {
 	c.conts.Add(1)
 	c.seen.Store(c.fin.Load())
 	if !c.returned.Load() {
@@ -233,10 +233,10 @@ func (c v1Seen) Run(*Worker) error {
 	return nil
 }
 
-func (o v1Opener) Run(w *Worker) error {
-	Join(w, v1Seen{o.fin, o.returned, o.conts, o.seen})
+func (o openerPacket) Run(w *Worker) error {
+	Join(w, seenPacket{o.fin, o.returned, o.conts, o.seen})
 	for range o.kids {
-		c := v1Member{o.depth, o.orRun, o.fin}
+		c := memberPacket{o.depth, o.orRun, o.fin}
 		if o.orRun {
 			SpawnOrRun(w, c)
 		} else {
@@ -258,13 +258,13 @@ func TestJoinWaitsForGrandchildren(t *testing.T) {
 	for _, workers := range []int{1, 2, 4} {
 		for _, orRun := range []bool{false, true} {
 			t.Run(fmt.Sprintf("workers=%d/orRun=%v", workers, orRun), func(t *testing.T) {
-				s := v1Sched(t, Config{Workers: workers})
-				for range v1Scale(20, 4) {
+				s := newSched(t, Config{Workers: workers})
+				for range scale(20, 4) {
 					var fin, conts, seen atomic.Int64
 					var returned atomic.Bool
 					before := s.Stats()
-					require.NoError(t, s.Add(v1Opener{kids, depth, orRun, &fin, &returned, &conts, &seen}))
-					require.NoError(t, v1Run(t, s))
+					require.NoError(t, s.Add(openerPacket{kids, depth, orRun, &fin, &returned, &conts, &seen}))
+					require.NoError(t, runCycle(t, s))
 					require.EqualValues(t, 1, conts.Load(), "continuation runs")
 					require.EqualValues(t, members, seen.Load(), "members finished when the continuation ran (-1: before the opener returned)")
 					st := s.Stats()
@@ -288,9 +288,9 @@ func TestJoinWaitsForGrandchildren(t *testing.T) {
 	}
 }
 
-// v1PanicMsg returns the value f panics with, as a string ("" if it
+// panicMsg returns the value f panics with, as a string ("" if it
 // does not panic).
-func v1PanicMsg(f func()) (msg string) {
+func panicMsg(f func()) (msg string) {
 	defer func() {
 		if v := recover(); v != nil {
 			msg = fmt.Sprint(v)
@@ -304,15 +304,15 @@ func v1PanicMsg(f func()) (msg string) {
 // message that says so; the cycle reports the panic and the first join's
 // continuation never runs; the next cycle is exact.
 func TestJoinTwicePanics(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
+	s := newSched(t, Config{Workers: 2})
 	var conts atomic.Int64
 	require.NoError(t, s.Add(Func("twice", func(w *Worker) error {
-		Join(w, v1Count{&conts})
-		Spawn(w, v1Count{&conts})
-		Join(w, v1Count{&conts})
+		Join(w, counter{&conts})
+		Spawn(w, counter{&conts})
+		Join(w, counter{&conts})
 		return nil
 	})))
-	err := v1Run(t, s)
+	err := runCycle(t, s)
 	var ce *CycleError
 	require.ErrorAs(t, err, &ce)
 	assert.True(t, ce.Panicked)
@@ -322,41 +322,41 @@ func TestJoinTwicePanics(t *testing.T) {
 	assert.EqualValues(t, 1, ce.Dropped, "the spawned member")
 
 	out := 0
-	require.NoError(t, s.Add(v1FibJoin{18, &out, true}))
-	require.NoError(t, v1Run(t, s))
-	assert.Equal(t, v1Fib(18), out)
+	require.NoError(t, s.Add(fibJoin{18, &out, true}))
+	require.NoError(t, runCycle(t, s))
+	assert.Equal(t, fibDirect(18), out)
 }
 
 // TestJoinMisuse: Join on a *Worker kept past its packet, and Join of a
 // nil continuation, panic with messages that say what was wrong.
 func TestJoinMisuse(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1})
+	s := newSched(t, Config{Workers: 1})
 	var kept *Worker
 	require.NoError(t, s.Add(Func("keep", func(w *Worker) error { kept = w; return nil })))
-	require.NoError(t, v1Run(t, s))
-	assert.Contains(t, v1PanicMsg(func() { Join(kept, v1Count{}) }), "Join on worker 0 outside its packet")
+	require.NoError(t, runCycle(t, s))
+	assert.Contains(t, panicMsg(func() { Join(kept, counter{}) }), "Join on worker 0 outside its packet")
 
 	require.NoError(t, s.Add(Func("nil-join", func(w *Worker) error {
 		Join[Packet](w, nil)
 		return nil
 	})))
 	var ce *CycleError
-	require.ErrorAs(t, v1Run(t, s), &ce)
+	require.ErrorAs(t, runCycle(t, s), &ce)
 	assert.Contains(t, fmt.Sprint(ce.Value), "scheduler: Join of a nil Packet")
 }
 
-// v1FailMember is a join member; the one with fail set returns an error.
-type v1FailMember struct {
+// failMember is a join member; the one with fail set returns an error.
+type failMember struct {
 	fail bool
 	ran  *atomic.Int64
 }
 
-var v1ErrMember = errors.New("v1 member failed")
+var errMember = errors.New("member failed")
 
-func (m v1FailMember) Run(*Worker) error {
+func (m failMember) Run(*Worker) error {
 	m.ran.Add(1)
 	if m.fail {
-		return v1ErrMember
+		return errMember
 	}
 	return nil
 }
@@ -367,34 +367,34 @@ func (m v1FailMember) Run(*Worker) error {
 func TestJoinAbortedCycle(t *testing.T) {
 	for _, workers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
-			for range v1Scale(20, 4) {
+			s := newSched(t, Config{Workers: workers})
+			for range scale(20, 4) {
 				var conts, ran atomic.Int64
 				const members = 200
 				require.NoError(t, s.Add(Func("opener", func(w *Worker) error {
-					Join(w, v1Count{&conts})
+					Join(w, counter{&conts})
 					for i := range members {
-						Spawn(w, v1FailMember{i == members/2, &ran})
+						Spawn(w, failMember{i == members/2, &ran})
 					}
 					return nil
 				})))
 				out := 0
-				require.NoError(t, s.Add(v1FibJoin{16, &out, false}))
-				err := v1Run(t, s)
-				require.ErrorIs(t, err, v1ErrMember)
+				require.NoError(t, s.Add(fibJoin{16, &out, false}))
+				err := runCycle(t, s)
+				require.ErrorIs(t, err, errMember)
 				var ce *CycleError
 				require.ErrorAs(t, err, &ce)
-				require.Equal(t, "scheduler.v1FailMember", ce.Packet)
+				require.Equal(t, "scheduler.failMember", ce.Packet)
 				require.Zero(t, conts.Load(), "the continuation of a join with a failed member ran")
 
 				out = 0
 				var fin, seen atomic.Int64
 				var returned atomic.Bool
 				conts.Store(0)
-				require.NoError(t, s.Add(v1FibJoin{16, &out, true}))
-				require.NoError(t, s.Add(v1Opener{4, 4, false, &fin, &returned, &conts, &seen}))
-				require.NoError(t, v1Run(t, s))
-				require.Equal(t, v1Fib(16), out)
+				require.NoError(t, s.Add(fibJoin{16, &out, true}))
+				require.NoError(t, s.Add(openerPacket{4, 4, false, &fin, &returned, &conts, &seen}))
+				require.NoError(t, runCycle(t, s))
+				require.Equal(t, fibDirect(16), out)
 				require.EqualValues(t, 1, conts.Load())
 				require.EqualValues(t, 4*31, seen.Load())
 			}
@@ -408,31 +408,31 @@ func TestJoinAbortedCycle(t *testing.T) {
 func TestJoinContinuationFails(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
+			s := newSched(t, Config{Workers: workers})
 			var outer, members atomic.Int64
 			require.NoError(t, s.Add(Func("root", func(w *Worker) error {
-				Join(w, v1Count{&outer})
+				Join(w, counter{&outer})
 				Spawn(w, Func("inner", func(w *Worker) error {
-					Join(w, v1FailKid{})
-					Spawn(w, v1Count{&members})
-					SpawnOrRun(w, v1Count{&members})
+					Join(w, failKid{})
+					Spawn(w, counter{&members})
+					SpawnOrRun(w, counter{&members})
 					return nil
 				}))
 				return nil
 			})))
-			err := v1Run(t, s)
-			require.ErrorIs(t, err, v1ErrKid)
+			err := runCycle(t, s)
+			require.ErrorIs(t, err, errKid)
 			var ce *CycleError
 			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, "scheduler.v1FailKid", ce.Packet)
+			assert.Equal(t, "scheduler.failKid", ce.Packet)
 			assert.EqualValues(t, 2, members.Load(), "the failing continuation ran after both members")
 			assert.Zero(t, outer.Load(), "the outer continuation ran")
 			assert.Zero(t, ce.Dropped)
 
 			out := 0
-			require.NoError(t, s.Add(v1FibJoin{15, &out, true}))
-			require.NoError(t, v1Run(t, s))
-			assert.Equal(t, v1Fib(15), out)
+			require.NoError(t, s.Add(fibJoin{15, &out, true}))
+			require.NoError(t, runCycle(t, s))
+			assert.Equal(t, fibDirect(15), out)
 		})
 	}
 }

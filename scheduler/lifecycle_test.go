@@ -13,28 +13,28 @@ import (
 	"go.uber.org/goleak"
 )
 
-// v1Abandon makes k schedulers of two workers, runs a cycle of value
+// abandon makes k schedulers of two workers, runs a cycle of value
 // packets and joins on each, and drops them without Close (all but the
 // last: that one is closed, and dropped too).
 //
 //go:noinline
-func v1Abandon(t *testing.T, k int) {
+func abandon(t *testing.T, k int) {
 	for i := range k {
 		s, err := New(Config{Workers: 2})
 		require.NoError(t, err)
 		var n atomic.Int64
 		out := 0
-		require.NoError(t, s.Add(&v1Fan{n: 100, grand: 1, count: &n}))
-		require.NoError(t, s.Add(v1FibJoin{n: 12, out: &out}))
+		require.NoError(t, s.Add(&fanPacket{n: 100, grand: 1, count: &n}))
+		require.NoError(t, s.Add(fibJoin{n: 12, out: &out}))
 		require.NoError(t, s.Add(Func("self", func(w *Worker) error {
 			if w.Scheduler() == nil {
 				n.Add(1000) // the handle must be alive while Run runs
 			}
 			return nil
 		})))
-		require.NoError(t, v1Run(t, s))
+		require.NoError(t, runCycle(t, s))
 		require.EqualValues(t, 200, n.Load())
-		require.Equal(t, v1Fib(12), out)
+		require.Equal(t, fibDirect(12), out)
 		if i == k-1 {
 			require.NoError(t, s.Close())
 		}
@@ -49,10 +49,10 @@ func TestUnreachableSchedulerReleasesWorkers(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	before := workerGoroutines()
 	const k = 3
-	// No collection until the count below: one during v1Abandon would
+	// No collection until the count below: one during abandon would
 	// close a dropped scheduler before it is counted.
 	gcPercent := debug.SetGCPercent(-1)
-	v1Abandon(t, k)
+	abandon(t, k)
 	// The workers of the k-1 schedulers not closed are still there.
 	assert.Len(t, newIDs(before, workerGoroutines()), 2*(k-1))
 	debug.SetGCPercent(gcPercent)

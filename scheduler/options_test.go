@@ -16,12 +16,12 @@ import (
 // TestZeroConfig: Config{} is a working one-stage scheduler with
 // GOMAXPROCS workers, and Add without options queues into its stage.
 func TestZeroConfig(t *testing.T) {
-	s := v1Sched(t, Config{})
+	s := newSched(t, Config{})
 	assert.Equal(t, runtime.GOMAXPROCS(0), s.Workers())
 	var n atomic.Int64
-	require.NoError(t, s.Add(v1Count{&n}))
-	require.NoError(t, s.AddAll(v1Counts(99, &n)))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, s.Add(counter{&n}))
+	require.NoError(t, s.AddAll(counters(99, &n)))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 100, n.Load())
 	st := s.Stats()
 	require.Len(t, st.Stages, 2)
@@ -30,20 +30,20 @@ func TestZeroConfig(t *testing.T) {
 	assert.EqualValues(t, 1, st.Stages[1].Opens)
 }
 
-// v1Log records the order packets ran in.
-type v1Log struct {
+// logPacket records the order packets ran in.
+type logPacket struct {
 	mu  sync.Mutex
 	got []string
 }
 
-func (l *v1Log) add(s string) {
+func (l *logPacket) add(s string) {
 	l.mu.Lock()
 	l.got = append(l.got, s)
 	l.mu.Unlock()
 }
 
 // packet returns a packet that logs name.
-func (l *v1Log) packet(name string) Packet {
+func (l *logPacket) packet(name string) Packet {
 	return Func(name, func(*Worker) error { l.add(name); return nil })
 }
 
@@ -52,8 +52,8 @@ func (l *v1Log) packet(name string) Packet {
 // (Unconstrained) runs throughout. A packet queues into a later stage of
 // its own cycle through w.Scheduler().
 func TestStageOption(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2, Stages: []string{"one", "two"}})
-	var l v1Log
+	s := newSched(t, Config{Workers: 2, Stages: []string{"one", "two"}})
+	var l logPacket
 	for range 20 {
 		require.NoError(t, s.Add(l.packet("two"), StageID(2)))
 	}
@@ -65,7 +65,7 @@ func TestStageOption(t *testing.T) {
 		l.add("one")
 		return w.Scheduler().AddAll([]Packet{l.packet("two"), l.packet("two")}, StageID(2))
 	}), StageID(1)))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	require.Len(t, l.got, 20+20+1+1+2)
 	last1, first2, twos := -1, len(l.got), 0
 	for i, name := range l.got {
@@ -84,15 +84,15 @@ func TestStageOption(t *testing.T) {
 // TestPriorityOption: on one worker, priority packets (Add and AddAll)
 // run before the normal packets queued before them.
 func TestPriorityOption(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 1})
-	var l v1Log
+	s := newSched(t, Config{Workers: 1})
+	var l logPacket
 	for i := range 5 {
 		require.NoError(t, s.Add(l.packet(fmt.Sprint("normal", i))))
 	}
 	require.NoError(t, s.Add(l.packet("prio-a"), Priority))
 	require.NoError(t, s.AddAll([]Packet{l.packet("prio-b"), l.packet("prio-c")}, Priority))
 	require.NoError(t, s.Add(l.packet("prio-d"), Priority, StageID(1)))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	require.Len(t, l.got, 9)
 	assert.ElementsMatch(t, []string{"prio-a", "prio-b", "prio-c", "prio-d"}, l.got[:4], "order %v", l.got)
 }
@@ -103,11 +103,11 @@ func TestPriorityOption(t *testing.T) {
 // ErrInvalid named "nil lent element".
 func TestLendOption(t *testing.T) {
 	t.Run("no-copy", func(t *testing.T) {
-		s := v1Sched(t, Config{Workers: 2})
+		s := newSched(t, Config{Workers: 2})
 		runs := make([]atomic.Int32, 10_000)
 		ps := make([]Packet, len(runs))
 		for i := range ps {
-			ps[i] = v1Leaves{lo: i, hi: i + 1, runs: runs, nodes: new(atomic.Int64)}
+			ps[i] = leafTree{lo: i, hi: i + 1, runs: runs, nodes: new(atomic.Int64)}
 		}
 		lendings := 1
 		if !raceEnabled {
@@ -121,16 +121,16 @@ func TestLendOption(t *testing.T) {
 		} else {
 			require.NoError(t, s.AddAll(ps, Lend))
 		}
-		require.NoError(t, v1Run(t, s))
+		require.NoError(t, runCycle(t, s))
 		for i := range runs {
 			require.EqualValues(t, lendings, runs[i].Load(), "element %d", i)
 		}
 	})
 	t.Run("nil-element", func(t *testing.T) {
-		s := v1Sched(t, Config{Workers: 1})
+		s := newSched(t, Config{Workers: 1})
 		var n atomic.Int64
-		require.NoError(t, s.AddAll([]Packet{v1Count{&n}, nil, v1Count{&n}}, Lend))
-		err := v1Run(t, s)
+		require.NoError(t, s.AddAll([]Packet{counter{&n}, nil, counter{&n}}, Lend))
+		err := runCycle(t, s)
 		require.ErrorIs(t, err, ErrInvalid)
 		var ce *CycleError
 		require.ErrorAs(t, err, &ce)
@@ -165,7 +165,7 @@ func TestWakeOption(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: 4, Wake: c.cfg})
+			s := newSched(t, Config{Workers: 4, Wake: c.cfg})
 			var n atomic.Int64
 			var addErr error
 			require.NoError(t, s.AddDesignated(0, Func("adder", func(w *Worker) error {
@@ -173,13 +173,13 @@ func TestWakeOption(t *testing.T) {
 					runtime.Gosched()
 				}
 				if c.all {
-					addErr = w.Scheduler().AddAll(v1Counts(8, &n), c.opts...)
+					addErr = w.Scheduler().AddAll(counters(8, &n), c.opts...)
 				} else {
-					addErr = w.Scheduler().Add(v1Count{&n}, c.opts...)
+					addErr = w.Scheduler().Add(counter{&n}, c.opts...)
 				}
 				return nil
 			})))
-			require.NoError(t, v1Run(t, s))
+			require.NoError(t, runCycle(t, s))
 			require.NoError(t, addErr)
 			st := s.Stats()
 			assert.Equal(t, 1+c.wakes, st.ExternalWakes, "Run's wake-up and the add's")
@@ -191,10 +191,10 @@ func TestWakeOption(t *testing.T) {
 // packets: each call fails with an error wrapping ErrInvalid that says
 // what was wrong, and queues nothing.
 func TestOptionErrors(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2, Stages: []string{"one", "two"}})
+	s := newSched(t, Config{Workers: 2, Stages: []string{"one", "two"}})
 	var n atomic.Int64
-	p := v1Count{&n}
-	ps := v1Counts(3, &n)
+	p := counter{&n}
+	ps := counters(3, &n)
 	cases := []struct {
 		name string
 		err  error
@@ -220,7 +220,7 @@ func TestOptionErrors(t *testing.T) {
 	// A nil Option is no option, and the zero Policy changes nothing.
 	require.NoError(t, s.Add(p, nil))
 	require.NoError(t, s.Add(p, Policy(0)))
-	require.NoError(t, v1Run(t, s))
+	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 2, n.Load(), "only the valid adds' packets ran")
 	assert.EqualValues(t, 2, s.Stats().Ran)
 }
@@ -246,7 +246,7 @@ func TestPolicyText(t *testing.T) {
 	}
 
 	var cfg Config
-	fs := flag.NewFlagSet("v1", flag.ContinueOnError)
+	fs := flag.NewFlagSet("policies", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.TextVar(&cfg.Wake, "wake", WakeN, "wake policy")
 	fs.TextVar(&cfg.Take, "take", TakeGuided, "take policy")
@@ -257,7 +257,7 @@ func TestPolicyText(t *testing.T) {
 	assert.Equal(t, TakeFair, cfg.Take)
 	assert.Equal(t, Policy(0), cfg.Local)
 	cfg.Workers = 1
-	s := v1Sched(t, cfg)
+	s := newSched(t, cfg)
 	assert.Equal(t, WakeAll, s.s.cfg.Wake)
 	assert.Equal(t, LocalPrivate, s.s.cfg.Local, "the zero Policy is the field's default")
 	assert.Error(t, fs.Parse([]string{"-wake=wake-some"}))
@@ -306,18 +306,18 @@ func TestZeroScheduler(t *testing.T) {
 	var z Scheduler
 	var nilS *Scheduler
 	calls := map[string]func(){
-		"Run":           func() { z.Run(v1Bg) },
-		"Add":           func() { z.Add(v1Count{}) },
+		"Run":           func() { z.Run(bg) },
+		"Add":           func() { z.Add(counter{}) },
 		"AddAll":        func() { z.AddAll(nil) },
-		"AddDesignated": func() { z.AddDesignated(0, v1Count{}) },
-		"SetSentinel":   func() { z.SetSentinel(1, v1Count{}) },
+		"AddDesignated": func() { z.AddDesignated(0, counter{}) },
+		"SetSentinel":   func() { z.SetSentinel(1, counter{}) },
 		"Close":         func() { z.Close() },
 		"Stats":         func() { z.Stats() },
 		"Workers":       func() { z.Workers() },
-		"nil Run":       func() { nilS.Run(v1Bg) },
+		"nil Run":       func() { nilS.Run(bg) },
 	}
 	for name, f := range calls {
-		msg := v1PanicMsg(f)
+		msg := panicMsg(f)
 		assert.Contains(t, msg, "scheduler.New", name)
 		assert.Contains(t, msg, "zero Scheduler", name)
 	}

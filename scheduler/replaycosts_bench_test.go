@@ -44,7 +44,7 @@ func BenchmarkReplayCosts(b *testing.B) {
 		defer s.Close()
 		var done atomic.Int64
 		b.ResetTimer()
-		if err := s.Add(v1Chain{max(b.N, 1), &done}); err != nil {
+		if err := s.Add(valueChain{max(b.N, 1), &done}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Run(context.Background()); err != nil {

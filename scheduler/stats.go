@@ -235,3 +235,11 @@ func (sh *Scheduler) Stats() Stats {
 func sortPackets(ps []PacketStats) {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 }
+
+// tick counts one packet run towards the next publication of w's
+// counters: every flushEvery packets (and at every park). Owner.
+func (w *Worker) tick() {
+	if w.unflush++; w.unflush >= flushEvery {
+		w.flush()
+	}
+}

@@ -14,67 +14,35 @@ import (
 	"github.com/wsched/wsched/internal/watchdog"
 )
 
-// Helpers shared by the API v1 tests (value_test.go, join_test.go,
-// errors_test.go, context_test.go, options_test.go, backpressure_test.go,
-// lifecycle_test.go, bench_v1_test.go). Their names start with v1.
+// Helpers of the value packet, join, error, context, option,
+// backpressure and lifecycle tests (helpers_test.go has the package's
+// common ones).
 
-var v1Bg = context.Background()
-
-// v1Sched returns a scheduler that the test closes at its end.
-func v1Sched(t testing.TB, cfg Config) *Scheduler {
-	t.Helper()
-	s, err := New(cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// v1Run runs one cycle under a 30-second watchdog that dumps every
-// goroutine's stack on a stall.
-func v1Run(t testing.TB, s *Scheduler) error {
-	t.Helper()
-	return v1RunCtx(t, s, v1Bg)
-}
-
-// v1RunCtx is v1Run with Run's context.
-func v1RunCtx(t testing.TB, s *Scheduler, ctx context.Context) error {
+// runCycleCtx is runCycle with Run's context.
+func runCycleCtx(t testing.TB, s *Scheduler, ctx context.Context) error {
 	t.Helper()
 	var err error
 	watchdog.Watch(t, 30*time.Second, func() { err = s.Run(ctx) })
 	return err
 }
 
-// v1Recv receives from ch, failing t with every goroutine's stack if
+// recvWithin receives from ch, failing t with every goroutine's stack if
 // nothing comes within 30 seconds.
-func v1Recv[T any](t testing.TB, ch <-chan T) T {
+func recvWithin[T any](t testing.TB, ch <-chan T) T {
 	t.Helper()
 	var v T
 	watchdog.Watch(t, 30*time.Second, func() { v = <-ch })
 	return v
 }
 
-// v1WaitFor waits until cond holds, failing t after 10 seconds.
-func v1WaitFor(t testing.TB, what string, cond func() bool) {
+// waitUntil waits until cond holds, failing t after 10 seconds.
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s after 10s; goroutines:\n%s", what, watchdog.Stacks())
-		}
-		time.Sleep(20 * time.Microsecond)
-	}
+	waitFor(t, 10*time.Second, cond, "%s", what)
 }
 
-// v1Scale returns n, divided by div under the race detector.
-func v1Scale(n, div int) int {
-	if raceEnabled {
-		return max(n/div, 1)
-	}
-	return n
-}
-
-// v1Fib is fib(n), computed directly.
-func v1Fib(n int) int {
+// fibDirect is fib(n), computed directly.
+func fibDirect(n int) int {
 	a, b := 0, 1
 	for range n {
 		a, b = b, a+b
@@ -82,22 +50,17 @@ func v1Fib(n int) int {
 	return a
 }
 
-// v1Count counts its runs.
-type v1Count struct{ n *atomic.Int64 }
-
-func (c v1Count) Run(*Worker) error { c.n.Add(1); return nil }
-
-// v1Counts returns n value packets that count into one counter.
-func v1Counts(n int, c *atomic.Int64) []Packet {
+// counters returns n value packets that count into one counter.
+func counters(n int, c *atomic.Int64) []Packet {
 	ps := make([]Packet, n)
 	for i := range ps {
-		ps[i] = v1Count{c}
+		ps[i] = counter{c}
 	}
 	return ps
 }
 
-// v1StatCount is the count of the packets named name in st (0 if none).
-func v1StatCount(st Stats, name string) uint64 {
+// statCount is the count of the packets named name in st (0 if none).
+func statCount(st Stats, name string) uint64 {
 	for _, p := range st.Packets {
 		if p.Name == name {
 			return p.Count
@@ -106,108 +69,104 @@ func v1StatCount(st Stats, name string) uint64 {
 	return 0
 }
 
-// v1Chunks counts the arena chunks of every worker of s (a scheduler
+// totalChunks counts the arena chunks of every worker of s (a scheduler
 // between cycles: its workers are parked).
-func v1Chunks(s *Scheduler) int {
+func totalChunks(s *Scheduler) int {
 	n := 0
-	for _, w := range s.s.workers {
-		for _, r := range w.arenaList {
-			n += r.(interface{ v1Chunks() int }).v1Chunks()
-		}
+	for _, c := range arenaChunks(s) {
+		n += c
 	}
 	return n
 }
 
-func (a *arena[E]) v1Chunks() int { return 1 + len(a.sealed) + len(a.free) }
-
-// v1Leaves is a node of a binary spawn tree over the leaves [lo, hi):
+// leafTree is a node of a binary spawn tree over the leaves [lo, hi):
 // each leaf counts its runs in runs, each node in nodes. kind picks how
 // children are spawned: every form a value packet can take.
-type v1Leaves struct {
+type leafTree struct {
 	lo, hi int
-	kind   v1Kind
+	kind   leafKind
 	runs   []atomic.Int32
 	nodes  *atomic.Int64
 }
 
-type v1Kind int
+type leafKind int
 
 const (
-	v1Struct    v1Kind = iota // Spawn(w, struct value)
-	v1Pointer                 // Spawn(w, *T)
-	v1Interface               // Spawn[Packet](w, struct value)
-	v1Func                    // Spawn(w, Func(...))
-	v1Namer                   // Spawn(w, struct value implementing Namer)
-	v1OrRun                   // SpawnOrRun(w, struct value)
-	v1Kinds
+	leafStruct    leafKind = iota // Spawn(w, struct value)
+	leafPointer                   // Spawn(w, *T)
+	leafInterface                 // Spawn[Packet](w, struct value)
+	leafFunc                      // Spawn(w, Func(...))
+	leafNamer                     // Spawn(w, struct value implementing Namer)
+	leafOrRun                     // SpawnOrRun(w, struct value)
+	leafKinds
 )
 
-func (k v1Kind) String() string {
+func (k leafKind) String() string {
 	return [...]string{"struct", "pointer", "interface", "func", "namer", "spawnorrun"}[k]
 }
 
-// v1ChildName is the stats name of v1Leaves' children of kind k.
-func (k v1Kind) childName() string {
-	return [...]string{"scheduler.v1Leaves", "*scheduler.v1PtrLeaves", "scheduler.v1Leaves",
-		"v1-func-leaves", "v1-named-leaves", "scheduler.v1Leaves"}[k]
+// childName is the stats name of leafTree' children of kind k.
+func (k leafKind) childName() string {
+	return [...]string{"scheduler.leafTree", "*scheduler.ptrLeafTree", "scheduler.leafTree",
+		"func-leaves", "named-leaves", "scheduler.leafTree"}[k]
 }
 
-func (p v1Leaves) Run(w *Worker) error {
+func (p leafTree) Run(w *Worker) error {
 	p.nodes.Add(1)
 	if p.hi-p.lo == 1 {
 		p.runs[p.lo].Add(1)
 		return nil
 	}
 	mid := (p.lo + p.hi) / 2
-	p.spawn(w, v1Leaves{p.lo, mid, p.kind, p.runs, p.nodes})
-	p.spawn(w, v1Leaves{mid, p.hi, p.kind, p.runs, p.nodes})
+	p.spawn(w, leafTree{p.lo, mid, p.kind, p.runs, p.nodes})
+	p.spawn(w, leafTree{mid, p.hi, p.kind, p.runs, p.nodes})
 	return nil
 }
 
-func (p v1Leaves) spawn(w *Worker, c v1Leaves) {
+func (p leafTree) spawn(w *Worker, c leafTree) {
 	switch p.kind {
-	case v1Struct:
+	case leafStruct:
 		Spawn(w, c)
-	case v1Pointer:
-		Spawn(w, &v1PtrLeaves{c})
-	case v1Interface:
+	case leafPointer:
+		Spawn(w, &ptrLeafTree{c})
+	case leafInterface:
 		Spawn[Packet](w, c)
-	case v1Func:
-		Spawn(w, Func("v1-func-leaves", c.Run))
-	case v1Namer:
-		Spawn(w, v1NamedLeaves{c})
-	case v1OrRun:
+	case leafFunc:
+		Spawn(w, Func("func-leaves", c.Run))
+	case leafNamer:
+		Spawn(w, namedLeafTree{c})
+	case leafOrRun:
 		SpawnOrRun(w, c)
 	}
 }
 
-type v1PtrLeaves struct{ v v1Leaves }
+type ptrLeafTree struct{ v leafTree }
 
-func (p *v1PtrLeaves) Run(w *Worker) error { return p.v.Run(w) }
+func (p *ptrLeafTree) Run(w *Worker) error { return p.v.Run(w) }
 
-type v1NamedLeaves struct{ v v1Leaves }
+type namedLeafTree struct{ v leafTree }
 
-func (p v1NamedLeaves) Run(w *Worker) error { return p.v.Run(w) }
-func (v1NamedLeaves) PacketName() string    { return "v1-named-leaves" }
+func (p namedLeafTree) Run(w *Worker) error { return p.v.Run(w) }
+func (namedLeafTree) PacketName() string    { return "named-leaves" }
 
 // TestSpawnValueExactlyOnce runs spawn trees of every value packet form
 // on 1, 2 and 4 workers (with and without instrumentation), several
 // cycles per scheduler: every leaf runs exactly once, and Stats name the
 // packets by their type, Namer name or Func name, with exact counts.
 func TestSpawnValueExactlyOnce(t *testing.T) {
-	leaves := v1Scale(2048, 8)
+	leaves := scale(2048, 8)
 	nodes := 2*leaves - 1
 	for _, workers := range []int{1, 2, 4} {
 		for _, timing := range []bool{false, true} {
-			for kind := range v1Kinds {
+			for kind := range leafKinds {
 				t.Run(fmt.Sprintf("workers=%d/timing=%v/%v", workers, timing, kind), func(t *testing.T) {
-					s := v1Sched(t, Config{Workers: workers, PacketTiming: timing})
+					s := newSched(t, Config{Workers: workers, PacketTiming: timing})
 					const cycles = 3
 					for c := range cycles {
 						runs := make([]atomic.Int32, leaves)
 						var n atomic.Int64
-						require.NoError(t, s.Add(v1Leaves{0, leaves, kind, runs, &n}))
-						require.NoError(t, v1Run(t, s))
+						require.NoError(t, s.Add(leafTree{0, leaves, kind, runs, &n}))
+						require.NoError(t, runCycle(t, s))
 						require.EqualValues(t, nodes, n.Load(), "cycle %d: nodes run", c)
 						for i := range runs {
 							require.EqualValues(t, 1, runs[i].Load(), "cycle %d: leaf %d", c, i)
@@ -215,9 +174,9 @@ func TestSpawnValueExactlyOnce(t *testing.T) {
 					}
 					st := s.Stats()
 					assert.EqualValues(t, cycles*nodes, st.Ran)
-					// The root was added (a Packet holding a v1Leaves); its
+					// The root was added (a Packet holding a leafTree); its
 					// descendants were spawned in the kind's form.
-					want := map[string]uint64{"scheduler.v1Leaves": cycles}
+					want := map[string]uint64{"scheduler.leafTree": cycles}
 					want[kind.childName()] += cycles * uint64(nodes-1)
 					got := map[string]uint64{}
 					for _, p := range st.Packets {
@@ -227,7 +186,7 @@ func TestSpawnValueExactlyOnce(t *testing.T) {
 						}
 					}
 					assert.Equal(t, want, got)
-					if kind == v1OrRun && workers == 1 && !timing {
+					if kind == leafOrRun && workers == 1 && !timing {
 						// One worker, never idle: every child ran inline.
 						assert.EqualValues(t, cycles*(nodes-1), st.Workers[0].Inlined)
 					}
@@ -237,52 +196,52 @@ func TestSpawnValueExactlyOnce(t *testing.T) {
 	}
 }
 
-// v1Fan spawns n value children that count, then each spawns grand
+// fanPacket spawns n value children that count, then each spawns grand
 // grandchildren (0 or 1) more.
-type v1Fan struct {
+type fanPacket struct {
 	n, grand int
 	count    *atomic.Int64
-	named    bool // spawn v1NamedKids
+	named    bool // spawn namedKids
 }
 
-func (f *v1Fan) Run(w *Worker) error {
+func (f *fanPacket) Run(w *Worker) error {
 	for range f.n {
 		if f.named {
-			Spawn(w, v1NamedKid{f.grand, f.count, "kid"})
+			Spawn(w, namedKid{f.grand, f.count, "kid"})
 		} else {
-			Spawn(w, v1Kid{f.grand, f.count})
+			Spawn(w, kidPacket{f.grand, f.count})
 		}
 	}
 	return nil
 }
 
-// v1NamedKid is v1Kid with a name (a Namer), bigger than a pointer: a
+// namedKid is kidPacket with a name (a Namer), bigger than a pointer: a
 // copy of it in an interface would need a box.
-type v1NamedKid struct {
+type namedKid struct {
 	grand int
 	count *atomic.Int64
 	name  string
 }
 
-func (k v1NamedKid) PacketName() string { return k.name }
+func (k namedKid) PacketName() string { return k.name }
 
-func (k v1NamedKid) Run(w *Worker) error {
+func (k namedKid) Run(w *Worker) error {
 	k.count.Add(1)
 	for range k.grand {
-		Spawn(w, v1NamedKid{0, k.count, k.name})
+		Spawn(w, namedKid{0, k.count, k.name})
 	}
 	return nil
 }
 
-type v1Kid struct {
+type kidPacket struct {
 	grand int
 	count *atomic.Int64
 }
 
-func (k v1Kid) Run(w *Worker) error {
+func (k kidPacket) Run(w *Worker) error {
 	k.count.Add(1)
 	for range k.grand {
-		Spawn(w, v1Kid{0, k.count})
+		Spawn(w, kidPacket{0, k.count})
 	}
 	return nil
 }
@@ -300,22 +259,22 @@ func TestSpawnValueZeroAllocs(t *testing.T) {
 		named, timed bool
 	}{{1, false, false}, {2, false, false}, {1, true, false}, {2, true, false}, {2, true, true}} {
 		t.Run(fmt.Sprintf("workers=%d/named=%v/timed=%v", c.workers, c.named, c.timed), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: c.workers, PacketTiming: c.timed})
+			s := newSched(t, Config{Workers: c.workers, PacketTiming: c.timed})
 			var count atomic.Int64
-			cycle := func(f *v1Fan) func() {
+			cycle := func(f *fanPacket) func() {
 				return func() {
 					// Designated: the root runs on worker 0 every cycle, so
 					// its arena is the one warmed up.
 					if err := s.AddDesignated(0, f); err != nil {
 						panic(err)
 					}
-					if err := s.Run(v1Bg); err != nil {
+					if err := s.Run(bg); err != nil {
 						panic(err)
 					}
 				}
 			}
-			small := &v1Fan{n: 16, grand: 1, count: &count, named: c.named}
-			big := &v1Fan{n: 8192, grand: 1, count: &count, named: c.named}
+			small := &fanPacket{n: 16, grand: 1, count: &count, named: c.named}
+			big := &fanPacket{n: 8192, grand: 1, count: &count, named: c.named}
 			var aSmall, aBig float64
 			watchdog.Watch(t, 60*time.Second, func() {
 				aSmall = testing.AllocsPerRun(50, cycle(small))
@@ -332,63 +291,63 @@ func TestSpawnValueZeroAllocs(t *testing.T) {
 // with grandchildren, and fib by joins) reuse the workers' arena chunks:
 // their number stays at what one cycle needs.
 func TestSpawnValueArenaReuse(t *testing.T) {
-	s := v1Sched(t, Config{Workers: 2})
+	s := newSched(t, Config{Workers: 2})
 	const kids = 2000
 	var count atomic.Int64
 	cycle := func() {
-		require.NoError(t, s.Add(&v1Fan{n: kids, grand: 1, count: &count}))
+		require.NoError(t, s.Add(&fanPacket{n: kids, grand: 1, count: &count}))
 		var out int
-		require.NoError(t, s.Add(v1FibJoin{n: 15, out: &out}))
-		require.NoError(t, v1Run(t, s))
-		require.Equal(t, v1Fib(15), out)
+		require.NoError(t, s.Add(fibJoin{n: 15, out: &out}))
+		require.NoError(t, runCycle(t, s))
+		require.Equal(t, fibDirect(15), out)
 	}
 	for range 10 {
 		cycle()
 	}
-	early := v1Chunks(s)
-	cycles := v1Scale(300, 10)
+	early := totalChunks(s)
+	cycles := scale(300, 10)
 	for range cycles {
 		cycle()
 	}
-	late := v1Chunks(s)
+	late := totalChunks(s)
 	require.EqualValues(t, (10+cycles)*2*kids, count.Load())
-	// One cycle spawns 4,000 v1Kid values (63 chunks' worth) and about
+	// One cycle spawns 4,000 kidPacket values (63 chunks' worth) and about
 	// 3,000 fib nodes and frames; without reuse the chunks would grow by
 	// that every cycle.
-	perCycle := (2*kids + 3*v1Fib(16)) / chunkSlots
+	perCycle := (2*kids + 3*fibDirect(16)) / chunkSlots
 	t.Logf("chunks after 10 cycles %d, after %d more %d (one cycle's spawns fill %d)", early, cycles, late, perCycle)
 	assert.LessOrEqual(t, late, 2*early+16)
 	assert.LessOrEqual(t, late, 2*perCycle+16)
 }
 
-// v1Abortee spawns n value children, one of which (fail) returns an
+// aborteePacket spawns n value children, one of which (fail) returns an
 // error; each other child spawns a grandchild. Every packet that starts
 // counts: the children in kids, the grandchildren in grand.
-type v1Abortee struct {
+type aborteePacket struct {
 	n, fail     int
 	kids, grand *atomic.Int64
 }
 
-var v1ErrAbortee = errors.New("v1 abortee failed")
+var errAbortee = errors.New("abortee failed")
 
-func (a *v1Abortee) Run(w *Worker) error {
+func (a *aborteePacket) Run(w *Worker) error {
 	for i := range a.n {
-		Spawn(w, v1AbortKid{i == a.fail, a.kids, a.grand})
+		Spawn(w, abortKid{i == a.fail, a.kids, a.grand})
 	}
 	return nil
 }
 
-type v1AbortKid struct {
+type abortKid struct {
 	fail        bool
 	kids, grand *atomic.Int64
 }
 
-func (k v1AbortKid) Run(w *Worker) error {
+func (k abortKid) Run(w *Worker) error {
 	k.kids.Add(1)
 	if k.fail {
-		return v1ErrAbortee
+		return errAbortee
 	}
-	Spawn(w, v1Count{k.grand}) // a grandchild, in another arena
+	Spawn(w, counter{k.grand}) // a grandchild, in another arena
 	return nil
 }
 
@@ -400,7 +359,7 @@ func (k v1AbortKid) Run(w *Worker) error {
 func TestSpawnValueAbortResetsArenas(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
+			s := newSched(t, Config{Workers: workers})
 			const kids = 600
 			var dropped uint64
 			round := func() {
@@ -409,12 +368,12 @@ func TestSpawnValueAbortResetsArenas(t *testing.T) {
 				// The newest children run first on the root's worker: the
 				// failing one runs after about 100 of them, while hundreds
 				// are still queued.
-				require.NoError(t, s.Add(&v1Abortee{n: kids, fail: kids - 100, kids: &kidsRan, grand: &grandRan}))
-				err := v1Run(t, s)
-				require.ErrorIs(t, err, v1ErrAbortee)
+				require.NoError(t, s.Add(&aborteePacket{n: kids, fail: kids - 100, kids: &kidsRan, grand: &grandRan}))
+				err := runCycle(t, s)
+				require.ErrorIs(t, err, errAbortee)
 				var ce *CycleError
 				require.ErrorAs(t, err, &ce)
-				assert.Equal(t, "scheduler.v1AbortKid", ce.Packet)
+				assert.Equal(t, "scheduler.abortKid", ce.Packet)
 				// Spawned: the root, kids children, and a grandchild per
 				// child that ran and did not fail. Ran: the root, and
 				// the children and grandchildren that started.
@@ -426,21 +385,21 @@ func TestSpawnValueAbortResetsArenas(t *testing.T) {
 
 				var out int
 				var count atomic.Int64
-				require.NoError(t, s.Add(v1FibJoin{n: 14, out: &out}))
-				require.NoError(t, s.Add(&v1Fan{n: kids, grand: 1, count: &count}))
-				require.NoError(t, v1Run(t, s))
-				require.Equal(t, v1Fib(14), out)
+				require.NoError(t, s.Add(fibJoin{n: 14, out: &out}))
+				require.NoError(t, s.Add(&fanPacket{n: kids, grand: 1, count: &count}))
+				require.NoError(t, runCycle(t, s))
+				require.Equal(t, fibDirect(14), out)
 				require.EqualValues(t, 2*kids, count.Load())
 			}
 			for range 5 {
 				round()
 			}
-			early := v1Chunks(s)
-			rounds := v1Scale(100, 5)
+			early := totalChunks(s)
+			rounds := scale(100, 5)
 			for range rounds {
 				round()
 			}
-			late := v1Chunks(s)
+			late := totalChunks(s)
 			t.Logf("chunks after 5 rounds %d, after %d more %d; %d packets dropped", early, rounds, late, dropped)
 			assert.Positive(t, dropped, "the cycles were aborted with packets queued")
 			assert.LessOrEqual(t, late, 2*early+16)
@@ -506,13 +465,13 @@ func TestSpawnMixedKinds(t *testing.T) {
 	const leaves = 500
 	for _, workers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			s := v1Sched(t, Config{Workers: workers})
-			for range v1Scale(10, 3) {
+			s := newSched(t, Config{Workers: workers})
+			for range scale(10, 3) {
 				var out, in mixCounts
 				var conts, early atomic.Int64
 				before := s.Stats()
 				require.NoError(t, s.Add(mixRoot{leaves, &out, &in, &conts, &early}))
-				require.NoError(t, v1Run(t, s))
+				require.NoError(t, runCycle(t, s))
 				for _, c := range []*mixCounts{&out, &in} {
 					require.EqualValues(t, 2*leaves, c.ptr.Load(), "pointer leaves run")
 					require.EqualValues(t, 2*leaves, c.iface.Load(), "interface leaves run")

@@ -2,19 +2,14 @@ package scheduler
 
 import (
 	"context"
-	"reflect"
 	"runtime/debug"
-	"runtime/pprof"
-	rtrace "runtime/trace"
 	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/wsched/wsched/internal/deque"
-	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/internal/tracebuf"
-	"github.com/wsched/wsched/trace"
 )
 
 // Worker is one worker goroutine of a Scheduler. A packet receives its
@@ -31,13 +26,10 @@ type Worker struct {
 	_ [64]byte
 	// Set by New and never written again; read by other workers (a thief
 	// reads its victim's local and id), so they sit on a cache line of
-	// their own: sharing one with the owner's per-packet fields below made
-	// every packet the owner ran invalidate the line that searching
-	// workers read. (On the 2-vCPU EPYC, in the shape of
-	// BenchmarkSpawnOrRunWide under SpawnOrRun's first rule, 16,383
-	// children inline while the other worker searched: medians 24.1–24.8
-	// → 20.3–22.5 ns per child over two runs; the spawn and fan-out
-	// benchmarks moved within their noise.)
+	// their own: on one line with the owner's per-packet fields below,
+	// every packet the owner ran would invalidate the line that searching
+	// workers read (BenchmarkSpawnOrRunWide, children run inline while the
+	// other worker searches, measures that cost).
 	s     *sched
 	id    int
 	local *deque.Deque[task]
@@ -220,52 +212,6 @@ func (w *Worker) Context() context.Context {
 // deque's length. Only the packet running on w may call it.
 func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
 
-// push queues t, a spawned packet, on w: onto its private stack (offering
-// all but the newest to the deque while workers are idle), or onto its
-// deque under LocalLIFO and LocalFIFO (applying the surplus rule). Owner;
-// the packet running on w spawns.
-func (w *Worker) push(t task) {
-	if w.tb != nil {
-		t.stamp(w.spawnStamp(), w.from)
-	}
-	if w.priv != nil {
-		n := w.privTail - w.privHead
-		if n == privCap {
-			w.spillPriv()
-		}
-		w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
-		w.privTail++
-		// Something to offer (two or more private packets, or a held
-		// batch), if anyone is idle. (The idle test is offerAll's first,
-		// made here to spare the call while every worker is busy.)
-		if (n != 0 || w.heldLo != w.heldHi) && w.s.nIdle() != 0 {
-			w.offerAll()
-		}
-		return
-	}
-	w.local.Push(t)
-	w.surplus()
-}
-
-// spawnStamp is the trace stamp of a packet w spawns now: the time of its
-// buffer's newest event (the running packet's begin, or later), with no
-// clock reading per spawn (about 10 ns here), so that the steal arrow
-// starts inside the spawning packet's slice, and the replay of `wsched
-// simulate` finds the spawning packet. Stamps of one worker's spawns
-// increase strictly, by spawnStampStep ticks at least, so that they also
-// give the order of a packet's spawns. Owner; tracing.
-func (w *Worker) spawnStamp() int64 {
-	t := max(w.tb.Last(), w.lastStamp+spawnStampStep)
-	w.lastStamp = t
-	return t
-}
-
-// spawnStampStep is how far apart two spawn stamps of one worker are at
-// least, in clock ticks: 8 ticks are 3.3 ns at 2.45 GHz, still apart once
-// converted to nanoseconds, and less than a spawn costs, so that a stamp
-// stays no later than its spawn.
-const spawnStampStep = 8
-
 // badSpawn panics for a Spawn, SpawnOrRun, Join or Context (op) on w that
 // cannot be honoured: the value is a nil Packet, or no packet is running
 // on w, so the *Worker was kept past its packet's Run (between cycles,
@@ -281,130 +227,6 @@ func (w *Worker) badSpawn(nilValue bool, op string) {
 	}
 	panic("scheduler: " + op + " on worker " + strconv.Itoa(w.id) +
 		" outside its packet: a *Worker is valid only inside the Run call that received it")
-}
-
-// privCap is the private stack's size: 256 packets (6 KiB), the Go
-// runtime's local run queue's.
-const privCap = 256
-
-// offerAll makes w's private packets available to idle workers
-// (policy.Offer): if some worker is parked or searching and w's deque
-// holds fewer packets than there are such workers (wantsWork), it moves
-// every private packet but the newest to the deque, then the held batch
-// if the deque still holds too few (a chain of single spawns, each run
-// next, would otherwise keep the batch behind it from idle workers for the
-// whole chain), and applies the surplus rule if anything moved. Owner. (Its callers in push and
-// burst test for something to offer and for idle workers first, so that
-// while every worker is busy a spawn or packet boundary costs two loads
-// and no call.)
-func (w *Worker) offerAll() {
-	movePriv, exposeHeld := policy.Offer(int(w.privTail-w.privHead), w.heldLo != w.heldHi, w.s.nIdle(), w.local.Len())
-	if movePriv {
-		w.movePriv(w.privTail - 1)
-	}
-	if exposeHeld {
-		w.exposeHeld()
-	}
-	if movePriv || exposeHeld {
-		w.surplus()
-	}
-}
-
-// wantsWork reports whether some worker is parked or searching and w's
-// deque holds fewer packets than there are such workers: the rule by
-// which SpawnOrRun spawns and w offers what it keeps private. Owner.
-func (w *Worker) wantsWork() bool {
-	idle := w.s.nIdle()
-	if idle == 0 { // the common case while every worker is busy: no deque loads
-		return false
-	}
-	return policy.WantsWork(idle, w.local.Len())
-}
-
-// spillPriv moves the older half of a full private stack to the deque
-// (the Go runtime's runqput moves half of a full run queue to the global
-// one) and applies the surplus rule. Owner.
-func (w *Worker) spillPriv() {
-	w.movePriv(w.privHead + privCap/2)
-	w.surplus()
-}
-
-// movePriv moves the private packets [privHead, end) to the deque, oldest
-// first (thieves take them in that order). Owner.
-func (w *Worker) movePriv(end uint32) {
-	for w.privHead != end {
-		lo := w.privHead % privCap
-		n := min(end-w.privHead, privCap-lo) // up to the ring's end
-		run := w.priv[lo : lo+n]
-		w.local.PushBatch(run)
-		clear(run)
-		w.privHead += n
-	}
-	w.traceLocalLen()
-}
-
-// popPriv takes the newest private packet. Owner; the stack is not empty.
-func (w *Worker) popPriv() task {
-	w.privTail--
-	i := w.privTail % privCap
-	t := w.priv[i]
-	w.priv[i] = task{} // drop the reference for the GC
-	return t
-}
-
-// handoff is how many children in a row SpawnOrRun spawns once it sees an
-// idle worker short of queued work: the first and the next handoff-1,
-// pushed onto the private stack and moved to the deque (all but the
-// newest) after the 2nd, 4th, 8th and 16th, the streak ending there if no
-// worker is idle any more: the first child goes out at once, a parent
-// that spawns a few and then computes has all but one out, and a thief
-// that comes back finds several and steals half of them in one go. One
-// child at a time, the spawner asked on every child (two shared counters
-// and its deque's top, lines the searching thief keeps writing) and the
-// thief came back for every child.
-const handoff = 16
-
-// handOff queues t, a SpawnOrRun child, as part of a hand-off streak.
-// Owner.
-func (w *Worker) handOff(t task) {
-	if w.streak == 0 {
-		w.streak = handoff
-	}
-	w.streak--
-	if w.priv == nil { // LocalLIFO or LocalFIFO: straight to the deque
-		w.push(t)
-		return
-	}
-	if w.tb != nil {
-		t.stamp(w.spawnStamp(), w.from)
-	}
-	if w.privTail-w.privHead == privCap {
-		w.spillPriv()
-	}
-	w.priv[w.privTail%privCap] = t
-	w.privTail++
-	if k := handoff - w.streak; k >= 2 && k&(k-1) == 0 { // 2, 4, 8, 16
-		w.movePriv(w.privTail - 1)
-		if w.s.nIdle() == 0 {
-			w.streak = 0 // nobody to hand to: back to asking per child
-			return
-		}
-		w.surplus()
-	}
-}
-
-// nIdle returns how many workers are parked or searching (two loads).
-// Any goroutine.
-func (s *sched) nIdle() int { return int(s.nParked.Load()) + int(s.nSearching.Load()) }
-
-// surplus applies the surplus rule after w's deque gained packets, or w
-// stole from a deque that still holds some: wake one parked worker if
-// nobody is searching (W2, then W3 in wakeOneIdle). Owner.
-func (w *Worker) surplus() {
-	s := w.s
-	if policy.Surplus(int(s.nParked.Load()), int(s.nSearching.Load())) {
-		s.wakeOneIdle(w.id)
-	}
 }
 
 // main is the worker goroutine. sleepFirst: w is registered as parked and
@@ -554,242 +376,6 @@ func (w *Worker) runBurst(t task) (err error, v any, stack []byte, panicked bool
 	}
 	ok = true
 	return err, nil, nil, false
-}
-
-// nextHeld takes the oldest held packet, unless workers are idle (parked
-// or searching) and w's deque holds fewer packets than there are idle
-// workers (SpawnOrRun's rule): then it moves everything held into the
-// deque, applies the surplus rule (wake one parked worker if nobody
-// searches) and reports false, and the caller pops. In a fan-out, while
-// every worker is busy, a packet costs two loads of counters that nobody
-// writes, not a Pop. Owner; held is not empty.
-func (w *Worker) nextHeld() (task, bool) {
-	if w.offerHeld() {
-		return task{}, false
-	}
-	t := w.held[w.heldLo]
-	w.held[w.heldLo] = task{} // drop the reference for the GC
-	w.heldLo++
-	return t, true
-}
-
-// maxHeld is the size of a worker's held array (24 bytes a packet): no
-// bucket take or steal moves more than policy.MaxTake, one bucket block.
-const maxHeld = policy.MaxTake
-
-// offerHeld moves what w holds into its deque if workers are idle and
-// the deque holds fewer packets than there are idle workers, then applies
-// the surplus rule, and reports whether it did. Owner; held is not empty.
-func (w *Worker) offerHeld() bool {
-	if !w.wantsWork() {
-		return false
-	}
-	w.exposeHeld()
-	w.surplus()
-	return true
-}
-
-// exposeHeld moves what w holds into its deque, where thieves can take
-// it. Owner.
-func (w *Worker) exposeHeld() {
-	h := w.held[w.heldLo:w.heldHi]
-	w.local.PushBatch(h)
-	clear(h)
-	w.heldLo, w.heldHi = 0, 0
-	w.traceLocalLen()
-}
-
-// traceLocalLen records the deque's length (what thieves can take from
-// w) for `wsched analyze`, after the deque gained packets. Owner.
-func (w *Worker) traceLocalLen() {
-	if w.tb != nil {
-		w.tb.Counter(trace.CounterLocalLen, w.id, int64(w.local.Len()))
-	}
-}
-
-// execInstrumented runs t with timing, tracing, runtime/trace regions or
-// pprof labels, and counts it.
-func (w *Worker) execInstrumented(t task) error {
-	w.cur = t
-	s := w.s
-	var idx int
-	if t.meta&slotBit != 0 {
-		idx = t.p.(valuePacket).statIndex(w) // before it runs: the slot holds its value
-	} else {
-		idx = w.statIndex(t.p)
-	}
-	if s.cfg.PprofLabels && t.stage() != w.labelStage {
-		pprof.SetGoroutineLabels(s.stageLabel[t.stage()])
-		w.labelStage = t.stage()
-	}
-	if w.tb != nil {
-		// Where and when it was queued (the replay of `wsched simulate`
-		// needs it): packed into the begin event, no extra event.
-		w.tb.PacketBeginQueued(w.types[idx].nameID, int(t.stage()), w.flow, t.origin(), t.born(), w.prio)
-		w.flow, w.prio = 0, false
-		w.inPacket = true
-	}
-	// PacketTiming reads the clock once per packet: in a burst, a packet's
-	// end is the next one's start, so a packet's time includes the few
-	// nanoseconds of scheduler work that precede it.
-	var start time.Duration
-	if s.cfg.PacketTiming {
-		if !w.clockOK {
-			w.clock, w.clockOK = time.Since(s.epoch), true
-		}
-		start = w.clock
-	}
-	w.types[idx].count++
-	var err error
-	if s.cfg.RuntimeTrace {
-		r := rtrace.StartRegion(s.traceCtx, w.types[idx].name)
-		err = t.p.Run(w)
-		r.End()
-	} else {
-		err = t.p.Run(w)
-	}
-	if s.cfg.PacketTiming {
-		w.clock = time.Since(s.epoch)
-		w.types[idx].observe(w.clock - start)
-	}
-	if w.tb != nil {
-		w.tb.PacketEnd()
-		w.inPacket = false
-	}
-	return err
-}
-
-// tick counts one packet run towards the next publication of w's
-// counters: every flushEvery packets (and at every park). Owner.
-func (w *Worker) tick() {
-	if w.unflush++; w.unflush >= flushEvery {
-		w.flush()
-	}
-}
-
-// countPacket counts a run of p in its type's stats: for a run of packets
-// of one (non-Namer) type, a compare and an increment of lastRun, folded
-// into types[lastIdx] by foldRun. Owner.
-func (w *Worker) countPacket(p Packet) {
-	if typeWord(p) == w.lastType {
-		w.lastRun++
-		return
-	}
-	w.countPacketSlow(p)
-}
-
-func (w *Worker) countPacketSlow(p Packet) {
-	idx := w.statIndex(p) // folds the old run if it moves lastType
-	if typeWord(p) == w.lastType {
-		w.lastRun++
-		return
-	}
-	w.types[idx].count++ // a Namer: counted by name
-}
-
-// foldRun adds lastRun to its type's count. Owner; before anything reads
-// the counts (flush) and before lastType changes (statIndexSlow).
-func (w *Worker) foldRun() {
-	if w.lastRun != 0 {
-		w.types[w.lastIdx].count += w.lastRun
-		w.lastRun = 0
-	}
-}
-
-// statIndex returns the stats index of p's name. The one-entry caches make
-// it a type comparison for runs of packets of one type.
-func (w *Worker) statIndex(p Packet) int {
-	tw := typeWord(p)
-	if tw == w.lastType {
-		return w.lastIdx
-	}
-	if tw == w.lastNamer {
-		// A Namer type seen last time: its name may differ per packet,
-		// but the last name is the likely one (no reflection, no map).
-		if name := p.(Namer).PacketName(); w.hasName && name == w.lastName {
-			return w.lastNIdx
-		}
-	}
-	return w.statIndexSlow(p)
-}
-
-// typeWord returns the first word of p's interface value, its itab: one
-// per (Packet, dynamic type) pair, so two Packets have equal type words
-// exactly when their dynamic types are equal (TestTypeWord). One load and
-// compare, where reflect.TypeOf(p) == last costs a load, a conversion and
-// a call to compare two reflect.Type interfaces (≈ 2 ns per packet here).
-func typeWord(p Packet) unsafe.Pointer {
-	return (*[2]unsafe.Pointer)(unsafe.Pointer(&p))[0]
-}
-
-func (w *Worker) statIndexSlow(p Packet) int {
-	ti := w.s.reg.typeOf(reflect.TypeOf(p), p)
-	if ti.namer {
-		w.lastNamer = typeWord(p)
-		return w.nameIndex(namerName(p.(Namer)))
-	}
-	w.foldRun() // the pending run belongs to the old lastIdx
-	w.lastType, w.lastIdx = typeWord(p), ti.idx
-	w.growTypes(ti.idx)
-	return ti.idx
-}
-
-// nameIndex returns the stats index of a packet named name, with a
-// one-entry cache of the last name. Owner.
-func (w *Worker) nameIndex(name string) int {
-	if w.hasName && name == w.lastName {
-		return w.lastNIdx
-	}
-	idx := w.s.reg.index(name)
-	w.lastName, w.lastNIdx, w.hasName = name, idx, true
-	w.growTypes(idx)
-	return idx
-}
-
-// growTypes makes w.types cover stats index idx. Owner.
-func (w *Worker) growTypes(idx int) {
-	for len(w.types) <= idx {
-		e := w.s.reg.entry(len(w.types))
-		w.types = append(w.types, typeStat{name: e.name, nameID: e.id})
-	}
-}
-
-// packetPanicked records the panic (or Goexit) of the packet named name,
-// which w ran, and ends the cycle. Owner.
-func (w *Worker) packetPanicked(name string, v any, stack []byte) {
-	w.hot.panics++
-	w.packetEnded(&CycleError{Packet: name, Err: panicError{v}, Panicked: true, Value: v, Stack: stack})
-}
-
-// packetFailed records the error of the packet named name, which w ran,
-// and ends the cycle. Owner.
-func (w *Worker) packetFailed(name string, err error) {
-	w.hot.failures++
-	w.packetEnded(&CycleError{Packet: name, Err: err})
-}
-
-func (w *Worker) packetEnded(ce *CycleError) {
-	s := w.s
-	if w.inPacket {
-		w.tb.PacketEnd()
-		w.inPacket = false
-	}
-	ce.Stage = w.cur.stage()
-	ce.StageName = s.stageNames[ce.Stage]
-	ce.Worker = w.id
-	s.mu.Lock()
-	s.abortCycle(ce)
-	s.mu.Unlock()
-}
-
-// safeName is nameOf, surviving a PacketName that panics too.
-func safeName(p Packet) (name string) {
-	defer func() {
-		if recover() != nil {
-			name = reflect.TypeOf(p).String()
-		}
-	}()
-	return nameOf(p)
 }
 
 // takeDesignated receives one designated packet without blocking. Owner.

@@ -10,17 +10,17 @@ import (
 	"github.com/wsched/wsched/scheduler"
 )
 
-// v1Countdown adds n to a total and spawns n-1, by value: the spawned
+// countdown adds n to a total and spawns n-1, by value: the spawned
 // struct is kept in the worker's memory, so spawning allocates nothing.
-type v1Countdown struct {
+type countdown struct {
 	n     int
 	total *atomic.Int64
 }
 
-func (c v1Countdown) Run(w *scheduler.Worker) error {
+func (c countdown) Run(w *scheduler.Worker) error {
 	c.total.Add(int64(c.n))
 	if c.n > 1 {
-		scheduler.Spawn(w, v1Countdown{c.n - 1, c.total})
+		scheduler.Spawn(w, countdown{c.n - 1, c.total})
 	}
 	return nil
 }
@@ -32,7 +32,7 @@ func ExampleSpawn_value() {
 	}
 	defer s.Close()
 	var total atomic.Int64
-	if err := s.Add(v1Countdown{100, &total}); err != nil {
+	if err := s.Add(countdown{100, &total}); err != nil {
 		panic(err)
 	}
 	if err := s.Run(context.Background()); err != nil {
@@ -44,18 +44,18 @@ func ExampleSpawn_value() {
 	}
 	// Output:
 	// 5050
-	// scheduler_test.v1Countdown 100
+	// scheduler_test.countdown 100
 }
 
-// v1RangeSum adds lo..hi-1 to sum, halving the range with SpawnOrRun:
+// rangeSum adds lo..hi-1 to sum, halving the range with SpawnOrRun:
 // while every worker is busy the halves run inline, at the cost of a
 // call; an idle worker is handed some.
-type v1RangeSum struct {
+type rangeSum struct {
 	lo, hi int
 	sum    *atomic.Int64
 }
 
-func (r v1RangeSum) Run(w *scheduler.Worker) error {
+func (r rangeSum) Run(w *scheduler.Worker) error {
 	if r.hi-r.lo <= 1000 {
 		var s int64
 		for i := r.lo; i < r.hi; i++ {
@@ -65,8 +65,8 @@ func (r v1RangeSum) Run(w *scheduler.Worker) error {
 		return nil
 	}
 	mid := (r.lo + r.hi) / 2
-	scheduler.SpawnOrRun(w, v1RangeSum{r.lo, mid, r.sum})
-	scheduler.SpawnOrRun(w, v1RangeSum{mid, r.hi, r.sum})
+	scheduler.SpawnOrRun(w, rangeSum{r.lo, mid, r.sum})
+	scheduler.SpawnOrRun(w, rangeSum{mid, r.hi, r.sum})
 	return nil
 }
 
@@ -77,7 +77,7 @@ func ExampleSpawnOrRun() {
 	}
 	defer s.Close()
 	var sum atomic.Int64
-	if err := s.Add(v1RangeSum{0, 1_000_000, &sum}); err != nil {
+	if err := s.Add(rangeSum{0, 1_000_000, &sum}); err != nil {
 		panic(err)
 	}
 	if err := s.Run(context.Background()); err != nil {
@@ -126,13 +126,13 @@ func ExampleFunc() {
 	// load-config 1
 }
 
-// v1AddN adds n to a sum.
-type v1AddN struct {
+// addN adds n to a sum.
+type addN struct {
 	n   int64
 	sum *atomic.Int64
 }
 
-func (p v1AddN) Run(*scheduler.Worker) error {
+func (p addN) Run(*scheduler.Worker) error {
 	p.sum.Add(p.n)
 	return nil
 }
@@ -156,7 +156,7 @@ func ExampleBlock() {
 	ran := make(chan error)
 	go func() { ran <- s.Run(ctx) }()
 	for i := 1; i <= 100; i++ {
-		if err := s.Add(v1AddN{int64(i), &sum}, scheduler.Block(ctx)); err != nil {
+		if err := s.Add(addN{int64(i), &sum}, scheduler.Block(ctx)); err != nil {
 			panic(err)
 		}
 	}
@@ -168,11 +168,11 @@ func ExampleBlock() {
 
 	// Without Block, a full queue is an error.
 	for range 8 {
-		if err := s.Add(v1AddN{1, &sum}); err != nil {
+		if err := s.Add(addN{1, &sum}); err != nil {
 			panic(err)
 		}
 	}
-	fmt.Println(s.Add(v1AddN{1, &sum}))
+	fmt.Println(s.Add(addN{1, &sum}))
 	// Output:
 	// 5050
 	// scheduler: queue full
@@ -196,7 +196,7 @@ func ExamplePolicy_UnmarshalText() {
 	// true
 }
 
-type v1RequestKey struct{}
+type requestKey struct{}
 
 func ExampleWorker_Context() {
 	s, err := scheduler.New(scheduler.Config{Workers: 2})
@@ -206,9 +206,9 @@ func ExampleWorker_Context() {
 	defer s.Close()
 
 	// The cycle's context carries Run's context's values...
-	ctx := context.WithValue(context.Background(), v1RequestKey{}, "request 42")
+	ctx := context.WithValue(context.Background(), requestKey{}, "request 42")
 	if err := s.Add(scheduler.Func("handler", func(w *scheduler.Worker) error {
-		fmt.Println("serving", w.Context().Value(v1RequestKey{}))
+		fmt.Println("serving", w.Context().Value(requestKey{}))
 		return nil
 	})); err != nil {
 		panic(err)
@@ -255,7 +255,7 @@ func ExampleCycleError() {
 		panic(err)
 	}
 	var sum atomic.Int64
-	if err := s.AddAll([]scheduler.Packet{v1AddN{1, &sum}, v1AddN{2, &sum}, v1AddN{3, &sum}}); err != nil {
+	if err := s.AddAll([]scheduler.Packet{addN{1, &sum}, addN{2, &sum}, addN{3, &sum}}); err != nil {
 		panic(err)
 	}
 	err = s.Run(context.Background())

@@ -11,22 +11,6 @@ import (
 	"time"
 )
 
-// v1Chain is a value packet that spawns its successor, by value, until
-// its chain is done.
-type v1Chain struct {
-	left int
-	done *atomic.Int64
-}
-
-func (c v1Chain) Run(w *Worker) error {
-	if c.left > 1 {
-		Spawn(w, v1Chain{c.left - 1, c.done})
-		return nil
-	}
-	c.done.Add(1)
-	return nil
-}
-
 // BenchmarkSpawnValue: b.N value packets in Workers() chains, each packet
 // spawning the next by value (BenchmarkSpawnTrivial's shape with value
 // structs instead of a reused pointer); ns/packet is the per-packet
@@ -42,7 +26,7 @@ func BenchmarkSpawnValue(b *testing.B) {
 	var done atomic.Int64
 	ps := make([]Packet, chains)
 	for i := range ps {
-		ps[i] = v1Chain{max(b.N/chains, 1), &done}
+		ps[i] = valueChain{max(b.N/chains, 1), &done}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -73,31 +57,6 @@ func BenchmarkSpawnValueWaitGroup(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/packet")
 }
 
-// v1JoinNode is a node of a binary fork-join tree: it opens a join and
-// spawns its two children by value; the continuation adds their results.
-type v1JoinNode struct {
-	depth int
-	out   *int64
-}
-
-type v1JoinSum struct {
-	a, b int64
-	out  *int64
-}
-
-func (s v1JoinSum) Run(*Worker) error { *s.out = s.a + s.b; return nil }
-
-func (n v1JoinNode) Run(w *Worker) error {
-	if n.depth == 0 {
-		*n.out = 1
-		return nil
-	}
-	s := Join(w, v1JoinSum{out: n.out})
-	Spawn(w, v1JoinNode{n.depth - 1, &s.a})
-	Spawn(w, v1JoinNode{n.depth - 1, &s.b})
-	return nil
-}
-
 // BenchmarkJoin: a binary fork-join tree of depth 20 per op, each inner
 // node opening a join and spawning two value children, its continuation
 // adding their results: 2^21-1 nodes and 2^20-1 continuations. ns/packet
@@ -112,14 +71,14 @@ func BenchmarkJoin(b *testing.B) {
 	defer s.Close()
 	tree := func() {
 		var out int64
-		if err := s.Add(v1JoinNode{depth, &out}); err != nil {
+		if err := s.Add(joinNode{depth, &out}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Run(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		if out != 1<<depth {
-			b.Fatalf("tree sum %d, want %d", out, 1<<depth)
+		if out != 1<<(depth+1)-1 {
+			b.Fatalf("tree count %d, want %d", out, 1<<(depth+1)-1)
 		}
 	}
 	tree() // the workers' arenas reach their size
@@ -136,14 +95,14 @@ func BenchmarkJoin(b *testing.B) {
 	b.ReportMetric(ns/joins, "ns/join")
 }
 
-// v1TreeNode is v1JoinNode without the join: a node spawns its two
+// treeNodeP is joinNode without the join: a node spawns its two
 // children and nothing combines their results.
-type v1TreeNode struct{ depth int }
+type treeNodeP struct{ depth int }
 
-func (n v1TreeNode) Run(w *Worker) error {
+func (n treeNodeP) Run(w *Worker) error {
 	if n.depth > 0 {
-		Spawn(w, v1TreeNode{n.depth - 1})
-		Spawn(w, v1TreeNode{n.depth - 1})
+		Spawn(w, treeNodeP{n.depth - 1})
+		Spawn(w, treeNodeP{n.depth - 1})
 	}
 	return nil
 }
@@ -160,7 +119,7 @@ func BenchmarkJoinBaselineTree(b *testing.B) {
 	}
 	defer s.Close()
 	tree := func() {
-		if err := s.Add(v1TreeNode{depth}); err != nil {
+		if err := s.Add(treeNodeP{depth}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Run(context.Background()); err != nil {
@@ -179,12 +138,12 @@ func BenchmarkJoinBaselineTree(b *testing.B) {
 	b.ReportMetric(ns/(1<<depth-1), "ns/node")
 }
 
-// v1AbortRun is one cycle of BenchmarkAbortLatency: the packets spin
+// abortRun is one cycle of BenchmarkAbortLatency: the packets spin
 // for d each; the first to start once trigger packets have started and
 // every worker has started one (so that packets run on every worker)
 // fires: it fails after its spin (fail), recording when, or closes gate
 // before it (a canceller waits on gate).
-type v1AbortRun struct {
+type abortRun struct {
 	d       time.Duration
 	trigger int64
 	all     int32 // a bit per worker
@@ -198,18 +157,18 @@ type v1AbortRun struct {
 }
 
 // reset readies r for the next cycle. The workers are parked.
-func (r *v1AbortRun) reset() {
+func (r *abortRun) reset() {
 	r.seen.Store(0)
 	r.started.Store(0)
 	r.fired.Store(false)
 	r.gate = make(chan struct{})
 }
 
-type v1Spinner struct{ r *v1AbortRun }
+type spinner struct{ r *abortRun }
 
-var v1ErrBench = errors.New("v1 bench failure")
+var errBench = errors.New("bench failure")
 
-func (p v1Spinner) Run(w *Worker) error {
+func (p spinner) Run(w *Worker) error {
 	r := p.r
 	r.seen.Or(1 << w.ID())
 	fire := r.started.Add(1) >= r.trigger && r.seen.Load() == r.all && r.fired.CompareAndSwap(false, true)
@@ -223,7 +182,7 @@ func (p v1Spinner) Run(w *Worker) error {
 	}
 	if fire && r.fail {
 		r.failed = time.Now()
-		return v1ErrBench
+		return errBench
 	}
 	return nil
 }
@@ -244,7 +203,7 @@ func BenchmarkAbortLatency(b *testing.B) {
 	const spin = 20 * time.Microsecond
 	const n = 1000
 	const workers = 2
-	setup := func(b *testing.B, r *v1AbortRun) (*Scheduler, []Packet) {
+	setup := func(b *testing.B, r *abortRun) (*Scheduler, []Packet) {
 		s, err := New(Config{Workers: workers})
 		if err != nil {
 			b.Fatal(err)
@@ -253,7 +212,7 @@ func BenchmarkAbortLatency(b *testing.B) {
 		r.d, r.all = spin, 1<<workers-1
 		ps := make([]Packet, n)
 		for i := range ps {
-			ps[i] = v1Spinner{r}
+			ps[i] = spinner{r}
 		}
 		return s, ps
 	}
@@ -272,7 +231,7 @@ func BenchmarkAbortLatency(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds()), "p90-ns/abort")
 	}
 	b.Run("error", func(b *testing.B) {
-		r := &v1AbortRun{trigger: 20, fail: true}
+		r := &abortRun{trigger: 20, fail: true}
 		s, ps := setup(b, r)
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()
@@ -286,7 +245,7 @@ func BenchmarkAbortLatency(b *testing.B) {
 			if !r.fired.Load() {
 				continue
 			}
-			if !errors.Is(err, v1ErrBench) {
+			if !errors.Is(err, errBench) {
 				b.Fatalf("Run = %v", err)
 			}
 			lat = append(lat, end.Sub(r.failed))
@@ -295,7 +254,7 @@ func BenchmarkAbortLatency(b *testing.B) {
 		report(b, lat)
 	})
 	b.Run("cancel", func(b *testing.B) {
-		r := &v1AbortRun{trigger: 10}
+		r := &abortRun{trigger: 10}
 		s, ps := setup(b, r)
 		// The canceller is one goroutine, blocked on the gate before each
 		// cycle starts (a goroutine started with the cycle could still be

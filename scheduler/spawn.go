@@ -1,0 +1,211 @@
+package scheduler
+
+import "runtime/debug"
+
+// Spawning from a running packet: Spawn and SpawnOrRun.
+
+// Spawn queues v as a packet on worker w, in the running packet's stage.
+// Only the packet running on w may call it: on a *Worker kept past its
+// packet's Run it panics, as it does for a nil v.
+//
+// v is kept by value in memory the worker reuses, so spawning a small
+// struct, a pointer or a Packet allocates nothing (BenchmarkSpawnValue:
+// 0 allocs, about 13 ns a packet on the 2-vCPU EPYC). A pointer or an interface is
+// queued as it is, outside joins (BenchmarkSpawnTrivial). It runs once;
+// once the Run call of its cycle has returned, the scheduler keeps no
+// reference to it (during the cycle, a packet that a thief or a bucket
+// take copied out may stay referenced by the slot it was copied from).
+//
+// While every other worker is busy, v waits on w's private stack, where
+// only w sees it (plain stores, no atomics), and w runs it newest first
+// after the running packet. While some worker is parked or searching and
+// w's deque holds fewer packets than there are such workers, Spawn hands
+// every private packet but the newest to the deque, where thieves take
+// the oldest, and wakes one parked worker if nobody searches, so spare
+// work never waits for a busy worker. A worker that becomes idle while
+// this packet computes without spawning waits until the packet returns
+// (or spawns again) for what it spawned: spawn before a long computation
+// only what this worker should run next, or set Config.Local to
+// LocalLIFO, which sends every spawn to the deque. The stack holds 256
+// packets; the older half of a full one goes to the deque.
+//
+// Inside a join (Join), v belongs to it: the join's continuation waits for
+// v, and for everything v spawns.
+func Spawn[P Packet](w *Worker, v P) {
+	if w.cur.p == nil || isNil(v) {
+		w.badSpawn(isNil(v), "Spawn")
+	}
+	if slotKey[P]() == w.directKey && w.js.spawn == nil {
+		// A pointer or an interface outside joins: push's common case
+		// written out (onto the private stack, untraced), a call fewer
+		// (push's common case as a function of its own costs 136 in the
+		// compiler's inlining budget of 80: it would stay a call).
+		t := task{p: Packet(v), meta: uint64(w.cur.stage())}
+		if n := w.privTail - w.privHead; w.priv != nil && w.tb == nil && n != privCap {
+			w.priv[w.privTail%privCap] = t // a fixed array: no bounds check
+			w.privTail++
+			if (n != 0 || w.heldLo != w.heldHi) && w.s.nIdle() != 0 {
+				w.offerAll()
+			}
+			return
+		}
+		w.push(t)
+		return
+	}
+	spawnSlow(w, v)
+}
+
+// spawnSlow is Spawn for a value packet, inside a join, or the first
+// spawn of a pointer or interface type on w since another's.
+func spawnSlow[P Packet](w *Worker, v P) { w.push(spawnTask(w, v)) }
+
+// spawnTask is the task that queues v, spawned on w: v itself for a
+// pointer or an interface outside joins (and w remembers its type, for
+// Spawn's and SpawnOrRun's fast paths), else a slot of w's arena for P
+// holding v and its join, counted in that join. Owner.
+func spawnTask[P Packet](w *Worker, v P) task {
+	a := slotArena[P](w)
+	if a.direct {
+		w.directKey = slotKey[P]()
+		if w.js.spawn == nil {
+			return task{p: Packet(v), meta: uint64(w.cur.stage())}
+		}
+	}
+	s, c := a.get()
+	s.v, s.c, s.join = v, c, w.joinForSpawn()
+	return task{p: s, meta: uint64(w.cur.stage()) | slotBit}
+}
+
+// isNil reports whether v is a nil Packet (an interface type holding
+// nothing). A nil pointer of a concrete type is a value like any other.
+func isNil[P Packet](v P) bool {
+	return any(v) == nil
+}
+
+// SpawnOrRun runs v at once, on this worker and inside the running
+// packet, unless some worker is idle (parked or searching) and this
+// worker's deque holds fewer packets than there are idle workers: then it
+// spawns v, and the next 15 children it is given without asking again,
+// handing them to the deque as the streak goes, where an idle worker
+// steals half of them in one go. While every worker is busy, children run
+// inline instead of waiting in a queue: for fine-grained recursion whose
+// children cost less than a trip through a queue (errgroup's TryGo with a
+// fallback to running inline). Spawn children that take long, or that
+// should be free to run elsewhere while the parent computes, with Spawn.
+// (BenchmarkSpawnOrRunWideCost, 2 workers on the 2-vCPU EPYC, a flat loop
+// of children against one goroutine calling them: 0.5 µs children about
+// 1.7×, 4 µs and longer about 1.9× faster.)
+//
+// v runs in the running packet's stage, is counted as a packet of its own
+// (Stats and WorkerStats.Inlined) and belongs to the running packet's join
+// like a spawned one. If it fails or panics, the cycle ends with a
+// *CycleError naming v, and SpawnOrRun returns: the running packet goes on
+// (what it spawns next is dropped with the aborting cycle; its context is
+// cancelled). runtime.Goexit in v ends the running packet too. v must not
+// wait for something the running packet holds (a lock, a channel it has
+// yet to send on).
+//
+// It always spawns while the cycle is ending, when inline runs are nested
+// 64 deep (so recursion is bounded), and when the scheduler records
+// per-packet timing, tracing, runtime/trace regions or pprof labels, so
+// that every packet keeps its own slice, region and time. Only the packet
+// running on w may call it.
+func SpawnOrRun[P Packet](w *Worker, v P) {
+	if w.cur.p == nil || isNil(v) {
+		w.badSpawn(isNil(v), "SpawnOrRun")
+	}
+	if w.instrument || w.inlineDepth >= maxInline || w.s.abort.Load() {
+		Spawn(w, v)
+		return
+	}
+	if w.streak > 0 || w.s.nIdle() != 0 && w.wantsWork() { // the idle test inline: no call while every worker is busy
+		if slotKey[P]() == w.directKey && w.js.spawn == nil {
+			w.handOff(task{p: Packet(v), meta: uint64(w.cur.stage())})
+			return
+		}
+		w.handOff(spawnTask(w, v))
+		return
+	}
+	// Inline: as a spawn that runs at once. It belongs to the spawn join
+	// like a spawned child, and runs with join state of its own. The
+	// parent's state is saved after the child is counted in it: if the
+	// parent opened the spawn join, the count is openedSpawns, part of
+	// that state. Outside joins (no spawn join: the whole state is zero)
+	// there is nothing to save: the child starts from the zero state, and
+	// ends with it (endJoin zeroes what a Join of its own set).
+	var saved joinState
+	if w.js.spawn != nil {
+		j := w.joinForSpawn()
+		saved = w.js
+		w.js = joinState{join: j, spawn: j}
+	}
+	w.inlineDepth++
+	if !w.countRun(slotKey[P]()) {
+		countValueSlow(w, v)
+	}
+	err, pn := runInline(w, v, &saved)
+	if pn != nil { // runInline restored the running packet's state
+		w.goexitName = "" // a panic, not runtime.Goexit: runInline returned
+		w.packetPanicked(valueName(v), pn.value, pn.stack)
+		return
+	}
+	w.inlineDepth--
+	if err != nil {
+		w.packetFailed(valueName(v), err)
+		w.js = saved
+		return
+	}
+	w.hot.inlined++
+	w.tick()
+	if w.js.join != nil || w.js.opened != nil {
+		w.endJoin()
+	}
+	if saved.spawn != nil {
+		w.js = saved
+	}
+}
+
+// runInline runs v inline for SpawnOrRun and returns its error, or the
+// panic it recovered (non-nil even for panic(nil) under GODEBUG
+// panicnil=1). On a panic, and under runtime.Goexit (then it does not
+// return: the goroutine goes on unwinding and burst reports it, naming
+// v), its
+// deferred function ends the inline run: inlineDepth and the running
+// packet's join state (saved) are restored. One defer for both, and one
+// result for a panic: a second defer in SpawnOrRun for the Goexit case,
+// and the panic's value, stack and flag as results of their own, cost
+// about 50 of the 254 instructions an inline child cost beyond a plain
+// call (cachegrind, benchmarks/uts's small geometric tree).
+func runInline[P Packet](w *Worker, v P, saved *joinState) (err error, pn *inlinePanic) {
+	done := false
+	defer func() {
+		if !done {
+			w.inlineDepth--
+			w.js = *saved
+			r := recover()
+			if r == nil && w.goexitName == "" {
+				// runtime.Goexit, or panic(nil) under panicnil=1 (then
+				// runInline returns and SpawnOrRun forgets the name):
+				// v is the innermost inline run, the one that called
+				// it, and burst names it.
+				w.goexitName = safeValueName(v)
+			}
+			pn = &inlinePanic{r, debug.Stack()}
+		}
+	}()
+	err = v.Run(w)
+	done = true
+	return err, nil
+}
+
+// inlinePanic is a panic recovered from an inline run: its value and
+// stack.
+type inlinePanic struct {
+	value any
+	stack []byte
+}
+
+// maxInline bounds the nesting of SpawnOrRun's inline runs: deeper, it
+// spawns. 64 levels of a binary fork-join tree is far more than a worker
+// can keep busy; the bound is there for stack depth, not for speed.
+const maxInline = 64
