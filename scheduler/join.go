@@ -104,7 +104,7 @@ func frameArena[C Packet](w *Worker) *arena[frame[C]] {
 // which the race detector reports when it sees both sides).
 func Join[C Packet](w *Worker, c C) *C {
 	if w.cur.p == nil || isNil(c) {
-		w.badSpawn(isNil(c), "Join")
+		w.badUse(isNil(c), "Join")
 	}
 	if w.js.opened != nil {
 		panic("scheduler: Join called twice in one packet run")

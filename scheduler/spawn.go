@@ -33,7 +33,7 @@ import "runtime/debug"
 // v, and for everything v spawns.
 func Spawn[P Packet](w *Worker, v P) {
 	if w.cur.p == nil || isNil(v) {
-		w.badSpawn(isNil(v), "Spawn")
+		w.badUse(isNil(v), "Spawn")
 	}
 	if slotKey[P]() == w.directKey && w.js.spawn == nil {
 		// A pointer or an interface outside joins: push's common case
@@ -112,7 +112,7 @@ func isNil[P Packet](v P) bool {
 // running on w may call it.
 func SpawnOrRun[P Packet](w *Worker, v P) {
 	if w.cur.p == nil || isNil(v) {
-		w.badSpawn(isNil(v), "SpawnOrRun")
+		w.badUse(isNil(v), "SpawnOrRun")
 	}
 	if w.instrument || w.inlineDepth >= maxInline || w.s.abort.Load() {
 		Spawn(w, v)

@@ -143,8 +143,8 @@ type StageStats struct {
 }
 
 // Stats returns the scheduler's counters. Any goroutine.
-func (sh *Scheduler) Stats() Stats {
-	s := sh.sched()
+func (h *Scheduler) Stats() Stats {
+	s := h.sched()
 	var st Stats
 	s.mu.Lock()
 	st.Cycles = s.totals.cycles

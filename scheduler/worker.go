@@ -194,7 +194,7 @@ func (w *Worker) Scheduler() *Scheduler { return w.s.handle.Value() }
 // on w may call it.
 func (w *Worker) Context() context.Context {
 	if w.cur.p == nil {
-		w.badSpawn(false, "Context")
+		w.badUse(false, "Context")
 	}
 	return w.s.cycleContext()
 }
@@ -212,7 +212,7 @@ func (w *Worker) Context() context.Context {
 // deque's length. Only the packet running on w may call it.
 func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
 
-// badSpawn panics for a Spawn, SpawnOrRun, Join or Context (op) on w that
+// badUse panics for a Spawn, SpawnOrRun, Join or Context (op) on w that
 // cannot be honoured: the value is a nil Packet, or no packet is running
 // on w, so the *Worker was kept past its packet's Run (between cycles,
 // after Close, or passed to another scheduler's packet). Queued there, the
@@ -221,7 +221,7 @@ func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
 // own packet runs is a data race, which the race detector reports.)
 //
 //go:noinline
-func (w *Worker) badSpawn(nilValue bool, op string) {
+func (w *Worker) badUse(nilValue bool, op string) {
 	if nilValue {
 		panic("scheduler: " + op + " of a nil Packet")
 	}
@@ -301,7 +301,7 @@ func (w *Worker) burst(t task) {
 		w.packetFailed(safeName(w.cur.p), err)
 	}
 	w.js = joinState{}
-	w.cur = task{} // no packet runs: Spawn on w now panics (badSpawn)
+	w.cur = task{} // no packet runs: Spawn on w now panics (badUse)
 }
 
 // runBurst is burst's loop. It returns the error of a packet that failed
