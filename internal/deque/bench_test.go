@@ -519,8 +519,8 @@ func BenchmarkLockedPairFloor(b *testing.B) {
 // machine's drift, which moves either benchmark by up to 2× from one
 // second to the next, hits both alike. It reports each side's ns per
 // push+pop and mutex/deque, the median over the block pairs of the ratio
-// of their times (the 1.5× target of issue 2). ns/op is one push+pop of
-// each.
+// of their times (the figure internal/deque's doc quotes). ns/op is one
+// push+pop of each.
 func BenchmarkDequeVsMutexPushPop(b *testing.B) {
 	b.ReportAllocs()
 	const block = 4096

@@ -13,10 +13,9 @@ import (
 )
 
 // The buffer grows when full and shrinks when mostly empty: a burst must
-// not pin its memory after it has been consumed (issue 2: "a burst of a
-// million packets must not pin its memory forever").
+// not pin its memory after it has been consumed.
 
-// burst is the size of the burst; the brief's 10^5, below the 2^17 buffer
+// burst is the size of the burst: 10^5, below the 2^17 buffer
 // that holds it.
 const burst = 100_000
 
