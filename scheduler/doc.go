@@ -59,8 +59,10 @@
 // # Failures
 //
 // A packet that returns an error or panics ends its cycle: the other
-// workers stop after their running packet (an atomic flag checked between
-// packets), every queued packet is discarded and counted, the cycle's
+// workers stop after their running packet (an atomic flag that a worker
+// checks after it has found a packet and right before it starts it: once
+// it has seen the flag it starts no packet of the cycle), every queued
+// packet is discarded and counted, the cycle's
 // context (Worker.Context) is cancelled with the cause, and Run returns a
 // *CycleError naming the packet, its stage and worker, wrapping the error
 // (for a panic: the value, with the stack). A cancelled Run context does
@@ -84,8 +86,8 @@
 // # Backpressure
 //
 // Config.MaxQueued bounds the packets Add and AddAll have queued and no
-// worker has taken yet: at the bound they fail with ErrQueueFull, or wait
-// with the Block(ctx) option. The default is unbounded, because a garbage
+// worker has taken yet: an add whose packets do not all fit fails with
+// ErrQueueFull and queues nothing, or waits with the Block(ctx) option. The default is unbounded, because a garbage
 // collector's work must never wait, and packets spawned by packets are
 // never counted: they are the cycle's own work.
 //
