@@ -146,7 +146,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 	waitUntil(t, "the add to wait", func() bool { return s.s.waiters.Load() == 1 })
 	select {
 	case <-added:
-		t.Fatal("Add with Block returned while the queue was full")
+		require.Fail(t, "Add with Block returned while the queue was full")
 	default:
 	}
 	require.NoError(t, runCycle(t, s))

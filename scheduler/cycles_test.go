@@ -215,7 +215,7 @@ func TestRandomCycles(t *testing.T) {
 			watch(t, 60*time.Second, func() {
 				for c := range cycles {
 					if !pl.cycle(t, r) {
-						t.Errorf("cycle %d failed", c)
+						assert.Failf(t, "cycle failed", "cycle %d", c)
 						return
 					}
 				}
@@ -241,7 +241,8 @@ func TestRandomCycles(t *testing.T) {
 }
 
 // cycle seeds one random plan, runs it, and checks it. It reports success;
-// failures are reported with t.Error (it runs on the watchdog's goroutine).
+// failures are reported with assert (it runs on the watchdog's goroutine);
+// each check tests its plain condition first, as it runs on every cycle.
 func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 	s := pl.s
 	for st := range pl.rounds {
@@ -287,26 +288,21 @@ func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 		pl.mustAdd(s.SetSentinel(st, &sentinelPacket{pl: pl, stage: st, rng: r.Uint64()}))
 	}
 	if err := s.Run(bg); err != nil {
-		t.Errorf("Run: %v", err)
-		return false
+		return assert.NoError(t, err, "Run")
 	}
 	if v := pl.violations.Load(); v != 0 {
-		t.Errorf("%d violations; first: %v", v, pl.firstErr.Load())
-		return false
+		return assert.Failf(t, "stage order breached", "%d violations; first: %v", v, pl.firstErr.Load())
 	}
 	for st := range pl.outstanding {
 		if n := pl.outstanding[st].Load(); n != 0 {
-			t.Errorf("after Run: stage %d has %d packets outstanding", st, n)
-			return false
+			return assert.Zero(t, n, "after Run: stage %d has packets outstanding", st)
 		}
 	}
-	if pl.created.Load() != pl.ran.Load() {
-		t.Errorf("after Run: %d packets created, %d ran", pl.created.Load(), pl.ran.Load())
-		return false
+	if created, ran := pl.created.Load(), pl.ran.Load(); created != ran {
+		return assert.Equal(t, created, ran, "after Run: packets created and packets run")
 	}
 	if n := int(s.s.nParked.Load()); n != s.Workers() {
-		t.Errorf("after Run: %d of %d workers parked", n, s.Workers())
-		return false
+		return assert.Equal(t, s.Workers(), n, "after Run: workers parked")
 	}
 	return true
 }
@@ -319,18 +315,20 @@ func TestCyclesNoGrowth(t *testing.T) {
 	s := newSched(t, Config{Workers: 3, Stages: []string{"a", "b", "c"}})
 	var n atomic.Int64
 	var out [4]int
+	// cycle runs on the watchdog's goroutine, thousands of times: it
+	// tests each plain condition and calls assert only when it fails.
 	cycle := func() {
 		for st := StageID(1); st <= 3; st++ {
 			if err := s.AddAll([]Packet{counter{&n}, counter{&n}, &chainPacket{left: 20, done: &n}, fibArgs{10, &out[st]}}, st); err != nil {
-				t.Error(err)
+				assert.NoError(t, err, "AddAll stage %d", st)
 			}
 		}
 		if err := s.Run(bg); err != nil {
-			t.Error(err)
+			assert.NoError(t, err, "Run")
 		}
 		for st := 1; st <= 3; st++ {
 			if out[st] != fib(10) {
-				t.Errorf("stage %d: fib(10) = %d", st, out[st])
+				assert.Equal(t, fib(10), out[st], "stage %d: fib(10)", st)
 			}
 		}
 	}

@@ -157,14 +157,15 @@ func TestTakeLimitBounds(t *testing.T) {
 				fair := policy.TakeLimit(policy.TakeFair, batch, d, n)
 				guided := policy.TakeLimit(policy.TakeGuided, batch, d, n)
 				share := max(1, (d+n-1)/n)
+				// Plain tests first: testify per case is slow over this grid.
 				if fair < 1 || fair > batch || fair > share {
-					t.Fatalf("fair(batch %d, d %d, n %d) = %d", batch, d, n, fair)
+					require.Failf(t, "TakeFair out of bounds", "fair(batch %d, d %d, n %d) = %d, share %d", batch, d, n, fair, share)
 				}
 				if guided < fair || guided > min(policy.GuidedFactor*batch, maxHeld) {
-					t.Fatalf("guided(batch %d, d %d, n %d) = %d, fair %d", batch, d, n, guided, fair)
+					require.Failf(t, "TakeGuided out of bounds", "guided(batch %d, d %d, n %d) = %d, fair %d", batch, d, n, guided, fair)
 				}
 				if guided > fair && d <= 2*n*batch {
-					t.Fatalf("guided(batch %d, d %d, n %d) = %d above fair %d on a short bucket", batch, d, n, guided, fair)
+					require.Failf(t, "TakeGuided above TakeFair on a short bucket", "guided(batch %d, d %d, n %d) = %d, fair %d", batch, d, n, guided, fair)
 				}
 			}
 		}

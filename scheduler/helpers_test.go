@@ -59,7 +59,7 @@ func waitFor(t testing.TB, d time.Duration, cond func() bool, what string, args 
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for: "+what+"\n%s", append(append([]any{d}, args...), watchdog.Stacks())...)
+			require.FailNowf(t, "wait timed out", "waited %v for: "+what+"\n%s", append(append([]any{d}, args...), watchdog.Stacks())...)
 		}
 		time.Sleep(50 * time.Microsecond)
 	}

@@ -147,7 +147,7 @@ func TestAddDesignatedCloseExact(t *testing.T) {
 					case errors.Is(err, ErrQueueFull):
 						time.Sleep(time.Microsecond) // let Close come
 					default:
-						t.Errorf("AddDesignated: %v", err)
+						assert.NoError(t, err, "AddDesignated")
 						return
 					}
 				}

@@ -44,7 +44,7 @@ func TestValueKeys(t *testing.T) {
 		t.Helper()
 		require.NotNil(t, k, name)
 		if prev, dup := keys[k]; dup {
-			t.Errorf("%s and %s share a key", name, prev)
+			assert.Failf(t, "shared key", "%s and %s share a key", name, prev)
 		}
 		keys[k] = name
 	}

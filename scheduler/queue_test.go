@@ -99,7 +99,7 @@ func TestMaxQueuedBlock(t *testing.T) {
 				err = s.Add(p, Unconstrained, Block(bg))
 			}
 			if err != nil {
-				t.Errorf("add %d: %v", i, err)
+				assert.NoError(t, err, "add %d", i)
 				return
 			}
 			if s.s.nQueued.Load() > bound {

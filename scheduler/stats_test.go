@@ -69,7 +69,7 @@ func TestStats(t *testing.T) {
 				count += q.Count
 				timed += q.Timed
 				if q.Timed > 0 && (q.Min < p.Min || q.Max > p.Max || q.Min > q.Max || q.Mean != q.Total/time.Duration(q.Timed)) {
-					t.Fatalf("worker %d %s: %+v, merged %+v", i, p.Name, q, p)
+					require.Failf(t, "a worker's share is outside the merged figures", "worker %d %s: %+v, merged %+v", i, p.Name, q, p)
 				}
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/wsched/wsched/internal/watchdog"
 )
 
 // holdCycle starts a cycle kept open by a blocker on worker 0 and waits
@@ -135,7 +137,7 @@ func TestDesignatedWakesItsWorker(t *testing.T) {
 			t.Logf("designated for parked worker %d (searcher %v) started after %v", target, searcher, time.Since(t0))
 			require.Equal(t, target, id, "the worker that ran it")
 		case <-time.After(10 * time.Second): // µs normally; a hang guard, not a speed test
-			t.Fatalf("designated work for parked worker %d did not start within 10s", target)
+			require.FailNowf(t, "designated work did not start", "designated work for parked worker %d did not start within 10s; stacks:\n%s", target, watchdog.Stacks())
 		}
 		if searcher {
 			s.s.nSearching.Add(-1)
@@ -235,9 +237,7 @@ func TestSentinelLoop(t *testing.T) {
 			for range 10 {
 				Spawn(w, counter{&work})
 			}
-			if err := s.SetSentinel(1, sentinel); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, s.SetSentinel(1, sentinel), "re-arming the sentinel") // on a worker: assert, not require
 		}
 	}
 	// Stage 1 has no other packets: the sentinel opens it.
@@ -354,7 +354,7 @@ func TestWakeSearcher(t *testing.T) {
 				select {
 				case <-started:
 				case <-timeout:
-					t.Fatalf("%v: %d of 3 blockers started in 10s, want %d", c.policy, got, c.want)
+					require.FailNowf(t, "blockers did not start", "%v: %d of 3 blockers started in 10s, want %d; stacks:\n%s", c.policy, got, c.want, watchdog.Stacks())
 				}
 			}
 			select { // no more than want start (they would within ms)
@@ -442,7 +442,7 @@ func TestParkSpinWake(t *testing.T) {
 			if el := time.Since(t0); c.spin < 0 || el < c.spin/2 {
 				break
 			} else if attempt == 5 {
-				t.Fatalf("worker 1 took %v or more to park again in each of 5 attempts", c.spin/2)
+				require.FailNowf(t, "worker 1 was slow to park again", "worker 1 took %v or more to park again in each of 5 attempts", c.spin/2)
 			} else {
 				t.Logf("attempt %d: worker 1 took %v to park again; its poll may end before the wake-up", attempt, el)
 			}
@@ -518,7 +518,7 @@ func TestParkSpinYields(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("a %v computation took %v while two workers polled on the same CPU, in each of three rounds", base, polled)
+	require.FailNowf(t, "polling workers took the CPU", "a %v computation took %v while two workers polled on the same CPU, in each of three rounds", base, polled)
 }
 
 var computeSink uint64
