@@ -292,7 +292,9 @@ func TestBackpressureProducer(t *testing.T) {
 			require.NoError(t, runCycle(t, s))
 			require.NoError(t, recvWithin(t, prodErr))
 			for i := range runs {
-				require.EqualValues(t, 1, runs[i].Load(), "packet %d", i)
+				if c := runs[i].Load(); c != 1 { // plain test first: testify per packet is slow
+					require.EqualValues(t, 1, c, "packet %d", i)
+				}
 			}
 			t.Logf("peak queued %d (MaxQueued %d, batch %d)", peak.Load(), maxQueued, batch)
 			assert.LessOrEqual(t, peak.Load(), int64(maxQueued+batch-1))

@@ -123,7 +123,9 @@ func TestLendOption(t *testing.T) {
 		}
 		require.NoError(t, runCycle(t, s))
 		for i := range runs {
-			require.EqualValues(t, lendings, runs[i].Load(), "element %d", i)
+			if r := runs[i].Load(); r != int32(lendings) { // plain test first: testify per element is slow
+				require.EqualValues(t, lendings, r, "element %d", i)
+			}
 		}
 	})
 	t.Run("nil-element", func(t *testing.T) {

@@ -47,7 +47,9 @@ func (n ssNode) Run(w *Worker) error {
 func (t *ssTree) check(tb testing.TB) {
 	tb.Helper()
 	for i := range t.runs {
-		require.Equal(tb, int32(1), t.runs[i].Load(), "node %d's runs", i)
+		if c := t.runs[i].Load(); c != 1 { // plain test first: testify per node is slow
+			require.Equal(tb, int32(1), c, "node %d's runs", i)
+		}
 	}
 }
 

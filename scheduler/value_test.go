@@ -169,7 +169,9 @@ func TestSpawnValueExactlyOnce(t *testing.T) {
 						require.NoError(t, runCycle(t, s))
 						require.EqualValues(t, nodes, n.Load(), "cycle %d: nodes run", c)
 						for i := range runs {
-							require.EqualValues(t, 1, runs[i].Load(), "cycle %d: leaf %d", c, i)
+							if r := runs[i].Load(); r != 1 { // plain test first: testify per leaf is slow
+								require.EqualValues(t, 1, r, "cycle %d: leaf %d", c, i)
+							}
 						}
 					}
 					st := s.Stats()
