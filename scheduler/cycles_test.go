@@ -193,7 +193,7 @@ func (p *sentinelPacket) Run(w *Worker) error {
 // order on every packet and exactly-once completion after every cycle,
 // under a watchdog.
 func TestRandomCycles(t *testing.T) {
-	cycles := scale(3000, 3)
+	cycles := shortScale(scale(3000, 3), 3)
 	if stress() {
 		cycles = 30000
 	}
@@ -338,7 +338,7 @@ func TestCyclesNoGrowth(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	cycles := scale(5000, 5)
+	cycles := shortScale(scale(5000, 5), 5)
 	watch(t, 60*time.Second, func() {
 		for range 500 {
 			cycle()

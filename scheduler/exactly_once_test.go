@@ -70,10 +70,10 @@ func (n treeNode) Run(w *Worker) error {
 }
 
 // TestExactlyOnce runs random spawn trees of ≥ 10^6 packets (scaled down
-// under -race) for every wake × steal policy pair and checks that every
+// under -race and -short) for every wake × steal policy pair and checks that every
 // packet ran exactly once, in its own stage.
 func TestExactlyOnce(t *testing.T) {
-	size := int64(scale(1<<20, 8)) // 1,048,576 packets; 131,072 under -race
+	size := int64(shortScale(scale(1<<20, 8), 8)) // 1,048,576 packets; 131,072 under -race or -short
 	if stress() {
 		size = 1 << 22
 	}

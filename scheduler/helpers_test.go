@@ -29,6 +29,16 @@ func scale(n, div int) int {
 	return n
 }
 
+// shortScale returns n, divided by div under -short (at least 1): a long
+// test keeps every case at a smaller size there, and its full size in a
+// normal run.
+func shortScale(n, div int) int {
+	if testing.Short() {
+		return max(n/div, 1)
+	}
+	return n
+}
+
 // newSched returns a scheduler that the test closes at its end.
 func newSched(t testing.TB, cfg Config) *Scheduler {
 	t.Helper()
