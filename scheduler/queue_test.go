@@ -14,7 +14,7 @@ import (
 
 // TestMaxQueued: Add and AddAll (copied, lent, priority) are refused with
 // ErrQueueFull, and queue nothing, once MaxQueued packets wait; an AddAll
-// is admitted whole while fewer wait; spawns, designated packets and
+// is admitted only if all of it fits; spawns, designated packets and
 // sentinels are not counted; the count comes back to zero when the
 // workers take the packets, when an aborted cycle drops them, and at
 // Close.
