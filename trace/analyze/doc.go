@@ -191,10 +191,43 @@
 //	claims/65536Workers10000Samples          170 KB         25    17.7
 //	claims/1000CyclesNestedAround1000Stages   91 KB         19     5.1
 //
+// The verdicts' replays (package simulate, at most 1 + 9 runs of the
+// trace's cycles) run at the recorded worker count, which simulate.Load
+// holds to the workers whose tracks hold events: a file that claims more
+// gets its verdicts from the windows and no predictions, saying why
+// (simulate.ErrClaimedWorkers; TestVerdictClaimedWorkers). Each replay
+// is O(e (log w + log s)) in its simulated events, workers and stages,
+// and at the recorded count e follows the file, as the recording holds
+// each wake-up, park and packet the replay makes at that count; a verdict
+// finds its replayed ratio by one lookup, not a pass over the cycles.
+// `wsched analyze` on recordings of `wsched demo -workers 2 -cycles 300
+// -scale 0.05 -policy b,e` (prepare-b under wake-all, prepare-e under
+// wake-n, 8.8 and 8.6 MB), those files with their claim rewritten to
+// 4,094 workers, and a 2-worker wake-all recording of 30 cycles of 2,047
+// stages (25 MB), written by
+//
+//	WSCHED_HOSTILE_DIR=DIR WSCHED_HOSTILE_CLAIM=DIR/prepare-b.pftrace go test ./trace/simulate/ -run TestWriteHostile
+//	/usr/bin/time -f "%e s %M KB" wsched analyze FILE >/dev/null
+//
+// on a 2-vCPU KVM guest (Intel Xeon), Go 1.26.8, shared with other jobs:
+//
+//	                                     s     MiB  text report
+//	prepare-b                         1.49      86       1.3 MB
+//	prepare-e                         1.56      94       1.3 MB
+//	prepare-b claiming 4,094          0.95      84       1.4 MB  (no predictions)
+//	prepare-e claiming 4,094          1.16      84       1.4 MB  (no predictions)
+//	2,047 stages × 30 cycles          4.14     316        45 MB
+//
+// Replayed at the claim, with every window listing every claimed worker,
+// a rewritten file takes 27-29 s, 736 MiB and a 135 MB report; a pass over
+// every open stage per find and over every stage per verdict takes 15.6 s
+// on the 2,047-stage file.
+//
 // FuzzAnalyze holds every input to at most 128 bytes allocated per byte
-// plus 256 KiB, 5 µs per byte plus 250 ms (ten times that under the race
-// detector), and a text report of 64 bytes per byte plus 64 KiB; FuzzSVG
-// holds a picture to the same budget and 2 MiB.
+// plus 256 KiB, ten simulated events per byte plus 10,000 for the replays
+// together, and a text report of 64 bytes per byte plus 64 KiB, and with
+// WSCHED_STRESS=1 to 5 µs per byte plus 250 ms (ten times that under the
+// race detector); FuzzSVG holds a picture to the same budget and 2 MiB.
 //
 // A picture costs the analysis plus a pass over the window's events for
 // each drawn worker: BenchmarkSVG, on the simulated traces above, the worst

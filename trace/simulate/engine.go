@@ -26,9 +26,10 @@ type Options struct {
 // Run replays every cycle of wl on cfg.Workers virtual workers under cfg
 // and returns the predicted figures. It is deterministic: the same
 // workload, configuration and costs give the same result. Time is
-// O(e log w) for e simulated events on w workers (a packet's start, its
-// spawns and adds, its end; a wake-up; a search's rounds that find or
-// give up), memory O(packets + w) (O(e) with Record).
+// O(e (log w + log s)) for e simulated events on w workers and s stages
+// (a packet's start, its spawns and adds, its end; a wake-up; a search's
+// rounds that find or give up), memory O(packets + w + s) (O(e) with
+// Record).
 func Run(wl *Workload, cfg Config, opts Options) (*Result, error) {
 	if cfg.Workers == 0 {
 		cfg.Workers = wl.Workers
