@@ -5,6 +5,7 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,7 @@ func claimWorkers(t testing.TB, data []byte, workers int) []byte {
 	return out
 }
 
-var sink uint64
+var sink atomic.Uint64
 
 // stagedRun records cycles of a real run on 2 workers under wake-all:
 // each cycle adds 8 short packets to each of 4 stages, and waits at each
@@ -54,9 +55,11 @@ func stagedRun(t testing.TB, cycles int) []byte {
 	s, err := scheduler.New(scheduler.Config{Workers: 2, Stages: []string{"A", "B", "C", "D"}, Wake: scheduler.WakeAll, Tracer: rec})
 	require.NoError(t, err)
 	short := scheduler.Func("Short", func(*scheduler.Worker) error {
+		var x uint64
 		for range 20_000 {
-			sink++
+			x++
 		}
+		sink.Add(x) // one shared write a packet: packets run on two workers
 		return nil
 	})
 	for range cycles {

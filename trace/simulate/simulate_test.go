@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,12 +206,16 @@ type spin struct {
 	s              *scheduler.Scheduler
 }
 
-var sink uint64
+// sink keeps the spin loops from being dropped; packets on two workers
+// add to it.
+var sink atomic.Uint64
 
 func (p spin) Run(w *scheduler.Worker) error {
+	var x uint64
 	for t0 := time.Now(); time.Since(t0) < time.Duration(p.n)*time.Microsecond; {
-		sink++
+		x++
 	}
+	sink.Add(x)
 	for range p.kids {
 		if p.depth > 0 {
 			scheduler.Spawn(w, spin{p.n, p.kids, p.depth - 1, p.s})
@@ -227,9 +232,11 @@ func (p spin) PacketName() string { return fmt.Sprint("Spin", p.depth) }
 type later struct{}
 
 func (later) Run(*scheduler.Worker) error {
+	var x uint64
 	for t0 := time.Now(); time.Since(t0) < 20*time.Microsecond; {
-		sink++
+		x++
 	}
+	sink.Add(x)
 	return nil
 }
 
