@@ -197,8 +197,12 @@
 // gets its verdicts from the windows and no predictions, saying why
 // (simulate.ErrClaimedWorkers; TestVerdictClaimedWorkers). Each replay
 // is O(e (log w + log s)) in its simulated events, workers and stages,
-// and at the recorded count e follows the file, as the recording holds
-// each wake-up, park and packet the replay makes at that count; a verdict
+// and at the recorded count e follows a real recording, which holds each
+// wake-up, park and packet the replay makes at that count. A forged file
+// with one event on each of thousands of worker tracks and many stages
+// backs its claim cheaply: under wake-all its replay simulates about
+// three events per worker per stage opening, more than the file holds.
+// A verdict
 // finds its replayed ratio by one lookup, not a pass over the cycles.
 // `wsched analyze` on recordings of `wsched demo -workers 2 -cycles 300
 // -scale 0.05 -policy b,e` (prepare-b under wake-all, prepare-e under
