@@ -104,8 +104,10 @@
 // for work and the last-parked decision visit one stage, not every open
 // one, and the sentinels are found by a cursor that only moves forward.
 // At the recorded worker count, which Load holds to the file's tracks, e
-// follows the file: a recording under wake-all holds each woken worker's
-// wake, unpark and park. A count asked for beyond it costs what it asks:
+// follows a real recording, which under wake-all holds each woken
+// worker's wake, unpark and park (a forged file with one event on each
+// of thousands of worker tracks backs its claim and still replays about
+// three events per worker per stage opening). A count asked for beyond it costs what it asks:
 // under wake-all, about three events per virtual worker per stage opening.
 // FuzzSimulate holds Load and a Run at up to three workers to 256 bytes
 // allocated and one simulated event per byte of file (plus 1 MiB and
