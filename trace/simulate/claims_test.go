@@ -6,42 +6,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/perfetto"
-	"github.com/wsched/wsched/trace/perfetto/perfettopb"
 )
 
-var workersClaim = regexp.MustCompile(`workers=[0-9]+`)
-
-// claimWorkers rewrites the process track's "workers=N" of a wsched trace
-// to workers and leaves every other byte's meaning as it was: a recording
-// of a few workers that claims many.
+// claimWorkers is synth.ClaimWorkers, failing t on an error.
 func claimWorkers(t testing.TB, data []byte, workers int) []byte {
 	t.Helper()
-	var tr perfettopb.Trace
-	require.NoError(t, proto.Unmarshal(data, &tr))
-	done := false
-	for _, p := range tr.Packet {
-		td := p.GetTrackDescriptor()
-		if td == nil || td.Process == nil {
-			continue
-		}
-		d := workersClaim.ReplaceAllString(td.GetDescription(), "workers="+strconv.Itoa(workers))
-		td.Description = &d
-		done = true
-	}
-	require.True(t, done, "no process track")
-	out, err := proto.Marshal(&tr)
+	out, err := synth.ClaimWorkers(data, workers)
 	require.NoError(t, err)
 	return out
 }
