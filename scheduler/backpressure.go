@@ -57,9 +57,9 @@ func (s *sched) unqueue(k int) {
 }
 
 func (s *sched) unqueueSlow(k int) {
-	// Wake the waiting adds whenever room grew: each looks at whether its
-	// own call fits now.
-	if s.nQueued.Add(-int64(k)); s.waiters.Load() != 0 {
+	// Wake the waiting adds once there is room for one packet at least:
+	// each looks at whether its own call fits now.
+	if q := s.nQueued.Add(-int64(k)); s.waiters.Load() != 0 && q < int64(s.cfg.MaxQueued) {
 		s.roomMu.Lock()
 		close(s.room)
 		s.room = make(chan struct{})
