@@ -1,0 +1,427 @@
+package scheduler
+
+import (
+	"fmt"
+	"reflect"
+	"sync/atomic"
+
+	"github.com/wsched/wsched/internal/policy"
+)
+
+// Worklists.
+//
+// A worklist runs a body on items of one type, depth-first, on a stack
+// that each worker keeps for it (a Feeder): the body feeds new items onto
+// the stack, and the worker pops the newest next, in the loop a sequential
+// program would write. The stack is split only while some worker is idle:
+// after each item, two loads of the idle counters (nothing else while
+// every worker is busy); when some worker is parked or searching and the
+// running worker's deque holds fewer packets than there are such workers
+// (policy.WantsWork), the oldest half of the stack, up to a batch per
+// idle worker, goes to the deque as packets of the worklist, where a thief
+// takes one at once, and one parked worker is woken if nobody searches (the
+// surplus rule). A thief that runs such a packet pushes its items onto its
+// own stack and drains it the same way. Oldest first, because a
+// depth-first stack's oldest items are the roots of its biggest pending
+// subtrees, and away from the memory the worker reads next.
+//
+// Per item, besides the body: a pop (a copy of the item), a store clearing
+// its place when T holds pointers, the two idle loads, and a countdown to
+// the abort check, which loads the cycle's abort flag every
+// worklistCheck items.
+
+// worklistCheck is how many items a worklist runs between two looks at
+// its cycle's abort flag (a cancelled Run context, a failed packet,
+// Close): about 25 µs of items of 100 ns.
+const worklistCheck = 256
+
+// MaxWorklistBatch is the most items one packet split off a worklist's
+// stack (or queued by Worklist.Add) carries: the size of its array.
+const MaxWorklistBatch = 16
+
+// DefaultWorklistBatch is the batch of a worklist made without
+// WorklistBatch: the most items one split packet carries (see
+// benchmarks/results/DEFAULTS.md for the sweep).
+const DefaultWorklistBatch = 8
+
+// A Worklist runs a body on items of type T and on every item a body
+// feeds, on the scheduler's workers, depth-first: the sequential loop
+// over an explicit stack, with the library deciding when to share it. Make
+// one with NewWorklist, once, and seed it in every cycle with Add (from any
+// goroutine) or Spawn (from a running packet); the cycle's Run returns
+// when every item has run.
+//
+// Items are kept by value on the running worker's own stack, newest on
+// top, and run newest first: a tree or graph is searched depth-first, as
+// by a sequential loop over a stack, and feeding and running an item
+// allocates nothing once the stacks have grown to the search's depth. The
+// oldest pending items leave a worker's stack only while another worker
+// is idle (parked or searching) and short of queued work: then the oldest
+// half, up to the batch (WorklistBatch) per idle worker, goes to the
+// worker's deque as packets that a thief takes at once. While every worker
+// is busy, no item moves and a worker pays two loads per item for the
+// chance.
+//
+// Failures are a packet's: a body that returns an error or panics ends
+// the cycle with a *CycleError naming the worklist (its name), its stage
+// and worker; the items still on the stacks are dropped and counted
+// (WorklistStats.Dropped). Each worker looks at the cycle's abort (a
+// cancelled Run context, a failed packet, Close) every 256 items and, once
+// it has seen it, runs no more items.
+//
+// Every packet of a worklist (a split-off part, a seed) counts in Stats
+// under the worklist's name, and its items in WorklistStats; a packet
+// that Spawn or a split queues from a packet inside a join belongs to that
+// join. A Worklist belongs to one Scheduler; any number of them may share
+// it, each with stacks of its own.
+type Worklist[T any] struct {
+	h     *Scheduler
+	s     *sched
+	name  string
+	body  func(w *Worker, item *T, f *Feeder[T]) error
+	batch int
+	ptrs  bool          // T holds pointers: a run item's place is cleared
+	feeds []Feeder[T]   // index = worker ID
+	added atomic.Uint64 // items queued by Add
+}
+
+// A Feeder is a worker's stack of a worklist's pending items: the body
+// it runs feeds items onto it with Add. Only the body running on that
+// worker may use it, and only during that run.
+type Feeder[T any] struct {
+	items []T
+	lo    int // items[:lo] were split off or run: the stack is items[lo:]
+	wl    *Worklist[T]
+	busy  bool // a drain runs on this worker's stack
+	// Counts, written by the owner, read once Run has returned: items
+	// run, split packets and their items, items dropped off the stack,
+	// items queued in packets (splits, Spawn) and loaded from packets.
+	ran, splits, splitItems, dropped, queued, received uint64
+	_                                                  [64]byte // keeps workers' stacks apart
+}
+
+// Add feeds v to the worklist: it goes on top of the running worker's
+// stack and runs next, before the items fed earlier. It allocates only
+// when the stack grows past its deepest point so far.
+func (f *Feeder[T]) Add(v T) {
+	f.items = append(f.items, v)
+}
+
+// Next feeds a new item and returns a pointer to it, on top of the stack,
+// for the body to fill in place: for an item of more than two words,
+// which Add would copy (a copy costs most where the item was just
+// written, with stores of other widths). The item holds what its place
+// held (the zero T if T holds pointers, else anything: set every field).
+// The pointer is valid until the body's next Add, Next or return.
+func (f *Feeder[T]) Next() *T {
+	if len(f.items) == cap(f.items) {
+		var zero T
+		f.items = append(f.items, zero)
+	} else {
+		f.items = f.items[:len(f.items)+1]
+	}
+	return &f.items[len(f.items)-1]
+}
+
+// Len returns how many items wait on the stack, the running item not
+// counted.
+func (f *Feeder[T]) Len() int { return len(f.items) - f.lo - 1 }
+
+// compact moves the stack down over the part split off. Owner, between
+// items.
+func (f *Feeder[T]) compact() {
+	n := copy(f.items, f.items[f.lo:])
+	if f.wl.ptrs {
+		clear(f.items[n:len(f.items)])
+	}
+	f.items = f.items[:n]
+	f.lo = 0
+}
+
+// A WorklistOption configures NewWorklist.
+type WorklistOption func(*worklistOptions)
+
+type worklistOptions struct{ batch int }
+
+// WorklistBatch sets the most items one split packet carries, 1 to
+// MaxWorklistBatch (default DefaultWorklistBatch). Larger batches give a
+// thief more at once, where each item feeds few new ones (a graph's
+// nodes); smaller ones leave more with the worker that split.
+func WorklistBatch(n int) WorklistOption {
+	return func(o *worklistOptions) { o.batch = n }
+}
+
+// NewWorklist makes a worklist on s that runs body on every item: name
+// names its packets in Stats, traces and errors. body runs on a worker,
+// inside one of the worklist's packets, with that worker's *Worker (valid
+// for the call only, as in Run) and the worker's Feeder, on which it feeds
+// new items. It returns an error wrapping ErrInvalid for a nil s or body,
+// an empty name, or a batch outside 1..MaxWorklistBatch.
+func NewWorklist[T any](s *Scheduler, name string, body func(w *Worker, item *T, f *Feeder[T]) error, opts ...WorklistOption) (*Worklist[T], error) {
+	o := worklistOptions{batch: DefaultWorklistBatch}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case s == nil || s.s == nil:
+		return nil, fmt.Errorf("%w: NewWorklist on a nil or zero Scheduler", ErrInvalid)
+	case body == nil:
+		return nil, fmt.Errorf("%w: NewWorklist %q with a nil body", ErrInvalid, name)
+	case name == "":
+		return nil, fmt.Errorf("%w: NewWorklist with an empty name", ErrInvalid)
+	case o.batch < 1 || o.batch > MaxWorklistBatch:
+		return nil, fmt.Errorf("%w: worklist %q batch %d outside 1..%d", ErrInvalid, name, o.batch, MaxWorklistBatch)
+	}
+	wl := &Worklist[T]{h: s, s: s.s, name: name, body: body, batch: o.batch, ptrs: hasPointers(reflect.TypeFor[T]())}
+	wl.feeds = make([]Feeder[T], s.s.n)
+	for i := range wl.feeds {
+		wl.feeds[i].wl = wl
+	}
+	return wl, nil
+}
+
+// Name returns the worklist's name.
+func (wl *Worklist[T]) Name() string { return wl.name }
+
+// Add queues items into the scheduler as packets of the worklist, up to
+// the batch each, with the options of Scheduler.AddAll (a stage,
+// Priority, Block; not Lend: the items are copied). From any goroutine,
+// as AddAll; its errors are AddAll's (an empty items is no add and no
+// error). Each packet is one allocation: for seeding a cycle. A running
+// packet feeds items with Spawn instead.
+func (wl *Worklist[T]) Add(items []T, opts ...Option) error {
+	if len(items) == 0 {
+		return nil
+	}
+	n := len(items)
+	ps := make([]Packet, 0, (n+wl.batch-1)/wl.batch)
+	for len(items) > 0 {
+		var p worklistPacket[T]
+		items = p.fill(wl, items, wl.batch)
+		ps = append(ps, p)
+	}
+	if err := wl.h.AddAll(ps, opts...); err != nil {
+		return err
+	}
+	wl.added.Add(uint64(n))
+	return nil
+}
+
+// Spawn feeds items to the worklist from the packet running on w: onto
+// w's stack if w is running the worklist's body now (a body's Spawn is
+// its Feeder's Add), else as packets of the worklist spawned on w (Spawn,
+// by value: no allocation), in the running packet's stage and join. Only
+// the packet running on w may call it; on a *Worker kept past its
+// packet's Run, or one of another scheduler, it panics.
+func (wl *Worklist[T]) Spawn(w *Worker, items ...T) {
+	if w.cur.p == nil || w.s != wl.s {
+		wl.foreign(w, "Spawn")
+	}
+	f := &wl.feeds[w.id]
+	if f.busy {
+		for _, v := range items {
+			f.Add(v)
+		}
+		return
+	}
+	f.queued += uint64(len(items))
+	for len(items) > 0 {
+		var p worklistPacket[T]
+		items = p.fill(wl, items, wl.batch)
+		Spawn(w, p)
+	}
+}
+
+// foreign panics for a worklist call on w that cannot be honoured.
+//
+//go:noinline
+func (wl *Worklist[T]) foreign(w *Worker, op string) {
+	if w.s != wl.s {
+		panic("scheduler: Worklist " + op + " of " + wl.name + " with another scheduler's *Worker")
+	}
+	w.badUse(false, "Worklist "+op)
+}
+
+// WorklistStats are a worklist's counts since NewWorklist, summed over
+// the workers: exact once Run has returned.
+type WorklistStats struct {
+	// Items is how many items the body ran (its failing run counted).
+	Items uint64
+	// Splits is how many packets were split off the workers' stacks
+	// for idle workers, and SplitItems how many items they carried.
+	Splits, SplitItems uint64
+	// Dropped is how many items aborted cycles discarded: left on a
+	// worker's stack, or in a packet of the worklist that the scheduler
+	// dropped (queued by Add, Spawn or a split, never run; such a packet
+	// is also one of the cycle's dropped packets, CycleError.Dropped).
+	Dropped uint64
+}
+
+// Stats returns the worklist's counts. From any goroutine; exact once
+// Run has returned (during a cycle, a snapshot of counts that workers
+// keep writing: the race detector reports such a read).
+func (wl *Worklist[T]) Stats() WorklistStats {
+	var st WorklistStats
+	inPackets := wl.added.Load()
+	for i := range wl.feeds {
+		f := &wl.feeds[i]
+		st.Items += f.ran
+		st.Splits += f.splits
+		st.SplitItems += f.splitItems
+		st.Dropped += f.dropped
+		inPackets += f.queued
+		inPackets -= f.received
+	}
+	st.Dropped += inPackets // queued, never loaded: dropped with their packets
+	return st
+}
+
+// worklistPacket is a packet of a worklist: up to MaxWorklistBatch items
+// that its run pushes onto its worker's stack and drains.
+type worklistPacket[T any] struct {
+	wl    *Worklist[T]
+	n     int
+	items [MaxWorklistBatch]T
+}
+
+// fill copies up to batch of items into p and returns the rest.
+func (p *worklistPacket[T]) fill(wl *Worklist[T], items []T, batch int) []T {
+	p.wl = wl
+	p.n = copy(p.items[:min(batch, len(items))], items)
+	return items[p.n:]
+}
+
+func (p worklistPacket[T]) PacketName() string { return p.wl.name }
+
+func (p worklistPacket[T]) Run(w *Worker) error {
+	wl := p.wl
+	f := &wl.feeds[w.id]
+	f.received += uint64(p.n)
+	for _, v := range p.items[:p.n] {
+		f.Add(v)
+	}
+	if f.busy {
+		return nil // the drain running on this worker below us runs them
+	}
+	return wl.drain(w, f)
+}
+
+// drain runs the items on f, w's stack, newest first, until it is empty,
+// the body fails, or the cycle aborts. The body gets a pointer to its item
+// in place, on top of the stack, and feeds above it; afterwards the item's
+// place is taken by the newest item it fed, if any (a copy per item that
+// feeds, none per leaf). Owner; f is not busy.
+func (wl *Worklist[T]) drain(w *Worker, f *Feeder[T]) error {
+	f.busy = true
+	finished := false
+	defer func() {
+		if !finished { // the body panicked or called runtime.Goexit
+			f.dropped-- // the running item, still on the stack, ran
+			f.drop()
+		}
+	}()
+	s := w.s
+	body := wl.body
+	check := worklistCheck
+	var err error
+	for len(f.items) > f.lo {
+		n := len(f.items) - 1
+		f.ran++
+		if err = body(w, &f.items[n], f); err != nil {
+			f.dropped-- // the failing item ran: it is not dropped below
+			break
+		}
+		// Take the item off: its place goes to the newest item fed, if
+		// any. (f.items may be a new array now: the body's pointer
+		// points into the old one, which nothing writes.)
+		last := len(f.items) - 1
+		if last != n {
+			f.items[n] = f.items[last]
+		}
+		if wl.ptrs {
+			var zero T
+			f.items[last] = zero
+		}
+		f.items = f.items[:last]
+		if s.nIdle() != 0 && last-f.lo >= 2 {
+			wl.split(w, f)
+		}
+		if check--; check == 0 {
+			check = worklistCheck
+			if s.abort.Load() {
+				break
+			}
+		}
+	}
+	f.drop()
+	finished = true
+	return err
+}
+
+// drop discards what is left on f (counted as dropped) and ends the
+// drain. Owner.
+func (f *Feeder[T]) drop() {
+	f.dropped += uint64(len(f.items) - f.lo)
+	if f.wl.ptrs {
+		clear(f.items[:len(f.items)])
+	}
+	f.items, f.lo = f.items[:0], 0
+	f.busy = false
+}
+
+// split hands the oldest half of f, w's stack, to idle workers, if some
+// worker is idle and w's deque holds fewer packets than there are idle
+// workers: as many packets as that shortfall, each up to the batch,
+// pushed to w's deque oldest first, and then the surplus rule (wake one
+// parked worker if nobody searches). Owner; f holds two items or more.
+func (wl *Worklist[T]) split(w *Worker, f *Feeder[T]) {
+	idle, queued := w.s.nIdle(), w.local.Len()
+	if !policy.WantsWork(idle, queued) {
+		return
+	}
+	give := (len(f.items) - f.lo) / 2
+	for k := idle - queued; k > 0 && give > 0; k-- {
+		var p worklistPacket[T]
+		take := min(give, wl.batch)
+		p.wl, p.n = wl, copy(p.items[:take], f.items[f.lo:])
+		if wl.ptrs {
+			clear(f.items[f.lo : f.lo+take])
+		}
+		f.lo += take
+		give -= take
+		f.splits++
+		f.splitItems += uint64(take)
+		f.queued += uint64(take)
+		t := spawnTask(w, p)
+		if w.tb != nil {
+			t.stamp(w.spawnStamp(), w.from)
+		}
+		w.local.Push(t)
+	}
+	if f.lo > len(f.items)/2 {
+		f.compact() // the part split off is the bigger: reclaim it
+	}
+	w.traceLocalLen()
+	w.surplus()
+}
+
+// hasPointers reports whether values of type t hold pointers (and so
+// references that a cleared place drops).
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true // pointers, interfaces, slices, maps, strings, chans, funcs, uintptr-free unsafe pointers
+}
