@@ -125,7 +125,7 @@ func BenchmarkSearchMin(b *testing.B) {
 
 func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
 	mk := executors(tr, workers)
-	names := []string{"seq", "wsched-inline", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split"}
+	names := []string{"seq", "wsched-inline", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split", "wsched-worklist"}
 	exs := make([]Exec, len(names))
 	for i, n := range names {
 		ex, err := mk[n]()

@@ -115,6 +115,7 @@ func executors(t *Tree, workers int) map[string]func() (Exec, error) {
 		"wsched-spawn-join":  ws(WSchedOptions{Join: true}),
 		"wsched-inline-join": ws(WSchedOptions{Inline: true, Join: true}),
 		"wsched-split":       ws(WSchedOptions{Split: true}),
+		"wsched-worklist":    ws(WSchedOptions{Worklist: true}),
 		"waitgroup":          func() (Exec, error) { return Goroutines(t, DefaultCutoff(workers)), nil },
 		"errgroup":           func() (Exec, error) { return Errgroup(t, DefaultCutoff(workers)), nil },
 		"chanpool":           func() (Exec, error) { return ChanPool(t, workers) },

@@ -30,6 +30,11 @@ type WSchedOptions struct {
 	// its parent's continuation); otherwise every node counts itself on
 	// its worker's counter (indexed by Worker.ID, one cache line each).
 	Join bool
+	// Worklist searches the tree as a scheduler.Worklist whose body
+	// feeds a node's children (the sequential loop over a stack, which
+	// the worklist splits only while a worker is idle), the count kept in
+	// a scheduler.Reducer. Inline, Split and Join do not apply.
+	Worklist bool
 }
 
 // WSched searches with a wsched scheduler: every node a value packet,
@@ -40,7 +45,22 @@ func WSched(t *Tree, o WSchedOptions) (Exec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wsExec{t: t, s: s, o: o, counts: make([]counter, s.Workers()), stacks: make([]stack, s.Workers())}, nil
+	e := &wsExec{t: t, s: s, o: o, counts: make([]counter, s.Workers()), stacks: make([]stack, s.Workers())}
+	if o.Worklist {
+		e.nodes = scheduler.NewReducer(s, func(a, b int64) int64 { return a + b })
+		e.wl, err = scheduler.NewWorklist(s, "uts", func(w *scheduler.Worker, n *Node, f *scheduler.Feeder[Node]) error {
+			*e.nodes.Local(w)++
+			for i := range t.NumChildren(n) {
+				t.ChildInto(n, i, f.Next())
+			}
+			return nil
+		})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 type wsExec struct {
@@ -50,6 +70,8 @@ type wsExec struct {
 	counts []counter
 	stacks []stack // Split's, one per worker
 	total  int64   // the join variants' sum
+	wl     *scheduler.Worklist[Node]
+	nodes  *scheduler.Reducer[int64] // the worklist's count
 }
 
 // counter is one worker's node count, alone on its cache line.
@@ -62,6 +84,16 @@ func (e *wsExec) Search() (int64, error) {
 	clear(e.counts)
 	e.total = 0
 	root := e.t.Root()
+	if e.o.Worklist {
+		e.nodes.Reset()
+		if err := e.wl.Add([]Node{root}); err != nil {
+			return 0, err
+		}
+		if err := e.s.Run(context.Background()); err != nil {
+			return 0, err
+		}
+		return e.nodes.Result(), nil
+	}
 	var p scheduler.Packet
 	switch {
 	case e.o.Split:
