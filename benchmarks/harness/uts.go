@@ -19,7 +19,10 @@ import (
 // joins. Under spawn=split a packet searches its subtree by plain
 // search (uts.Tree.Search's, on an explicit stack) and spawns a child
 // only when Worker.ShouldSplit says a worker wants work: not a packet per
-// node, the documented way for a packet with work of its own. Against it:
+// node, the way for a packet with work of its own; under spawn=worklist
+// a scheduler.Worklist whose body feeds a node's children (the
+// sequential loop, split by the library while a worker is idle). Against
+// them:
 // the fastest sequential search (Sequential, the baseline T_seq of the
 // efficiency), the sequential recursion (SequentialRec), goroutines and
 // errgroup with a depth cutoff (the fastest sequential search below it),
@@ -161,7 +164,7 @@ func newUTSExec(t Target, tr *uts.Tree, workers int) (uts.Exec, error) {
 		if err != nil {
 			return nil, err
 		}
-		return uts.WSched(tr, uts.WSchedOptions{Config: cfg, Inline: t.Policy.Inline, Join: t.Policy.JoinCount, Split: t.Policy.Split})
+		return uts.WSched(tr, uts.WSchedOptions{Config: cfg, Inline: t.Policy.Inline, Join: t.Policy.JoinCount, Split: t.Policy.Split, Worklist: t.Policy.Worklist})
 	case Sequential:
 		return uts.Sequential(tr), nil
 	case SequentialRec:

@@ -27,7 +27,7 @@ func TestUTSWorkloads(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, strings.HasSuffix(wl.Bench, "Small"), wl.Bench)
 		for _, workers := range []int{1, 2} {
-			for _, spec := range []string{"default", "spawn=inline", "count=join", "spawn=inline+count=join", "spawn=split"} {
+			for _, spec := range []string{"default", "spawn=inline", "count=join", "spawn=inline+count=join", "spawn=split", "spawn=worklist"} {
 				p, err := system.ParsePolicy(spec)
 				require.NoError(t, err)
 				cfgs = append(cfgs, Config{Workload: wl, Target: Target{System: system.WSched, Policy: p}, Workers: workers})
@@ -73,9 +73,11 @@ func TestUTSBenchNames(t *testing.T) {
 	p, err := system.ParsePolicy("count=join")
 	require.NoError(t, err)
 	assert.False(t, wl.SupportsPolicy(p))
-	p, err = system.ParsePolicy("spawn=split")
-	require.NoError(t, err)
-	assert.False(t, wl.SupportsPolicy(p))
+	for _, spec := range []string{"spawn=split", "spawn=worklist"} {
+		p, err = system.ParsePolicy(spec)
+		require.NoError(t, err)
+		assert.False(t, wl.SupportsPolicy(p), spec)
+	}
 	assert.True(t, wl.SupportsPolicy(system.DefaultPolicy))
 }
 

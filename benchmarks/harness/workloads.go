@@ -146,10 +146,10 @@ func treeWorkload(name, bench string, tree func() *workload.Tree, doc string) *W
 	return &Workload{
 		Name: name, Bench: bench, Doc: doc,
 		Tasks: func() int { return tree().N() },
-		// count=join and spawn=split are the tree searches' (uts.go):
+		// count=join, spawn=split and spawn=worklist are the tree searches' (uts.go):
 		// the task trees count through their own joins and have no
 		// subtree to search in one packet.
-		SupportsPolicy: func(p system.Policy) bool { return !p.JoinCount && !p.Split },
+		SupportsPolicy: func(p system.Policy) bool { return !p.JoinCount && !p.Split && !p.Worklist },
 		Peers: func() []string {
 			var out []string
 			nested := tree().Nested()

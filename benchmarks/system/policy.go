@@ -26,7 +26,8 @@ import (
 //	take=fair|fixed|guided     Config.Take (fixed: MMTk's whole batches;
 //	                           guided, the default: up to 128 while the
 //	                           bucket is deep)
-//	spawn=queue|inline|split   how tasks spawn children: scheduler.Spawn
+//	spawn=queue|inline|split|worklist
+//	                           how tasks spawn children: scheduler.Spawn
 //	                           (queue, the default) or scheduler.SpawnOrRun
 //	                           (inline: run the child at once unless idle
 //	                           workers lack queued work, as the errgroup
@@ -34,7 +35,9 @@ import (
 //	                           tree searches only: a packet searches its
 //	                           subtree by plain recursion and spawns a child
 //	                           only when Worker.ShouldSplit says a worker
-//	                           wants work
+//	                           wants work; worklist, the tree searches
+//	                           only: a scheduler.Worklist whose body feeds
+//	                           a node's children
 //	add=slice|copy             how roots and long lists of children are queued:
 //	                           AddAll with scheduler.Lend (slice, the default:
 //	                           lent, read in place by the workers; children
@@ -46,7 +49,7 @@ import (
 //	                           counter, indexed by Worker.ID (worker, the
 //	                           default), or through a scheduler.Join per
 //	                           node with children (join); the task trees run
-//	                           only count=worker (and not spawn=split), the
+//	                           only count=worker (and not spawn=split or worklist), the
 //	                           examples ignore both
 //
 // for example "wake=all+steal=batch:8". These short names are the
@@ -70,6 +73,7 @@ type Policy struct {
 	Take       scheduler.Policy // 0 = default (guided bucket takes)
 	Inline     bool             // spawn with scheduler.SpawnOrRun
 	Split      bool             // tree searches: recursion, Spawn when Worker.ShouldSplit (spawn=split)
+	Worklist   bool             // tree searches: a scheduler.Worklist feeding the children (spawn=worklist)
 	CopyAdd    bool             // queue roots with AddAll copying, not lending
 	JoinCount  bool             // tree searches count through joins (count=join)
 }
@@ -179,10 +183,10 @@ func ParsePolicy(spec string) (Policy, error) {
 			p.Take = tp
 		case "spawn":
 			switch v {
-			case "queue", "inline", "split":
-				p.Inline, p.Split = v == "inline", v == "split"
+			case "queue", "inline", "split", "worklist":
+				p.Inline, p.Split, p.Worklist = v == "inline", v == "split", v == "worklist"
 			default:
-				return p, fmt.Errorf("policy %q: spawn must be queue, inline or split", spec)
+				return p, fmt.Errorf("policy %q: spawn must be queue, inline, split or worklist", spec)
 			}
 		case "add":
 			switch v {

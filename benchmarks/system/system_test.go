@@ -130,7 +130,7 @@ func TestBadWorkers(t *testing.T) {
 func TestParsePolicy(t *testing.T) {
 	good := []string{"default", "wake=all", "steal=batch:8", "batch=4+spins=16+order=fifo", "wake=searcher+steal=one", "spawn=inline", "spawn=queue+take=fixed", "parkspin=off", "parkspin=200us+spins=4", "add=copy", "add=slice+spawn=inline", "take=guided", "take=fair",
 		"wake=wake-n", "steal=steal-half", "order=local-lifo", "order=local-private", "take=take-fixed",
-		"count=join", "count=worker", "spawn=inline+count=join", "spawn=split"}
+		"count=join", "count=worker", "spawn=inline+count=join", "spawn=split", "spawn=worklist"}
 	for _, s := range good {
 		_, err := system.ParsePolicy(s)
 		assert.NoError(t, err, s)
