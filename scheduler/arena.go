@@ -177,9 +177,26 @@ func (a *arena[E]) reset() {
 	a.cur.reset(true)
 }
 
+// sweep moves every sealed chunk that is done to the free list. Caller
+// holds the scheduler's monitor with every worker parked (a cycle's end:
+// after a cycle that ran to its end every cell handed out is consumed, so
+// the next cycle starts with every chunk free, however the refills'
+// sweep lagged). O(sealed chunks).
+func (a *arena[E]) sweep() {
+	for i := 0; i < len(a.sealed); {
+		if !a.reclaim(i) {
+			i++
+		}
+	}
+	a.scan = 0
+}
+
 // resetter is an arena of any cell type, for the reset after an aborted
-// cycle.
-type resetter interface{ reset() }
+// cycle and the sweep at every cycle's end.
+type resetter interface {
+	reset()
+	sweep()
+}
 
 // arenaEntry is one entry of a worker's arena cache: the slot (or frame)
 // type word a value type maps to, and its arena.

@@ -134,3 +134,29 @@ func TestArenaMemoryFollowsLivePackets(t *testing.T) {
 		}
 	}
 }
+
+// TestArenasSweptAtCycleEnd: once a cycle has run to its end, every
+// arena's chunks are free (none left sealed for a refill's sweep to find
+// later), so the next cycle reuses all of them.
+func TestArenasSweptAtCycleEnd(t *testing.T) {
+	s := newSched(t, Config{Workers: 2})
+	var nodes int64
+	for range 3 {
+		nodes = 0
+		require.NoError(t, s.Add(varNode{key: 3, out: &nodes}))
+		require.NoError(t, runCycle(t, s))
+		for _, w := range s.s.workers {
+			for _, a := range w.arenaList {
+				switch x := a.(type) {
+				case *arena[frame[varSum]]:
+					require.Empty(t, x.sealed, "worker %d: join frames sealed after the cycle", w.id)
+				case *arena[slot[varNode]]:
+					require.Empty(t, x.sealed, "worker %d: node slots sealed after the cycle", w.id)
+				case *arena[slot[varSum]]:
+					require.Empty(t, x.sealed, "worker %d: continuation slots sealed after the cycle", w.id)
+				}
+			}
+		}
+	}
+	require.Positive(t, nodes)
+}

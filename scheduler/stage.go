@@ -157,6 +157,11 @@ func (s *sched) endCycle() {
 	// that nothing that ran stays reachable until the next cycle.
 	for _, w := range s.workers {
 		w.local.Scrub()
+		// Nor inside an arena: what the refills' sweep has not reached
+		// yet is freed now (an aborted cycle's were reset already).
+		for _, a := range w.arenaList {
+			a.sweep()
+		}
 	}
 	s.cur.Store(0)
 	if c := s.cctx.Swap(nil); c != nil {
