@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 
@@ -113,4 +114,62 @@ func TestAllocs(t *testing.T) {
 		}, treeMax)
 		require.Equal(t, fib(18), out)
 	}
+}
+
+// varNode is a node of a tree whose nodes have 0 to 7 children, counted
+// through a join per node whose continuation holds the children's sum.
+type varNode struct {
+	key   uint64
+	depth int32
+	out   *int64
+}
+
+type varSum struct {
+	sum int64
+	out *int64
+}
+
+func (d varSum) Run(*Worker) error { atomic.AddInt64(d.out, d.sum+1); return nil }
+
+func (n varNode) Run(w *Worker) error {
+	kids := 0
+	if n.depth < 9 {
+		kids = int(n.key*0x9e3779b97f4a7c15>>61) % 8
+	}
+	if kids == 0 {
+		atomic.AddInt64(n.out, 1)
+		return nil
+	}
+	j := Join(w, varSum{out: n.out})
+	for i := range kids {
+		Spawn(w, varNode{n.key*31 + uint64(i) + 1, n.depth + 1, &j.sum})
+	}
+	return nil
+}
+
+// TestJoinAnyChildrenAllocatesNothingPerNode: a count by joins over a tree
+// whose nodes have any number of children (0 to 7) allocates nothing per
+// node once the arenas have grown: a cycle of 100,000 nodes or more
+// allocates what its Add does.
+func TestJoinAnyChildrenAllocatesNothingPerNode(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s := newSched(t, Config{Workers: 2})
+	var nodes int64
+	cycle := func() {
+		nodes = 0
+		if err := s.Add(varNode{key: 3, out: &nodes}); err != nil {
+			panic(err)
+		}
+		if err := s.Run(context.Background()); err != nil {
+			panic(err)
+		}
+	}
+	for range 5 {
+		cycle()
+	}
+	require.Greater(t, nodes, int64(100_000), "the tree's size")
+	allocs := testing.AllocsPerRun(10, cycle)
+	assert.LessOrEqual(t, allocs, 4.0, "allocations per cycle of %d nodes", nodes)
 }

@@ -94,6 +94,18 @@ func frameArena[C Packet](w *Worker) *arena[frame[C]] {
 // never run. A join costs about two value spawns
 // (BenchmarkJoin against BenchmarkSpawnValue).
 //
+// Any number of children: c's value holds the reduction they add to,
+// a sum or count that each child adds to atomically (c reads it plainly:
+// the join orders their writes before it), or a value behind a mutex in
+// c for anything else; no slice per node (ExampleJoin_children; a count
+// by joins over a tree whose nodes have 0 to 7 children allocates nothing
+// per node: TestJoinAnyChildrenAllocatesNothingPerNode). Children run
+// inline by SpawnOrRun finish inside the running packet, but the
+// continuations their joins fire are spawned and run after it returns:
+// a packet that runs a whole subtree inline keeps the subtree's join
+// frames until then (memory in proportion to the nodes it ran inline),
+// where children spawned with Spawn free them as the search goes.
+//
 // The pointer is valid until c starts: it points into the join's frame,
 // which c's spawn clears and a later Join on this worker reuses. Only the
 // join's members may write through it, each before it finishes (the

@@ -1,0 +1,145 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/wsched/wsched/scheduler"
+)
+
+// A worklist is the sequential loop over a stack, run on every worker:
+// the body handles one item and feeds the items it finds, and the
+// library splits the stacks only while a worker is idle. Here: the nodes
+// reachable from node 0 of a graph, each marked once with an atomic bit,
+// counted per worker in a Reducer.
+func ExampleWorklist() {
+	// A graph of 1,000,000 nodes: node i links to 2i+1, 2i+2 and i/3.
+	const n = 1_000_000
+	edges := func(i uint32) [3]uint32 { return [3]uint32{2*i + 1, 2*i + 2, i / 3} }
+	marked := make([]atomic.Bool, n)
+
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	reached := scheduler.NewReducer(s, func(a, b int) int { return a + b })
+	// The body gets a node that its feeder marked, and feeds the
+	// unmarked nodes it links to.
+	reach, err := scheduler.NewWorklist(s, "reach", func(w *scheduler.Worker, node *uint32, f *scheduler.Feeder[uint32]) error {
+		*reached.Local(w)++
+		for _, t := range edges(*node) {
+			if t < n && marked[t].CompareAndSwap(false, true) {
+				f.Add(t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	marked[0].Store(true)
+	if err := reach.Add([]uint32{0}); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(reached.Result(), "nodes reached")
+	// Output:
+	// 1000000 nodes reached
+}
+
+// A Reducer keeps a value per worker, on cache lines of its own, that
+// packets update without atomics; Result combines them once the cycle
+// has run.
+func ExampleReducer() {
+	s, err := scheduler.New(scheduler.Config{Workers: 4})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	longest := scheduler.NewReducer(s, func(a, b string) string {
+		if len(b) > len(a) {
+			return b
+		}
+		return a
+	})
+	for _, word := range []string{"work", "stealing", "scheduler", "with", "staged", "buckets"} {
+		if err := s.Add(scheduler.Func("measure", func(w *scheduler.Worker) error {
+			if l := longest.Local(w); len(word) > len(*l) {
+				*l = word
+			}
+			return nil
+		})); err != nil {
+			panic(err)
+		}
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(longest.Result())
+	// Output:
+	// scheduler
+}
+
+// subtree counts the nodes below a node of a tree whose nodes have from
+// none to five children (drawn from the node's key), through a join per
+// node: the continuation holds the children's sum, which each child adds
+// to, however many children there are.
+type subtree struct {
+	key, depth uint64
+	out        *int64 // the parent's sum, added to atomically
+}
+
+// subtreeDone runs when every child of a node has finished: the node's
+// count is its children's sum and itself. (The join orders the
+// children's adds before it runs: it reads sum plainly.)
+type subtreeDone struct {
+	sum int64
+	out *int64
+}
+
+func (d subtreeDone) Run(*scheduler.Worker) error {
+	atomic.AddInt64(d.out, d.sum+1)
+	return nil
+}
+
+func (n subtree) Run(w *scheduler.Worker) error {
+	kids := 0
+	if n.depth < 12 {
+		kids = int(n.key*0x9e3779b97f4a7c15>>61) % 6 // 0..5
+	}
+	if kids == 0 {
+		atomic.AddInt64(n.out, 1)
+		return nil
+	}
+	done := scheduler.Join(w, subtreeDone{out: n.out})
+	for i := range kids {
+		scheduler.Spawn(w, subtree{n.key*31 + uint64(i) + 1, n.depth + 1, &done.sum})
+	}
+	return nil
+}
+
+// A join collects any number of children's results without a slice per
+// node: its continuation holds a reduction (here a sum) that each child
+// adds to through Join's pointer, and runs once the last child has
+// finished. Nothing is allocated per node.
+func ExampleJoin_children() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	var nodes int64
+	if err := s.Add(subtree{key: 7, out: &nodes}); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(nodes, "nodes")
+	// Output:
+	// 7764 nodes
+}
