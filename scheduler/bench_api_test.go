@@ -306,3 +306,120 @@ func BenchmarkAbortLatency(b *testing.B) {
 		report(b, lat)
 	})
 }
+
+// orRunNode is a tree node as users write a packet per node: a value of
+// 40 bytes holding a pointer to shared state, its children run with
+// SpawnOrRun, each node counted on its worker's value of a Reducer.
+type orRunNode struct {
+	sh         *orRunShared
+	key, a, b  uint64
+	depth, pad int32
+}
+
+type orRunShared struct {
+	nodes *Reducer[int64]
+	depth int32
+	chain bool  // each node a leaf child and an inner child, down to depth
+	plain int64 // the recursion's count
+}
+
+// mix is a node's work: a few multiplications, so that the cost per node
+// is mostly the scheduler's.
+func (n *orRunNode) mix() uint64 {
+	x := n.key ^ n.a ^ n.b
+	x ^= x >> 31
+	x *= 0x7fb5d329728ea185
+	x ^= x >> 27
+	return x
+}
+
+func (n orRunNode) Run(w *Worker) error {
+	*n.sh.nodes.Local(w)++
+	if n.depth == n.sh.depth {
+		return nil
+	}
+	x := n.mix()
+	if n.sh.chain { // a leaf child and an inner one
+		SpawnOrRun(w, orRunNode{n.sh, x, n.a + 1, n.b, n.sh.depth, 0})
+	} else {
+		SpawnOrRun(w, orRunNode{n.sh, x, n.a + 1, n.b, n.depth + 1, 0})
+	}
+	SpawnOrRun(w, orRunNode{n.sh, x + 1, n.a, n.b + 1, n.depth + 1, 0})
+	return nil
+}
+
+// visit is Run as plain recursion: the baseline.
+//
+//go:noinline
+func (n orRunNode) visit() {
+	n.sh.plain++
+	if n.depth == n.sh.depth {
+		return
+	}
+	x := n.mix()
+	if n.sh.chain {
+		orRunNode{n.sh, x, n.a + 1, n.b, n.sh.depth, 0}.visit()
+	} else {
+		orRunNode{n.sh, x, n.a + 1, n.b, n.depth + 1, 0}.visit()
+	}
+	orRunNode{n.sh, x + 1, n.a, n.b + 1, n.depth + 1, 0}.visit()
+}
+
+// BenchmarkSpawnOrRunNode: a packet per node written as users write it
+// (orRunNode), on one worker, against plain recursion over the same
+// values (exec=recursion) in the same run; ns/node per node. shape=tree:
+// a binary tree of depth 16 (131,071 nodes) per op; shape=chain-D: a
+// path D nodes long, each with a leaf child besides the next (2D-1
+// nodes), where D beyond SpawnOrRun's nesting bound (64) shows what the
+// bound costs.
+func BenchmarkSpawnOrRunNode(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		depth int32
+		chain bool
+		nodes int64
+	}{
+		{"tree", 16, false, 1<<17 - 1},
+		{"chain-60", 59, true, 2*60 - 1},
+		{"chain-1000", 999, true, 2*1000 - 1},
+		{"chain-100000", 99999, true, 2*100000 - 1},
+	} {
+		b.Run("shape="+c.name, func(b *testing.B) { benchOrRunNode(b, c.depth, c.chain, c.nodes) })
+	}
+}
+
+func benchOrRunNode(b *testing.B, depth int32, chain bool, nodes int64) {
+	s, err := New(Config{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sh := &orRunShared{nodes: NewReducer(s, func(a, b int64) int64 { return a + b }), depth: depth, chain: chain}
+	b.Run("exec=recursion", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sh.plain = 0
+			orRunNode{sh: sh, key: 1}.visit()
+			if sh.plain != nodes {
+				b.Fatalf("%d nodes, want %d", sh.plain, nodes)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
+	})
+	b.Run("exec=spawnorrun", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sh.nodes.Reset()
+			if err := s.Add(orRunNode{sh: sh, key: 1}); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Run(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if got := sh.nodes.Result(); got != nodes {
+				b.Fatalf("%d nodes, want %d", got, nodes)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
+	})
+}

@@ -178,6 +178,7 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 // call (cachegrind, benchmarks/uts's small geometric tree).
 func runInline[P Packet](w *Worker, v P, saved *joinState) (err error, pn *inlinePanic) {
 	done := false
+	pv := &v // the deferred function names v through a pointer: a copy of v in its closure costs more than the run (the copy reads v with loads of other widths than the stores that spilled it)
 	defer func() {
 		if !done {
 			w.inlineDepth--
@@ -188,7 +189,7 @@ func runInline[P Packet](w *Worker, v P, saved *joinState) (err error, pn *inlin
 				// runInline returns and SpawnOrRun forgets the name):
 				// v is the innermost inline run, the one that called
 				// it, and burst names it.
-				w.goexitName = safeValueName(v)
+				w.goexitName = safeValueName(*pv)
 			}
 			pn = &inlinePanic{r, debug.Stack()}
 		}
