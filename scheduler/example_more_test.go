@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/wsched/wsched/scheduler"
@@ -77,30 +78,56 @@ func ExampleScheduler_AddDesignated() {
 	// 1 1 1
 }
 
-// scanList works through a list of its own, newest first, and splits off
-// the oldest half for an idle worker when ShouldSplit says one is waiting.
+// scanList works through a list of its own, newest first. Every 16 items
+// it asks ShouldSplit and, when an idle worker wants work, spawns the
+// oldest half of what is left as two packets (two, because the newest
+// packet a worker spawns stays its own, to run next) and goes on with
+// the rest.
 type scanList struct {
 	items []int
-	sum   *atomic.Int64
+	sh    *scanShared
+	seed  bool
+}
+
+type scanShared struct {
+	sum   *scheduler.Reducer[int64] // each worker's sum of its items
+	first int                       // the worker that ran the seed
+	// taken is closed by the first split-off part that starts on another
+	// worker: the seed waits for it once, so that the output does not
+	// depend on timing (a real marker would just go on).
+	taken chan struct{}
+	once  sync.Once
 }
 
 func (p scanList) Run(w *scheduler.Worker) error {
+	sh := p.sh
+	if p.seed {
+		sh.first = w.ID() // before any split: the parts see it
+	} else if w.ID() != sh.first {
+		sh.once.Do(func() { close(sh.taken) })
+	}
 	items := p.items
-	for len(items) > 0 {
-		if len(items) >= 64 && len(items)%16 == 0 && w.ShouldSplit() {
-			half := len(items) / 2
-			scheduler.Spawn(w, scanList{items[:half], p.sum}) // the oldest half
+	waited := !p.seed
+	for n := 0; len(items) > 0; n++ {
+		if n%16 == 0 && len(items) >= 4 && w.ShouldSplit() {
+			half, quarter := len(items)/2, len(items)/4
+			scheduler.Spawn(w, scanList{items[:quarter], sh, false})     // the oldest quarter: offered to thieves
+			scheduler.Spawn(w, scanList{items[quarter:half], sh, false}) // the next: this worker's, run after this packet
 			items = items[half:]
+			if !waited {
+				<-sh.taken
+				waited = true
+			}
 		}
-		p.sum.Add(int64(items[len(items)-1]))
+		*sh.sum.Local(w) += int64(items[len(items)-1])
 		items = items[:len(items)-1]
 	}
 	return nil
 }
 
-// A packet that works through a queue of its own (a marker's mark stack)
-// splits it only when another worker is idle, so that work moves only when
-// someone can take it.
+// A packet that works through a queue of its own splits it only when
+// another worker is idle, so that work moves only when someone can take
+// it. (A Worklist does this for any queue of items: see ExampleWorklist.)
 func ExampleWorker_ShouldSplit() {
 	s, err := scheduler.New(scheduler.Config{Workers: 2})
 	if err != nil {
@@ -111,16 +138,18 @@ func ExampleWorker_ShouldSplit() {
 	for i := range items {
 		items[i] = i
 	}
-	var sum atomic.Int64
-	if err := s.Add(scanList{items, &sum}); err != nil {
+	sh := &scanShared{sum: scheduler.NewReducer(s, func(a, b int64) int64 { return a + b }), taken: make(chan struct{})}
+	if err := s.Add(scanList{items, sh, true}); err != nil {
 		panic(err)
 	}
 	if err := s.Run(context.Background()); err != nil {
 		panic(err)
 	}
-	fmt.Println(sum.Load())
+	both := true
+	sh.sum.Values(func(_ int, v *int64) { both = both && *v > 0 })
+	fmt.Println("sum:", sh.sum.Result(), "both workers ran items:", both)
 	// Output:
-	// 4999950000
+	// sum: 4999950000 both workers ran items: true
 }
 
 // Stats counts packets by name, per worker and per stage; exact once Run

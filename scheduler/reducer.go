@@ -5,10 +5,11 @@ package scheduler
 // loads and stores, and combines them once, when asked (Result): a count,
 // a sum, a histogram or a list kept per worker during a cycle and read
 // after it, without a lock or an atomic per update and without slots
-// padded by hand. Each worker's value sits on cache lines of its own.
+// padded by hand. Two workers' values never share a cache line (each is
+// followed by 64 bytes of padding).
 //
 // Callers: Local from the packet running on a worker, for that worker's
-// value; Result and Reset from any goroutine while no cycle runs (after
+// value; Result, Values and Reset from any goroutine while no cycle runs (after
 // Run has returned, before the next): during a cycle they would race with
 // the workers' updates.
 type Reducer[R any] struct {
@@ -17,7 +18,7 @@ type Reducer[R any] struct {
 	slots   []reducerSlot[R] // index = worker ID
 }
 
-// reducerSlot is one worker's value, a cache line (64 bytes) away from
+// reducerSlot is one worker's value, 64 bytes (a cache line) away from
 // the next worker's.
 type reducerSlot[R any] struct {
 	v R

@@ -202,14 +202,19 @@ func (w *Worker) Context() context.Context {
 // ShouldSplit reports whether splitting work off now would feed an idle
 // worker: some worker is parked or searching and w's deque holds fewer
 // packets than there are such workers (the rule by which SpawnOrRun hands
-// children off). A packet that works through a queue of its own, such as
-// a marker's mark stack, checks it every few items and, when it is true,
-// spawns part of its queue (the oldest part, for locality) and goes on
-// with the rest: work moves only when someone can take it. Spawn two
-// packets or more when it splits: under LocalPrivate (the default) the
-// newest packet a worker spawns stays its own, the one it runs next,
-// until it spawns another or its packet returns. Two atomic loads and the
-// deque's length. Only the packet running on w may call it.
+// children off). It costs two atomic loads and the deque's length. Only
+// the packet running on w may call it.
+//
+// A queue of items that the packet's own loop pops and feeds (a mark
+// stack, a search's stack) is what a Worklist runs for it: the Worklist
+// asks after every item and splits off the oldest half, as packets that a
+// thief takes at once. A packet that keeps its own queue asks every few
+// items and, when this reports true, spawns the oldest part of the queue
+// as two packets or more and goes on with the rest: under LocalPrivate
+// (the default) the newest packet a worker spawns stays its own, the one
+// it runs next, until it spawns another or its packet returns, so a
+// single spawned packet reaches the idle worker only then
+// (ExampleWorker_ShouldSplit).
 func (w *Worker) ShouldSplit() bool { return w.wantsWork() }
 
 // badUse panics for a Spawn, SpawnOrRun, Join or Context (op) on w that

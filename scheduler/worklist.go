@@ -51,10 +51,12 @@ const DefaultWorklistBatch = 8
 // goroutine) or Spawn (from a running packet); the cycle's Run returns
 // when every item has run.
 //
-// Items are kept by value on the running worker's own stack, newest on
-// top, and run newest first: a tree or graph is searched depth-first, as
-// by a sequential loop over a stack, and feeding and running an item
-// allocates nothing once the stacks have grown to the search's depth. The
+// Items are kept by value on the running worker's own stack and run
+// depth-first: the items a body feeds run before any item fed before
+// them, as in a sequential loop over a stack (among one body's items,
+// the one fed last runs last: it takes the place of the item that fed
+// it). Feeding and running an item allocates nothing once the stacks
+// have grown to the search's depth. The
 // oldest pending items leave a worker's stack only while another worker
 // is idle (parked or searching) and short of queued work: then the oldest
 // half, up to the batch (WorklistBatch) per idle worker, goes to the
@@ -101,8 +103,8 @@ type Feeder[T any] struct {
 }
 
 // Add feeds v to the worklist: it goes on top of the running worker's
-// stack and runs next, before the items fed earlier. It allocates only
-// when the stack grows past its deepest point so far.
+// stack and runs before every item fed before the running one. It
+// allocates only when the stack grows past its deepest point so far.
 func (f *Feeder[T]) Add(v T) {
 	f.items = append(f.items, v)
 }
@@ -154,8 +156,10 @@ func WorklistBatch(n int) WorklistOption {
 // NewWorklist makes a worklist on s that runs body on every item: name
 // names its packets in Stats, traces and errors. body runs on a worker,
 // inside one of the worklist's packets, with that worker's *Worker (valid
-// for the call only, as in Run) and the worker's Feeder, on which it feeds
-// new items. It returns an error wrapping ErrInvalid for a nil s or body,
+// for the call only, as in Run), a pointer to the item in its place on
+// the stack (valid and unchanged for the whole call, however much the
+// body feeds: feeding never writes over it; not after the call), and the
+// worker's Feeder, on which it feeds new items. It returns an error wrapping ErrInvalid for a nil s or body,
 // an empty name, or a batch outside 1..MaxWorklistBatch.
 func NewWorklist[T any](s *Scheduler, name string, body func(w *Worker, item *T, f *Feeder[T]) error, opts ...WorklistOption) (*Worklist[T], error) {
 	o := worklistOptions{batch: DefaultWorklistBatch}
@@ -187,8 +191,8 @@ func (wl *Worklist[T]) Name() string { return wl.name }
 // the batch each, with the options of Scheduler.AddAll (a stage,
 // Priority, Block; not Lend: the items are copied). From any goroutine,
 // as AddAll; its errors are AddAll's (an empty items is no add and no
-// error). Each packet is one allocation: for seeding a cycle. A running
-// packet feeds items with Spawn instead.
+// error). It allocates the slice of packets and a box per packet: for
+// seeding a cycle. A running packet feeds items with Spawn instead.
 func (wl *Worklist[T]) Add(items []T, opts ...Option) error {
 	if len(items) == 0 {
 		return nil
