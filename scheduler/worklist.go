@@ -326,27 +326,33 @@ func (wl *Worklist[T]) drain(w *Worker, f *Feeder[T]) error {
 	}()
 	s := w.s
 	body := wl.body
+	ptrs := wl.ptrs
 	check := worklistCheck
 	var err error
-	for len(f.items) > f.lo {
-		n := len(f.items) - 1
+	for {
+		items := f.items
+		n := len(items) - 1
+		if n < f.lo {
+			break
+		}
 		f.ran++
-		if err = body(w, &f.items[n], f); err != nil {
+		if err = body(w, &items[n], f); err != nil {
 			f.dropped-- // the failing item ran: it is not dropped below
 			break
 		}
 		// Take the item off: its place goes to the newest item fed, if
 		// any. (f.items may be a new array now: the body's pointer
 		// points into the old one, which nothing writes.)
-		last := len(f.items) - 1
+		items = f.items
+		last := len(items) - 1
 		if last != n {
-			f.items[n] = f.items[last]
+			items[n] = items[last]
 		}
-		if wl.ptrs {
+		if ptrs {
 			var zero T
-			f.items[last] = zero
+			items[last] = zero
 		}
-		f.items = f.items[:last]
+		f.items = items[:last]
 		if s.nIdle() != 0 && last-f.lo >= 2 {
 			wl.split(w, f)
 		}
