@@ -3,10 +3,13 @@ package uts
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wsched/wsched/scheduler"
 )
 
 // BenchmarkSearch: every executor on T1 (geometric) and T3 (binomial),
@@ -124,8 +127,38 @@ func BenchmarkSearchMin(b *testing.B) {
 }
 
 func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
+	alternate(b, tr, want, workers, []string{"seq", "wsched-inline", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split", "wsched-worklist"}, false)
+}
+
+// BenchmarkTargets: the worklist's targets on T1 and T3 (4.1 million
+// nodes each), the executors taking turns as in BenchmarkSearchMin:
+// med-ns/node is each one's median search, over-seq-ns/node its median
+// minus the sequential search's, eff the efficiency T_seq ÷ (workers ·
+// T_exec) of the medians (T_seq the sequential search's median in the
+// same run), and vs-waitgroup the goroutines' median ÷ its own (above
+// 1: faster than goroutines with a depth cutoff). For example:
+//
+//	go test -run '^$' -bench Targets -benchtime 9x .
+func BenchmarkTargets(b *testing.B) {
+	for _, p := range []Params{T1, T3} {
+		tr := MustNew(p)
+		want := tr.Count()
+		for _, workers := range benchWorkers() {
+			b.Run(fmt.Sprintf("tree=%s/workers=%d", p.Name, workers), func(b *testing.B) {
+				withProcs(workers, func() {
+					alternate(b, tr, want, workers, []string{"seq", "wsched-worklist", "wsched-split", "wsched-inline", "waitgroup"}, true)
+				})
+			})
+		}
+	}
+}
+
+// alternate runs the executors names (the first the baseline) in turn,
+// b.N rounds, and reports each one's fastest search and, with medians,
+// its median, its median's excess over the baseline's, its efficiency
+// and its ratio to waitgroup's.
+func alternate(b *testing.B, tr *Tree, want int64, workers int, names []string, medians bool) {
 	mk := executors(tr, workers)
-	names := []string{"seq", "wsched-inline", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split", "wsched-worklist"}
 	exs := make([]Exec, len(names))
 	for i, n := range names {
 		ex, err := mk[n]()
@@ -135,7 +168,7 @@ func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
 		defer ex.Close()
 		exs[i] = ex
 	}
-	best := make([]time.Duration, len(names))
+	times := make([][]time.Duration, len(names))
 	for b.Loop() {
 		for i, ex := range exs {
 			t0 := time.Now()
@@ -144,16 +177,62 @@ func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
 			if err != nil || n != want {
 				b.Fatalf("%s: %d nodes, %v; want %d", names[i], n, err, want)
 			}
-			if best[i] == 0 || d < best[i] {
-				best[i] = d
-			}
+			times[i] = append(times[i], d)
 		}
 	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(want) }
+	best := func(ts []time.Duration) time.Duration { return slices.Min(ts) }
+	median := func(ts []time.Duration) time.Duration {
+		s := slices.Clone(ts)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
 	for i, n := range names {
-		b.ReportMetric(per(best[i]), n+"-min-ns/node")
+		b.ReportMetric(per(best(times[i])), n+"-min-ns/node")
 		if i > 0 {
-			b.ReportMetric(per(best[i])-per(best[0]), n+"-over-seq-ns/node")
+			b.ReportMetric(per(best(times[i]))-per(best(times[0])), n+"-over-seq-ns/node")
+		}
+		if !medians {
+			continue
+		}
+		m := median(times[i])
+		b.ReportMetric(per(m), n+"-med-ns/node")
+		if i > 0 {
+			b.ReportMetric(per(m)-per(median(times[0])), n+"-med-over-seq-ns/node")
+			b.ReportMetric(float64(median(times[0]))/(float64(workers)*float64(m)), n+"-eff")
+		}
+		if w := slices.Index(names, "waitgroup"); w >= 0 && w != i && i > 0 {
+			b.ReportMetric(float64(median(times[w]))/float64(m), n+"-vs-waitgroup")
+		}
+	}
+}
+
+// BenchmarkWorklistBatch: the worklist search of T1 and T3 on 2 workers
+// under each batch (the most items a split packet carries), the sweep
+// behind scheduler.DefaultWorklistBatch:
+//
+//	go test -run '^$' -bench WorklistBatch -count 6 .
+func BenchmarkWorklistBatch(b *testing.B) {
+	for _, p := range []Params{T1, T3} {
+		tr := MustNew(p)
+		want := tr.Count()
+		for _, batch := range []int{1, 2, 4, 8, 16} {
+			b.Run(fmt.Sprintf("tree=%s/workers=2/batch=%d", p.Name, batch), func(b *testing.B) {
+				withProcs(2, func() {
+					ex, err := WSched(tr, WSchedOptions{Config: scheduler.Config{Workers: 2}, Worklist: true, WorklistBatch: batch})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer ex.Close()
+					b.ReportAllocs()
+					for b.Loop() {
+						if n, err := ex.Search(); err != nil || n != want {
+							b.Fatalf("%d nodes, %v; want %d", n, err, want)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(want)), "ns/node")
+				})
+			})
 		}
 	}
 }

@@ -35,6 +35,9 @@ type WSchedOptions struct {
 	// the worklist splits only while a worker is idle), the count kept in
 	// a scheduler.Reducer. Inline, Split and Join do not apply.
 	Worklist bool
+	// WorklistBatch is the worklist's batch (scheduler.WorklistBatch);
+	// 0 keeps the default.
+	WorklistBatch int
 }
 
 // WSched searches with a wsched scheduler: every node a value packet,
@@ -48,13 +51,17 @@ func WSched(t *Tree, o WSchedOptions) (Exec, error) {
 	e := &wsExec{t: t, s: s, o: o, counts: make([]counter, s.Workers()), stacks: make([]stack, s.Workers())}
 	if o.Worklist {
 		e.nodes = scheduler.NewReducer(s, func(a, b int64) int64 { return a + b })
+		var opts []scheduler.WorklistOption
+		if o.WorklistBatch != 0 {
+			opts = append(opts, scheduler.WorklistBatch(o.WorklistBatch))
+		}
 		e.wl, err = scheduler.NewWorklist(s, "uts", func(w *scheduler.Worker, n *Node, f *scheduler.Feeder[Node]) error {
 			*e.nodes.Local(w)++
 			for i := range t.NumChildren(n) {
 				t.ChildInto(n, i, f.Next())
 			}
 			return nil
-		})
+		}, opts...)
 		if err != nil {
 			s.Close()
 			return nil, err
