@@ -39,7 +39,9 @@
 //     packet per node, a packet per subtree searched depth-first on a
 //     Stack of its own (Search's loop), which spawns the oldest children
 //     on its stack only when Worker.ShouldSplit says a worker wants work
-//     (WSchedOptions.Split).
+//     (WSchedOptions.Split); or a scheduler.Worklist whose body feeds a
+//     node's children, built in place on the stack with Feeder.Next, the
+//     count in a scheduler.Reducer (WSchedOptions.Worklist).
 //   - Goroutines and Errgroup: a goroutine per node down to a depth cutoff
 //     (DefaultCutoff: log2(workers) + 2), each parent waiting for its
 //     children; Search below the cutoff.
