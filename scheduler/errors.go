@@ -42,7 +42,11 @@ type CycleError struct {
 	// from outside, never otherwise): its Namer name, its Func name, or
 	// its Go type (also for a Namer named "").
 	Packet string
-	Stage  StageID // the failing packet's stage
+	// Item describes the failing packet, or the worklist item whose run
+	// failed: its String method's result if it implements fmt.Stringer
+	// (asked only then, never on success), else "".
+	Item  string
+	Stage StageID // the failing packet's stage
 	// StageName is Stage's name.
 	StageName string
 	Worker    int    // the worker that ran the failing packet; -1 if none
@@ -57,14 +61,57 @@ type CycleError struct {
 
 func (e *CycleError) Error() string {
 	if e.Worker < 0 || e.Packet == "" {
-		return fmt.Sprintf("scheduler: cycle %d aborted: %v (%d queued packets dropped)", e.Cycle, e.Err, e.Dropped)
+		return fmt.Sprintf("scheduler: cycle %d aborted: %v (%s dropped)", e.Cycle, e.Err, queuedPackets(e.Dropped))
 	}
 	verb := "failed"
 	if e.Panicked {
 		verb = "panicked"
 	}
-	return fmt.Sprintf("scheduler: packet %s (stage %s) %s on worker %d: %v (cycle %d; %d queued packets dropped)",
-		e.Packet, e.StageName, verb, e.Worker, e.Err, e.Cycle, e.Dropped)
+	item := ""
+	if e.Item != "" {
+		item = fmt.Sprintf(" %q", e.Item)
+	}
+	return fmt.Sprintf("scheduler: packet %s%s (stage %s) %s on worker %d: %v (cycle %d; %s dropped)",
+		e.Packet, item, e.StageName, verb, e.Worker, e.Err, e.Cycle, queuedPackets(e.Dropped))
+}
+
+// queuedPackets is "1 queued packet" or "n queued packets".
+func queuedPackets(n uint64) string {
+	if n == 1 {
+		return "1 queued packet"
+	}
+	return fmt.Sprintf("%d queued packets", n)
+}
+
+// describe is the Item of a failing packet p: its String, or its
+// value's for a value packet, if it implements fmt.Stringer, else "".
+// Surviving a String that panics. Slow path: failures only.
+func describe(p Packet) (item string) {
+	defer func() {
+		if recover() != nil {
+			item = ""
+		}
+	}()
+	switch q := p.(type) {
+	case valuePacket:
+		return q.describe()
+	case fmt.Stringer:
+		return q.String()
+	}
+	return ""
+}
+
+// describeValue is describe for a value v of type P.
+func describeValue[P any](v P) (item string) {
+	defer func() {
+		if recover() != nil {
+			item = ""
+		}
+	}()
+	if st, ok := any(v).(fmt.Stringer); ok {
+		return st.String()
+	}
+	return ""
 }
 
 // Unwrap returns the cause, and the context's error if the cause is a
@@ -98,16 +145,26 @@ func invalid(format string, args ...any) error {
 
 // packetPanicked records the panic (or Goexit) of the packet named name,
 // which w ran, and ends the cycle. Owner.
-func (w *Worker) packetPanicked(name string, v any, stack []byte) {
+func (w *Worker) packetPanicked(name, item string, v any, stack []byte) {
 	w.hot.panics++
-	w.packetEnded(&CycleError{Packet: name, Err: panicError{v}, Panicked: true, Value: v, Stack: stack})
+	w.packetEnded(&CycleError{Packet: name, Item: item, Err: panicError{v}, Panicked: true, Value: v, Stack: stack})
 }
 
 // packetFailed records the error of the packet named name, which w ran,
 // and ends the cycle. Owner.
-func (w *Worker) packetFailed(name string, err error) {
+func (w *Worker) packetFailed(name, item string, err error) {
 	w.hot.failures++
-	w.packetEnded(&CycleError{Packet: name, Err: err})
+	w.packetEnded(&CycleError{Packet: name, Item: item, Err: err})
+}
+
+// failedItem is the Item of p, the failing packet w ran: the worklist
+// item a drain left in w.item, or p's description. Owner.
+func (w *Worker) failedItem(p Packet) string {
+	if it := w.item; it != "" {
+		w.item = ""
+		return it
+	}
+	return describe(p)
 }
 
 func (w *Worker) packetEnded(ce *CycleError) {

@@ -153,12 +153,12 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 	err, pn := runInline(w, v, &saved)
 	if pn != nil { // runInline restored the running packet's state
 		w.goexitName = "" // a panic, not runtime.Goexit: runInline returned
-		w.packetPanicked(valueName(v), pn.value, pn.stack)
+		w.packetPanicked(valueName(v), w.failedInline(v), pn.value, pn.stack)
 		return
 	}
 	w.inlineDepth--
 	if err != nil {
-		w.packetFailed(valueName(v), err)
+		w.packetFailed(valueName(v), w.failedInline(v), err)
 		w.js = saved
 		return
 	}
@@ -197,6 +197,7 @@ func runInline[P Packet](w *Worker, v P, saved *joinState) (err error, pn *inlin
 				// v is the innermost inline run, the one that called
 				// it, and burst names it.
 				w.goexitName = safeValueName(*pv)
+				w.goexitItem = describeValue(*pv)
 			}
 			pn = &inlinePanic{r, debug.Stack()}
 		}
@@ -217,3 +218,13 @@ type inlinePanic struct {
 // spawns. 64 levels of a binary fork-join tree is far more than a worker
 // can keep busy; the bound is there for stack depth, not for speed.
 const maxInline = 64
+
+// failedInline is the Item of v, a failing inline child: the worklist
+// item a drain inside it left in w.item, or v's description. Owner.
+func (w *Worker) failedInline(v any) string {
+	if it := w.item; it != "" {
+		w.item = ""
+		return it
+	}
+	return describeValue(v)
+}

@@ -43,6 +43,8 @@ func slotArena[P Packet](w *Worker) *arena[slot[P]] {
 type valuePacket interface {
 	Packet
 	valueName() string
+	// describe is the value's String, if it is a fmt.Stringer.
+	describe() string
 	// statIndex is the stats index of the packet's value (instrumented
 	// runs, which look it up before the packet runs).
 	statIndex(w *Worker) int
@@ -69,6 +71,8 @@ func (s *slot[P]) Run(w *Worker) error {
 }
 
 func (s *slot[P]) valueName() string { return valueName(s.v) }
+
+func (s *slot[P]) describe() string { return describeValue(s.v) }
 
 func (s *slot[P]) statIndex(w *Worker) int {
 	if ti := w.s.reg.valueType(slotKey[P](), reflect.TypeFor[P]()); ti.namer && !ti.iface {

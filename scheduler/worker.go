@@ -56,6 +56,11 @@ type Worker struct {
 	// runtime.Goexit, for burst to report: set by the innermost inline
 	// run's deferred function as the Goexit unwinds it.
 	goexitName string
+	// goexitItem is that child's description (CycleError.Item).
+	goexitItem string
+	// item describes the worklist item whose body failed or panicked on
+	// w, for the failing packet's CycleError (set by the drain).
+	item string
 	// streak is how many more children SpawnOrRun spawns without asking
 	// whether a worker is idle (a hand-off in progress; see handoff).
 	streak     int
@@ -286,12 +291,12 @@ func (w *Worker) burst(t task) {
 		// (An inline run's Goexit unwound its parents too; it is the
 		// inline child that is named.)
 		w.inlineDepth = 0
-		name := w.goexitName
+		name, item := w.goexitName, w.goexitItem
 		if name == "" {
-			name = safeName(w.cur.p)
+			name, item = safeName(w.cur.p), w.failedItem(w.cur.p)
 		}
-		w.goexitName = ""
-		w.packetPanicked(name, goexitValue, debug.Stack())
+		w.goexitName, w.goexitItem = "", ""
+		w.packetPanicked(name, item, goexitValue, debug.Stack())
 		w.js = joinState{}
 		w.cur = task{}
 		w.s.wg.Add(1)
@@ -301,9 +306,9 @@ func (w *Worker) burst(t task) {
 	returned = true
 	switch {
 	case panicked:
-		w.packetPanicked(safeName(w.cur.p), v, stack)
+		w.packetPanicked(safeName(w.cur.p), w.failedItem(w.cur.p), v, stack)
 	case err != nil:
-		w.packetFailed(safeName(w.cur.p), err)
+		w.packetFailed(safeName(w.cur.p), w.failedItem(w.cur.p), err)
 	}
 	w.js = joinState{}
 	w.cur = task{} // no packet runs: Spawn on w now panics (badUse)

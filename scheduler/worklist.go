@@ -65,8 +65,9 @@ const DefaultWorklistBatch = 4
 // chance.
 //
 // Failures are a packet's: a body that returns an error or panics ends
-// the cycle with a *CycleError naming the worklist (its name), its stage
-// and worker; the items still on the stacks are dropped and counted
+// the cycle with a *CycleError naming the worklist (its name), the item
+// (CycleError.Item: its String if T implements fmt.Stringer, else its
+// value printed with %v, at most 200 bytes), its stage and worker; the items still on the stacks are dropped and counted
 // (WorklistStats.Dropped). Each worker looks at the cycle's abort (a
 // cancelled Run context, a failed packet, Close) every 256 items and, once
 // it has seen it, runs no more items.
@@ -318,8 +319,12 @@ func (p worklistPacket[T]) Run(w *Worker) error {
 func (wl *Worklist[T]) drain(w *Worker, f *Feeder[T]) error {
 	f.busy = true
 	finished := false
+	var running *T // the item whose body runs, for a panic's description
 	defer func() {
 		if !finished { // the body panicked or called runtime.Goexit
+			if running != nil {
+				w.item = describeItem(*running)
+			}
 			f.dropped-- // the running item, still on the stack, ran
 			f.drop()
 		}
@@ -336,7 +341,9 @@ func (wl *Worklist[T]) drain(w *Worker, f *Feeder[T]) error {
 			break
 		}
 		f.ran++
-		if err = body(w, &items[n], f); err != nil {
+		running = &items[n]
+		if err = body(w, running, f); err != nil {
+			w.item = describeItem(*running)
 			f.dropped-- // the failing item ran: it is not dropped below
 			break
 		}
@@ -414,6 +421,23 @@ func (wl *Worklist[T]) split(w *Worker, f *Feeder[T]) {
 	w.traceLocalLen()
 	w.surplus()
 }
+
+// describeItem is the CycleError.Item of a worklist item whose body
+// failed: its String if it implements fmt.Stringer, else its value as
+// %v prints it, cut to maxItemText bytes. Failures only.
+func describeItem[T any](v T) string {
+	if it := describeValue(v); it != "" {
+		return it
+	}
+	t := fmt.Sprintf("%v", v)
+	if len(t) > maxItemText {
+		t = t[:maxItemText] + "…"
+	}
+	return t
+}
+
+// maxItemText bounds a worklist item's description.
+const maxItemText = 200
 
 // hasPointers reports whether values of type t hold pointers (and so
 // references that a cleared place drops).
