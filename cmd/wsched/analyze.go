@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,7 +101,11 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 	if *svgOut != "" {
 		opt := analyze.SVGOptions{Stage: *svgStage, Cycle: *svgCycle}
 		info, err := writeSVG(*svgOut, data, opt, stdout)
-		if err != nil {
+		var oe *outputError
+		switch {
+		case errors.As(err, &oe):
+			return fail(err) // names the output, not the trace
+		case err != nil:
 			return fail(fmt.Errorf("%s: %w", path, err))
 		}
 		what := "the whole trace"
@@ -136,27 +142,77 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 
 // writeSVG draws data's timeline into the file out, through a temporary
 // file in its directory renamed over it, so that a reader never sees half
-// a picture and a failure leaves out as it was; out "-" is stdout.
+// a picture and a failure leaves out as it was; out "-" is stdout. An
+// error of the output's (its directory missing, no permission, a full
+// disk) is an *outputError naming out, never the temporary file; any
+// other error is the trace's.
 func writeSVG(out string, data []byte, opt analyze.SVGOptions, stdout io.Writer) (analyze.SVGInfo, error) {
 	if out == "-" {
 		return analyze.SVG(stdout, data, opt)
 	}
 	f, err := os.CreateTemp(filepath.Dir(out), ".wsched-svg-*")
 	if err != nil {
-		return analyze.SVGInfo{}, err
+		return analyze.SVGInfo{}, outputErr(out, err)
 	}
 	defer os.Remove(f.Name()) // after the rename, there is nothing left to remove
-	info, err := analyze.SVG(f, data, opt)
-	if err == nil {
-		err = f.Chmod(0o644)
+	w := &trackedWriter{w: f}
+	info, err := analyze.SVG(w, data, opt)
+	if err != nil {
+		f.Close()
+		if w.err != nil {
+			return info, outputErr(out, w.err)
+		}
+		return info, err
 	}
+	err = f.Chmod(0o644)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), out)
 	}
-	return info, err
+	if err != nil {
+		return info, outputErr(out, err)
+	}
+	return info, nil
+}
+
+// outputError is a failure to write -svg's output file.
+type outputError struct {
+	out string
+	err error
+}
+
+func (e *outputError) Error() string { return "-svg " + e.out + ": " + e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
+
+// outputErr is err, a failure to write out, as an *outputError: a
+// *fs.PathError's own path (the temporary file's) is left out.
+func outputErr(out string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return &outputError{out, err}
+}
+
+// trackedWriter remembers the first error of the writer it wraps, so
+// that an output failure is told from the trace's.
+type trackedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *trackedWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	return n, err
 }
 
 // maxStreamBytes bounds what analyze reads from a pipe or device, whose
