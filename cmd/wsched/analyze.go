@@ -119,8 +119,8 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 		if where == "-" {
 			where = "stdout"
 		}
-		fmt.Fprintf(stderr, "wsched analyze: %s (ratio %.2f) drawn to %s: %d workers, %d packet rectangles for %d slices, %d bytes\n",
-			what, info.Ratio, where, info.Workers, info.Rects, info.Slices, info.Bytes)
+		fmt.Fprintf(stderr, "wsched analyze: %s (ratio %.2f) drawn to %s: %s, %s for %s, %s\n",
+			what, info.Ratio, where, nouns(info.Workers, "worker"), nouns(info.Rects, "packet rectangle"), nouns(info.Slices, "slice"), nouns(info.Bytes, "byte"))
 		if *svgOut == "-" {
 			return 0
 		}

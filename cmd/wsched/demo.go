@@ -234,7 +234,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 	// prepare: every configuration, the median cycle by Prepare makespan.
 	model := prepare.DefaultModel(c.scale, c.seed)
 	for _, p := range c.prepare {
-		prog.printf("prepare (%s): %d cycles", p.Name, c.cycles)
+		prog.printf("prepare (%s): %s", p.Name, nouns(c.cycles, "cycle"))
 		rec := newTracer()
 		res, err := prepare.Run(ctx, p, prepare.Options{Workers: c.workers, Model: model, Tracer: rec}, c.cycles)
 		if err != nil {
@@ -258,7 +258,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 		h := gcmark.NewHeap(gcmark.PowerLawHeapConfig(c.scale, c.seed))
 		want := h.MarkSequential()
 		for _, mp := range c.mark {
-			prog.printf("gcmark %s: %d cycles", mp.name, c.cycles)
+			prog.printf("gcmark %s: %s", mp.name, nouns(c.cycles, "cycle"))
 			rec := newTracer()
 			cfg := mp.cfg
 			cfg.Workers, cfg.Tracer = c.workers, rec

@@ -197,7 +197,7 @@ func printSimulation(w io.Writer, file string, wl *simulate.Workload, results []
 	if wl.HasConfig {
 		conf = wl.Config.String()
 	}
-	fmt.Fprintf(w, "%s: %d workers, %d cycles, %d packets; recorded under %s\n", file, wl.Workers, len(wl.Cycles), packets, conf)
+	fmt.Fprintf(w, "%s: %s, %s, %s; recorded under %s\n", file, nouns(wl.Workers, "worker"), nouns(len(wl.Cycles), "cycle"), nouns(packets, "packet"), conf)
 	if wl.Orphans > 0 {
 		fmt.Fprintf(w, "%d packets' queuing is not in the trace: replayed as added before their cycle\n", wl.Orphans)
 	}
@@ -304,4 +304,12 @@ func printComparison(w io.Writer, c comparisonJSON) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "bound: the packets' run times (the replay keeps TRACE's; they differ between recordings); ratio: the schedule (the replay's model)")
+}
+
+// nouns is "1 cycle" or "n cycles": n and the noun in number.
+func nouns[N int | int64 | uint64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

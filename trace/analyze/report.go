@@ -41,7 +41,7 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 func writeWindow(b *strings.Builder, in string, w Window) {
-	fmt.Fprintf(b, "%smakespan %s, %d packets, work %s", in, dur(w.MakespanNs), w.Packets, dur(w.WorkNs))
+	fmt.Fprintf(b, "%smakespan %s, %s, work %s", in, dur(w.MakespanNs), plural(w.Packets, "packet"), dur(w.WorkNs))
 	if w.LowerBoundNs > 0 {
 		fmt.Fprintf(b, ", lower bound %s (%s), ratio %.2f", dur(w.LowerBoundNs), w.BoundBy, w.Ratio)
 	}
@@ -58,7 +58,7 @@ func writeWindow(b *strings.Builder, in string, w Window) {
 			plural(o.Workers, "other worker"), o.Busy, o.Workers-o.Busy, o.Parked)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(b, "%ssteals %d (%d packets moved); wakes %d", in, w.Steals, w.Stolen, w.Wakes)
+	fmt.Fprintf(b, "%ssteals %d (%s moved); wakes %d", in, w.Steals, plural(int(w.Stolen), "packet"), w.Wakes)
 	if w.Wakes > 0 {
 		b.WriteString(":")
 		if n := w.Wakes - w.FutileWakes - w.UnknownWakes; n > 0 {

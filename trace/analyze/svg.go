@@ -520,11 +520,11 @@ func (d *drawing) title() string {
 func (d *drawing) header() {
 	w := d.win.Window
 	fmt.Fprintf(&d.b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", svgMargin, esc(d.title()))
-	line := fmt.Sprintf("makespan %s, from %s into the trace; %d packets, work %s", fmtNs(w.MakespanNs), fmtNs(w.StartNs-d.m.first), w.Packets, fmtNs(w.WorkNs))
+	line := fmt.Sprintf("makespan %s, from %s into the trace; %s, work %s", fmtNs(w.MakespanNs), fmtNs(w.StartNs-d.m.first), plural(w.Packets, "packet"), fmtNs(w.WorkNs))
 	if w.LowerBoundNs > 0 {
 		line += fmt.Sprintf("; lower bound %s (%s), ratio %.2f", fmtNs(w.LowerBoundNs), w.BoundBy, w.Ratio)
 	}
-	line += fmt.Sprintf("; %d steals, %d wakes", w.Steals, w.Wakes)
+	line += fmt.Sprintf("; %s, %s", plural(w.Steals, "steal"), plural(w.Wakes, "wake"))
 	fmt.Fprintf(&d.b, `<text x="%d" y="40" font-size="12">%s</text>`+"\n", svgMargin, esc(line))
 }
 
