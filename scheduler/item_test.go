@@ -153,3 +153,24 @@ func TestDroppedCountInNumber(t *testing.T) {
 	assert.Contains(t, (&CycleError{Cycle: 1, Worker: -1, Err: ErrClosed, Dropped: 2}).Error(), "(2 queued packets dropped)")
 	assert.Contains(t, (&CycleError{Cycle: 1, Worker: 0, Packet: "p", StageName: "main", Err: errItem, Dropped: 1}).Error(), "cycle 1; 1 queued packet dropped")
 }
+
+// TestStageByName: Stage finds each stage's ID by its name, StageName
+// goes back, and an unknown name is ErrInvalid listing the stages.
+func TestStageByName(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, Stages: []string{"walk", "hash", "sum"}})
+	for i, name := range []string{"Unconstrained", "walk", "hash", "sum"} {
+		id, err := s.Stage(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, StageID(i), id, name)
+		assert.Equal(t, name, s.StageName(id))
+	}
+	_, err := s.Stage("Hash")
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, `no stage "Hash" (the stages: walk, hash, sum)`)
+	assert.Empty(t, s.StageName(4))
+	assert.Empty(t, s.StageName(-1))
+	one := newSched(t, Config{Workers: 1})
+	id, err := one.Stage("main")
+	require.NoError(t, err)
+	assert.Equal(t, StageID(1), id)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -214,6 +215,29 @@ func (h *Scheduler) sched() *sched {
 
 // Workers returns the number of workers.
 func (h *Scheduler) Workers() int { return h.sched().n }
+
+// Stage returns the StageID of the stage named name (Config.Stages, or
+// "main" for a scheduler of one stage; "Unconstrained" is StageID 0), or
+// an error wrapping ErrInvalid naming the stages there are. Look a stage
+// up once and keep its ID: Add takes the ID.
+func (h *Scheduler) Stage(name string) (StageID, error) {
+	s := h.sched()
+	for i, n := range s.stageNames {
+		if n == name {
+			return StageID(i), nil
+		}
+	}
+	return 0, invalid("no stage %q (the stages: %s)", name, strings.Join(s.stageNames[1:], ", "))
+}
+
+// StageName returns the name of stage id, or "" for an unknown one.
+func (h *Scheduler) StageName(id StageID) string {
+	s := h.sched()
+	if id < 0 || int(id) >= len(s.stageNames) {
+		return ""
+	}
+	return s.stageNames[id]
+}
 
 // onWorker reports whether the calling goroutine is one of s's workers.
 func (s *sched) onWorker() bool {
