@@ -106,7 +106,7 @@ func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
 	if a.lend {
 		return s.lend(ps, a)
 	}
-	return s.copyAdd(ps, a)
+	return s.copyAdd(ps, a, 0)
 }
 
 // queued returns the task for p in stage st. While tracing it is stamped
@@ -158,9 +158,10 @@ func (s *sched) recordAdd(t task, single bool, n int, a addOptions) {
 // elements are queued as nilElement packets, as the span would have
 // produced them). Packets admitted and then refused (Close) leave the
 // queued count here.
-func (s *sched) copyAdd(ps []Packet, a addOptions) error {
+func (s *sched) copyAdd(ps []Packet, a addOptions, flags uint64) error {
 	b := s.buckets[a.stage]
 	t := s.queued(nil, a.stage) // one stamp for the whole slice
+	t.meta |= flags
 	// While tracing, each packet's stamp is spawnStampStep ticks after
 	// the previous one's, so that a trace gives their order in the slice
 	// (the order a bucket serves them in).

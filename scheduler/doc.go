@@ -30,9 +30,11 @@
 //
 // # Caller roles
 //
-//   - Seeding, from any goroutine at any time: Add (one packet) and AddAll
-//     (many, copied, or lent with the Lend option) into any stage (a
-//     StageID option; a closed stage keeps its packets until it opens),
+//   - Seeding, from any goroutine at any time: Add (one packet), AddAll
+//     (many, copied, or lent with the Lend option) and AddValues (a slice
+//     of value packets, copied once, no interface per value) into any
+//     stage (a StageID option, looked up by name with Scheduler.Stage; a
+//     closed stage keeps its packets until it opens),
 //     with Priority for known-heavy packets; AddDesignated for one worker;
 //     SetSentinel (a packet queued when its stage drains; one that sets a
 //     new sentinel makes its stage loop).

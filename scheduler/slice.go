@@ -30,7 +30,7 @@ func (s *sched) lend(ps []Packet, a addOptions) error {
 		return ErrClosed
 	}
 	if !ok {
-		return s.copyAdd(ps, a) // every span slot in use
+		return s.copyAdd(ps, a, 0) // every span slot in use
 	}
 	if s.ctl != nil {
 		s.recordAdd(stamp, false, len(ps), a)
