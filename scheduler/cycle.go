@@ -188,6 +188,14 @@ func (s *sched) close() {
 		} else {
 			s.releaseAll()
 		}
+		// Holds of the next cycle, which will not run (the running
+		// cycle's end ended its own).
+		for _, hd := range s.holds {
+			err := error(ErrClosed)
+			hd.ended.Store(&err)
+		}
+		clear(s.holds)
+		s.holds = s.holds[:0]
 	}
 	s.mu.Unlock()
 	s.wg.Wait()

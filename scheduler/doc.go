@@ -42,6 +42,11 @@
 //     inline unless a worker is idle), Join, w.Context(), w.ID(),
 //     Worklist.Spawn, Reducer.Local, and the adds above through
 //     w.Scheduler(). A worklist's body feeds items through its Feeder.
+//   - Producers outside the workers (a directory walk, a socket reader):
+//     Scheduler.Hold(stage) keeps the cycle from closing that stage, with
+//     no worker blocked, while the producer adds through the Hold; Run
+//     returns once every hold is released and everything has run. A cycle
+//     that ends early ends its holds: their adds return its error.
 //   - One goroutine at a time calls Run(ctx); it only waits. Close ends
 //     the scheduler (idempotent; waits for the workers). Stats from any
 //     goroutine, exact once Run has returned.

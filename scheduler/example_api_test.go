@@ -147,20 +147,20 @@ func ExampleBlock() {
 	var sum atomic.Int64
 
 	// A producer feeding a running cycle: with Block, an add waits for
-	// room under MaxQueued. The hold packet keeps the cycle open until
-	// the producer is done.
-	done := make(chan struct{})
-	if err := s.Add(scheduler.Func("hold", func(*scheduler.Worker) error { <-done; return nil })); err != nil {
+	// room under MaxQueued. The producer's Hold keeps the cycle open
+	// until it is released, with no worker blocked.
+	hold, err := s.Hold(1)
+	if err != nil {
 		panic(err)
 	}
 	ran := make(chan error)
 	go func() { ran <- s.Run(ctx) }()
 	for i := 1; i <= 100; i++ {
-		if err := s.Add(addN{int64(i), &sum}, scheduler.Block(ctx)); err != nil {
+		if err := hold.Add(addN{int64(i), &sum}, scheduler.Block(ctx)); err != nil {
 			panic(err)
 		}
 	}
-	close(done)
+	hold.Release()
 	if err := <-ran; err != nil {
 		panic(err)
 	}

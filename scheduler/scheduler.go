@@ -119,6 +119,7 @@ type sched struct {
 	traceCtx   context.Context
 	cycleStart time.Time
 	stages     []stageRecord // index = StageID
+	holds      []*Hold       // outstanding holds (hold.go)
 	totals     schedTotals
 	closeOnce  sync.Once
 }

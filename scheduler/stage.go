@@ -101,6 +101,9 @@ func (s *sched) advance(self *Worker) bool {
 			}
 			return resumed
 		}
+		if s.held(cur) {
+			return false // a producer still adds: the workers park
+		}
 		s.closeStage(cur)
 		if cur == s.nStages {
 			s.endCycle()
@@ -203,6 +206,7 @@ func (s *sched) finishAbort() {
 	ce.Cycle = s.cycle
 	ce.Dropped = n
 	s.result = ce
+	s.endHolds(ce)
 	s.closeStage(int(s.cur.Load()))
 	s.endCycle()
 }
