@@ -190,3 +190,39 @@ func TestHoldMisuse(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	hd.Release()
 }
+
+// TestHoldProducersRacingClose: four producers add through holds of
+// their own while Close ends the cycle: every add that succeeded is run
+// or counted dropped, and every producer's adds fail from then on.
+func TestHoldProducersRacingClose(t *testing.T) {
+	for trial := range 5 {
+		s, err := New(Config{Workers: 2})
+		require.NoError(t, err)
+		var ran, added atomic.Int64
+		var wg sync.WaitGroup
+		holds := make([]*Hold, 4)
+		for i := range holds {
+			holds[i], err = s.Hold(1)
+			require.NoError(t, err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Run(context.Background()) }()
+		for _, hd := range holds {
+			wg.Go(func() {
+				for {
+					if hd.Add(counter{&ran}) != nil {
+						return
+					}
+					if added.Add(1) == 4000 {
+						go s.Close()
+					}
+				}
+			})
+		}
+		wg.Wait()
+		require.Error(t, <-done)
+		require.NoError(t, s.Close())
+		st := s.Stats()
+		assert.Equal(t, added.Load(), ran.Load()+int64(st.Dropped), "trial %d: added = ran + dropped", trial)
+	}
+}
