@@ -53,7 +53,11 @@ func TestUnreachableSchedulerReleasesWorkers(t *testing.T) {
 	// close a dropped scheduler before it is counted.
 	gcPercent := debug.SetGCPercent(-1)
 	abandon(t, k)
-	// The workers of the k-1 schedulers not closed are still there.
+	// The workers of the k-1 schedulers not closed are still there. (The
+	// closed one's may still be seen for a moment: a worker's goroutine
+	// ends just after Close's wait for it returns.)
+	waitFor(t, 10*time.Second, func() bool { return len(newIDs(before, workerGoroutines())) <= 2*(k-1) },
+		"the closed scheduler's workers to exit")
 	assert.Len(t, newIDs(before, workerGoroutines()), 2*(k-1))
 	debug.SetGCPercent(gcPercent)
 	deadline := time.Now().Add(10 * time.Second)
