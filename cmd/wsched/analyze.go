@@ -43,9 +43,9 @@ the rest through a temporary file, and given up as soon as it passes 1 GiB.
 per worker with its packets coloured by type (legend below), parked time,
 idle time while work was queued elsewhere (red), steals (a mark, and an
 arrow from where the stolen packet was queued) and wake-ups. The window is
-the stage with the worst ratio to its lower bound, or the stage named by
--svg-stage (in cycle -svg-cycle, else in the cycle where its ratio is
-worst), or with -svg-cycle alone the whole cycle. The picture is bounded:
+the stage that lost the most time against its lower bound (makespan minus
+bound), or the stage named by -svg-stage (in cycle -svg-cycle, else in the
+cycle where it lost the most), or with -svg-cycle alone the whole cycle. The picture is bounded:
 at most 128 workers and 2,000 packet rectangles, narrow slices merged with
 their neighbours (it says so), 300 steal arrows: under 2 MB. The
 same file and flags give the same picture. It is written atomically
@@ -66,7 +66,7 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	check := fs.Bool("check", false, "also check the file against Perfetto's trace rules; violations fail")
 	svgOut := fs.String("svg", "", "also draw a window's timeline as SVG into `OUT` (\"-\": stdout, instead of the report)")
-	svgStage := fs.String("svg-stage", "", "with -svg: draw the stage `NAME` (default: the stage with the worst ratio)")
+	svgStage := fs.String("svg-stage", "", "with -svg: draw the stage `NAME` (default: the stage that lost the most time against its bound)")
 	svgCycle := fs.Uint64("svg-cycle", 0, "with -svg: draw cycle `N` (the whole cycle, or its -svg-stage)")
 	// Flags may come before or after FILE (wsched analyze t.pftrace -json).
 	files, code, ok := parseAround(fs, args)

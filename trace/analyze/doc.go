@@ -104,8 +104,9 @@
 // parked, the time it was idle while work was queued elsewhere (as in the
 // figures above), a mark where it stole and an arrow from where the stolen
 // packet was queued, and a mark where it was woken. The window is the
-// stage with the worst ratio to its lower bound unless SVGOptions name a
-// stage, a cycle, or both. The picture is deterministic and bounded: at
+// stage that lost the most time against its lower bound (makespan −
+// bound; ties: the worse ratio) unless SVGOptions name a stage, a cycle,
+// or both. The picture is deterministic and bounded: at
 // most 128 workers and 2,000 packet rectangles (and as many parked and idle
 // bars), slices too narrow to see merged with their neighbours, twice as
 // many each time until the bound holds, each merged rectangle coloured as

@@ -16,9 +16,10 @@ import (
 // SVGOptions choose the window SVG draws and bound the picture.
 type SVGOptions struct {
 	// Stage names the stage to draw (as the report names it, e.g.
-	// "Prepare"); with Cycle 0, in the cycle where its ratio to its lower
-	// bound is worst. "" draws, with Cycle 0, the stage with the worst
-	// ratio in the trace, or with Cycle N the whole of cycle N.
+	// "Prepare"); with Cycle 0, in the cycle where it lost the most time
+	// against its lower bound (makespan − bound; ties: the worse ratio).
+	// "" draws, with Cycle 0, the stage of the trace that lost the most
+	// time so, or with Cycle N the whole of cycle N.
 	Stage string
 	Cycle uint64
 	// Width is the picture's width in pixels: 0 means 1200; it is kept
@@ -134,8 +135,13 @@ type svgWindow struct {
 // pickWindow applies SVGOptions to the report.
 func pickWindow(r *Report, opt SVGOptions) (svgWindow, error) {
 	var best *svgWindow
+	// The window where the most time was lost against its lower bound
+	// (makespan − bound), ties to the worse ratio: a one-packet stage at
+	// 1.02 of its bound loses less than a long stage at 1.3.
+	lost := func(w *Window) int64 { return w.MakespanNs - w.LowerBoundNs }
 	consider := func(c *Cycle, s *Stage) {
-		if best != nil && s.Ratio <= best.Ratio {
+		if best != nil && (lost(&s.Window) < lost(&best.Window) ||
+			lost(&s.Window) == lost(&best.Window) && s.Ratio <= best.Ratio) {
 			return
 		}
 		best = &svgWindow{cycle: c.Cycle, stage: s.Name, index: s.Stage, Window: s.Window}

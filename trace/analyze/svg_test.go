@@ -354,3 +354,17 @@ func BenchmarkSVG(b *testing.B) {
 		}
 	}
 }
+
+// TestSVGDefaultWindowMostTimeLost: by default the picture is of the
+// stage that lost the most time against its bound, not the one with the
+// worst ratio: a one-packet stage at 1.5 of a 1 µs bound loses 0.5 µs,
+// a long one at 1.3 of 1 ms loses 300 µs.
+func TestSVGDefaultWindowMostTimeLost(t *testing.T) {
+	r := &Report{Cycles: []Cycle{{Cycle: 1, Stages: []Stage{
+		{Name: "Tiny", Stage: 1, Window: Window{MakespanNs: 1500, LowerBoundNs: 1000, Ratio: 1.5}},
+		{Name: "Long", Stage: 2, Window: Window{MakespanNs: 1_300_000, LowerBoundNs: 1_000_000, Ratio: 1.3}},
+	}}}}
+	w, err := pickWindow(r, SVGOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "Long", w.stage)
+}
