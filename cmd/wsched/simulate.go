@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -216,6 +217,9 @@ func printSimulation(w io.Writer, file string, wl *simulate.Workload, results []
 		}
 	}
 	tw.Flush()
+	if more := slices.IndexFunc(results, func(r *simulate.Result) bool { return r.Workers > wl.Workers }); more >= 0 {
+		fmt.Fprint(w, assumptionsNote)
+	}
 	for _, r := range results {
 		fmt.Fprintf(w, "\n%d workers: %s (%d simulated events)\n", r.Workers, r.Policy, r.Events)
 		if !perCycle {
@@ -313,3 +317,14 @@ func nouns[N int | int64 | uint64](n N, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// assumptionsNote is printed under a prediction for more workers than
+// the trace recorded: what the replay assumes, which the trace cannot
+// check.
+const assumptionsNote = `
+assumptions: each packet runs for its recorded time on any number of
+workers. A packet that waits (I/O, a lock, a channel) or is bound by
+memory bandwidth may run longer with more workers; the trace does not
+show where its time went, so for such work a predicted speed-up is an
+upper bound.
+`

@@ -54,6 +54,10 @@ func TestSimulateDemoTrace(t *testing.T) {
 	for _, want := range []string{"recorded", "simulated", "Prepare", "Closure", "wake-n", "priority=ScanCodeCacheRoots", "against", "error", "bound: the packets' run times", "ratio: the schedule"} {
 		assert.Contains(t, out, want)
 	}
+	assert.Contains(t, out, "assumptions: each packet runs for its recorded time", "a prediction for more workers than recorded states its assumptions")
+	code, out, errs = runCmd("simulate", "-workers", "1,2", tr)
+	require.Zero(t, code, errs)
+	assert.NotContains(t, out, "assumptions:", "no speed-up predicted, no note")
 	sim := filepath.Join(dir, "sim.pftrace")
 	code, _, errs = runCmd("simulate", "-workers", "4", "-out", sim, tr)
 	require.Zero(t, code, errs)
