@@ -23,7 +23,7 @@ func (s *sched) addTarget(st StageID) (*bucket.Bucket[task], error) {
 // its stage), during a cycle (from packets too), to an open or a later
 // stage. If the stage is open and a worker is parked, Add wakes one (under
 // WakeSearcher: only if no worker is searching already). Options: a
-// StageID, Priority, a wake Policy, Block.
+// StageID, Priority, a WakePolicy, Block.
 //
 // Add returns ErrClosed after Close, ErrQueueFull when Config.MaxQueued is
 // reached, and an error wrapping ErrInvalid for a nil p or a bad option;
@@ -60,7 +60,7 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 	if n > 0 {
 		wake := a.wake
 		if !a.woken {
-			wake = Policy(policy.SingleWake(policy.Kind(wake)))
+			wake = WakePolicy(policy.SingleWake(policy.Kind(wake)))
 		}
 		s.wakeForAdd(1, wake, -1)
 	}
@@ -68,11 +68,11 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 }
 
 // AddAll queues ps in a stage's bucket, in order: stage 1 unless a StageID
-// option says otherwise, and wakes workers by Config.Wake or a wake Policy
+// option says otherwise, and wakes workers by Config.Wake or a WakePolicy
 // option. It copies ps (about 3-4 ns a packet), unless Lend lends it. A
 // nil element rejects the whole slice (nothing is queued), except with
-// Lend, which does not look. Options: a StageID, Priority, Lend, a wake
-// Policy, Block. Errors as for Add, and under Config.MaxQueued an error
+// Lend, which does not look. Options: a StageID, Priority, Lend, a
+// WakePolicy, Block. Errors as for Add, and under Config.MaxQueued an error
 // wrapping ErrInvalid for more packets than the bound; an AddAll that
 // races Close may have queued some of ps before it returns ErrClosed:
 // Close drops those and counts them in Stats.Dropped.

@@ -111,7 +111,7 @@ func TestArenaMemoryFollowsLivePackets(t *testing.T) {
 		require.Equal(t, fib(22), out)
 		assert.LessOrEqual(t, arenaChunks(s)[0], 64, "chunks after one cycle of fib(22)")
 	})
-	for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+	for _, local := range []LocalPolicy{LocalPrivate, LocalLIFO, LocalFIFO} {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%v/workers=%d", local, workers), func(t *testing.T) {
 				s := newSched(t, Config{Workers: workers, Local: local})

@@ -639,7 +639,7 @@ func BenchmarkHeavyTailedBulk(b *testing.B) {
 	const n = 4096
 	for _, take := range []struct {
 		name   string
-		policy Policy
+		policy TakePolicy
 	}{{"fair", TakeFair}, {"guided", TakeGuided}} {
 		b.Run("take="+take.name, func(b *testing.B) {
 			s, err := New(Config{Stages: []string{"a"}, Take: take.policy})

@@ -10,101 +10,6 @@ import (
 	"github.com/wsched/wsched/trace"
 )
 
-// Policy is one scheduling rule, of one of four kinds: whom an add or a
-// stage opening wakes (Config.Wake), how many packets a steal takes
-// (Config.Steal), how many a bucket take moves (Config.Take), and the order
-// of a worker's own queue (Config.Local). The zero Policy selects the
-// field's default. A Policy is its name as text ("wake-n", "take-guided"),
-// so flag.TextVar and configuration files read it; New rejects a policy of
-// the wrong kind for its field.
-//
-// A wake policy is also an Option of Add and AddAll, overriding Config.Wake
-// for one call.
-type Policy uint8
-
-const (
-	// WakeOne wakes one parked worker per add (MMTk's add).
-	WakeOne = Policy(policy.WakeOne)
-	// WakeAll wakes every parked worker (MMTk's bulk_add). In MMTk's luindex
-	// case (mmtk-core #1200) early wakers took the few packets in batches
-	// away from late ones.
-	WakeAll = Policy(policy.WakeAll)
-	// WakeN wakes min(packets, parked) workers (MMTk #1589, Rayon). The
-	// default: with 16 workers on an idle 16-vCPU host the throttled
-	// searcher was 1.56× slower on a bulk add of 4,096 2-µs packets, 10.7%
-	// on gcmark, 9.6% on the fan-out and 5.0% on prepare (all proven at
-	// 95%), and WakeN was proven slower nowhere
-	// (benchmarks/results/DEFAULTS.md).
-	WakeN = Policy(policy.WakeN)
-	// WakeSearcher wakes one parked worker only if no worker is searching; a
-	// searcher that finds work wakes the next (the Go runtime, Tokio).
-	WakeSearcher = Policy(policy.WakeSearcher)
-
-	// StealOne takes one packet per steal (MMTk, Rayon).
-	StealOne = Policy(policy.StealOne)
-	// StealHalf takes ⌈n ÷ 2⌉ of a victim's n packets, at most
-	// Config.StealLimit (the Go runtime, Tokio). The default.
-	StealHalf = Policy(policy.StealHalf)
-
-	// TakeFair takes min(BucketBatch, ⌈depth ÷ workers⌉) packets from a
-	// bucket: at most a worker's fair share, so that the first worker to
-	// reach a small stage does not hoard it (mmtk-core #1507: gcmark's
-	// 32-packet Release stage ran 3.6× its bound at 16 workers when one
-	// take grabbed all 32).
-	TakeFair = Policy(policy.TakeFair)
-	// TakeFixed takes BucketBatch whenever the bucket holds that many
-	// (MMTk's rule).
-	TakeFixed = Policy(policy.TakeFixed)
-	// TakeGuided takes what TakeFair takes, or ⌈depth ÷ 2·workers⌉ when that
-	// is more, up to four times BucketBatch and 128: while a bucket is deep
-	// a bulk add costs a quarter of the takes, and as it drains the takes
-	// shrink back to the fair share. The default: on the 2-vCPU EPYC it
-	// made the 16,384-packet fan-out 9.8% (1 worker) and 25.2% (2 workers)
-	// faster than TakeFair, proven, and was proven slower nowhere
-	// (benchmarks/results/DEFAULTS.md).
-	TakeGuided = Policy(policy.TakeGuided)
-
-	// LocalPrivate runs a worker's spawned packets newest first from a
-	// private stack of up to 256 packets, invisible to thieves while every
-	// worker is busy; while a worker is idle, every spawn and packet
-	// boundary offers all but the newest to the deque that thieves take
-	// from (oldest first). The default: a spawn costs plain stores, no
-	// atomics.
-	LocalPrivate = Policy(policy.LocalPrivate)
-	// LocalLIFO runs spawned packets newest first from a deque that thieves
-	// see at once: no packet waits behind a long one, at the price of the
-	// deque's atomics on every spawn.
-	LocalLIFO = Policy(policy.LocalLIFO)
-	// LocalFIFO runs spawned packets oldest first, from a deque thieves see
-	// at once.
-	LocalFIFO = Policy(policy.LocalFIFO)
-)
-
-// String returns the policy's name ("wake-n", ...; "default" for the zero
-// Policy).
-func (p Policy) String() string { return policy.Kind(p).String() }
-
-// MarshalText returns the policy's name; an unknown Policy is an error.
-func (p Policy) MarshalText() ([]byte, error) {
-	if !policy.Kind(p).Valid() {
-		return nil, fmt.Errorf("%w: unknown policy %d", ErrInvalid, uint8(p))
-	}
-	return []byte(p.String()), nil
-}
-
-// UnmarshalText sets p to the policy named text ("default" is the zero
-// Policy).
-func (p *Policy) UnmarshalText(text []byte) error {
-	k, ok := policy.Parse(string(text))
-	if !ok {
-		return fmt.Errorf("%w: unknown policy %q (want one of: %s, %s, %s, %s, or default)", ErrInvalid, text,
-			strings.Join(policy.Names(policy.FamilyWake), ", "), strings.Join(policy.Names(policy.FamilySteal), ", "),
-			strings.Join(policy.Names(policy.FamilyTake), ", "), strings.Join(policy.Names(policy.FamilyLocal), ", "))
-	}
-	*p = Policy(k)
-	return nil
-}
-
 // Config configures a Scheduler. The zero Config is valid: GOMAXPROCS
 // workers, one stage, every policy and limit at its default. New validates
 // it once; the Scheduler keeps a copy.
@@ -118,16 +23,16 @@ type Config struct {
 	// Wake is whom an AddAll, a stage opening or a lent slice wakes; zero
 	// means WakeN. A one-packet Add wakes one worker (under WakeSearcher,
 	// only if nobody searches).
-	Wake Policy
+	Wake WakePolicy
 	// Steal is how much a worker steals from another's deque; zero means
 	// StealHalf.
-	Steal Policy
+	Steal StealPolicy
 	// StealLimit caps a StealHalf steal, 1..128; zero means 128, the most
 	// packets a thief takes in one steal (benchmarks/results/DEFAULTS.md
 	// has the sweep that chose it).
 	StealLimit int
 	// Take is how many packets a bucket take moves; zero means TakeGuided.
-	Take Policy
+	Take TakePolicy
 	// BucketBatch is the bucket batch of the take policies: the most
 	// packets a take moves under TakeFair and TakeFixed, and while the
 	// bucket holds at most 2 × Workers × BucketBatch under TakeGuided; zero
@@ -135,7 +40,7 @@ type Config struct {
 	// one); at most 128 packets move in one take whatever its value.
 	BucketBatch int
 	// Local is the order of a worker's own queue; zero means LocalPrivate.
-	Local Policy
+	Local LocalPolicy
 	// Spins is the number of search rounds (a scan of the buckets and the
 	// other workers, then runtime.Gosched) a worker makes before it parks,
 	// while some worker still runs a packet; zero means 64 (about 10-30 µs
@@ -215,19 +120,17 @@ func configError(format string, args ...any) error {
 }
 
 // checkPolicy resolves a policy field: its default when zero, an error
-// when unknown or of another family.
-func checkPolicy(field string, p Policy, fam policy.Family, def policy.Kind) (Policy, error) {
-	k := policy.Kind(p)
+// when it is not one of its family's policies (a conversion from a number
+// can make one).
+func checkPolicy(field string, k policy.Kind, fam policy.Family, def policy.Kind) (policy.Kind, error) {
 	switch {
 	case k == policy.Default:
-		return Policy(def), nil
-	case !k.Valid():
-		return p, configError("%s = %s: unknown policy", field, p)
+		return def, nil
 	case k.Family() != fam:
-		return p, configError("%s = %s: not a %s policy (want %s)", field, p, strings.ToLower(field),
+		return k, configError("%s = %s: unknown %s policy (want %s)", field, familyString(k, fam), strings.ToLower(field),
 			strings.Join(policy.Names(fam), ", "))
 	}
-	return p, nil
+	return k, nil
 }
 
 // validate checks cfg and returns a copy with the defaults filled in.
@@ -262,18 +165,23 @@ func (cfg Config) validate() (Config, error) {
 	}
 	cfg.Stages = append([]string(nil), cfg.Stages...)
 	var err error
-	if cfg.Wake, err = checkPolicy("Wake", cfg.Wake, policy.FamilyWake, policy.DefaultWake); err != nil {
+	var k policy.Kind
+	if k, err = checkPolicy("Wake", policy.Kind(cfg.Wake), policy.FamilyWake, policy.DefaultWake); err != nil {
 		return cfg, err
 	}
-	if cfg.Steal, err = checkPolicy("Steal", cfg.Steal, policy.FamilySteal, policy.DefaultSteal); err != nil {
+	cfg.Wake = WakePolicy(k)
+	if k, err = checkPolicy("Steal", policy.Kind(cfg.Steal), policy.FamilySteal, policy.DefaultSteal); err != nil {
 		return cfg, err
 	}
-	if cfg.Take, err = checkPolicy("Take", cfg.Take, policy.FamilyTake, policy.DefaultTake); err != nil {
+	cfg.Steal = StealPolicy(k)
+	if k, err = checkPolicy("Take", policy.Kind(cfg.Take), policy.FamilyTake, policy.DefaultTake); err != nil {
 		return cfg, err
 	}
-	if cfg.Local, err = checkPolicy("Local", cfg.Local, policy.FamilyLocal, policy.DefaultLocal); err != nil {
+	cfg.Take = TakePolicy(k)
+	if k, err = checkPolicy("Local", policy.Kind(cfg.Local), policy.FamilyLocal, policy.DefaultLocal); err != nil {
 		return cfg, err
 	}
+	cfg.Local = LocalPolicy(k)
 	switch {
 	case cfg.StealLimit < 0 || cfg.StealLimit > policy.MaxTake:
 		return cfg, configError("StealLimit = %d: must be 1..%d (or 0 for %d)", cfg.StealLimit, policy.MaxTake, policy.MaxTake)

@@ -2,10 +2,11 @@ package scheduler
 
 import (
 	"bytes"
+	"encoding"
 	"flag"
 	"math"
+	"reflect"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,31 +34,24 @@ func TestConfigValidation(t *testing.T) {
 		{"duplicate stage", Config{Stages: []string{"a", "b", "a"}}, `Stages[2] = "a" duplicates Stages[0]`},
 		{"reserved stage", Config{Stages: []string{"Unconstrained"}}, "reserved"},
 
-		// Each policy field: its own kinds, the zero default, an unknown
-		// Policy, and a policy of each other kind.
+		// Each policy field: its own kinds, the zero default, and a value
+		// that is not of its family (a policy of another family cannot be
+		// written there; a conversion from a number can make one).
 		{"wake one", Config{Wake: WakeOne}, ""},
 		{"wake searcher", Config{Wake: WakeSearcher}, ""},
-		{"unknown wake", Config{Wake: 99}, "Wake = policy(99): unknown policy"},
-		{"steal as wake", Config{Wake: StealHalf}, "Wake = steal-half: not a wake policy"},
-		{"take as wake", Config{Wake: TakeGuided}, "Wake = take-guided: not a wake policy"},
-		{"local as wake", Config{Wake: LocalLIFO}, "Wake = local-lifo: not a wake policy"},
+		{"unknown wake", Config{Wake: 99}, "Wake = wake-policy(99): unknown wake policy (want wake-one, wake-all, wake-n, wake-searcher)"},
+		{"steal's value as wake", Config{Wake: WakePolicy(StealHalf)}, "Wake = wake-policy(6): unknown wake policy"},
 		{"steal one", Config{Steal: StealOne}, ""},
-		{"unknown steal", Config{Steal: 42}, "Steal = policy(42): unknown policy"},
-		{"wake as steal", Config{Steal: WakeAll}, "Steal = wake-all: not a steal policy (want steal-one, steal-half)"},
-		{"take as steal", Config{Steal: TakeFair}, "Steal = take-fair: not a steal policy"},
-		{"local as steal", Config{Steal: LocalFIFO}, "Steal = local-fifo: not a steal policy"},
+		{"unknown steal", Config{Steal: 42}, "Steal = steal-policy(42): unknown steal policy (want steal-one, steal-half)"},
+		{"wake's value as steal", Config{Steal: StealPolicy(WakeAll)}, "Steal = steal-policy(2): unknown steal policy"},
 		{"take fixed", Config{Take: TakeFixed, BucketBatch: 500}, ""},
 		{"take fair", Config{Take: TakeFair}, ""},
-		{"unknown take", Config{Take: 77}, "Take = policy(77): unknown policy"},
-		{"wake as take", Config{Take: WakeN}, "Take = wake-n: not a take policy"},
-		{"steal as take", Config{Take: StealOne}, "Take = steal-one: not a take policy"},
-		{"local as take", Config{Take: LocalPrivate}, "Take = local-private: not a take policy"},
+		{"unknown take", Config{Take: 77}, "Take = take-policy(77): unknown take policy"},
+		{"local's value as take", Config{Take: TakePolicy(LocalPrivate)}, "Take = take-policy(10): unknown take policy"},
 		{"local lifo", Config{Local: LocalLIFO}, ""},
 		{"local private", Config{Local: LocalPrivate}, ""},
-		{"unknown local", Config{Local: 13}, "Local = policy(13): unknown policy"},
-		{"wake as local", Config{Local: WakeSearcher}, "Local = wake-searcher: not a local policy"},
-		{"steal as local", Config{Local: StealHalf}, "Local = steal-half: not a local policy"},
-		{"take as local", Config{Local: TakeFixed}, "Local = take-fixed: not a local policy"},
+		{"unknown local", Config{Local: 13}, "Local = local-policy(13): unknown local policy"},
+		{"take's value as local", Config{Local: LocalPolicy(TakeFixed)}, "Local = local-policy(8): unknown local policy"},
 
 		{"steal limit 1", Config{StealLimit: 1}, ""},
 		{"steal limit max", Config{Steal: StealHalf, StealLimit: policy.MaxTake}, ""},
@@ -131,19 +125,16 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, []string{"Unconstrained", "a", "b"}, names)
 }
 
-// allPolicies is every Policy, the zero (default) one first.
-var allPolicies = []Policy{0, WakeOne, WakeAll, WakeN, WakeSearcher, StealOne, StealHalf,
-	TakeFair, TakeFixed, TakeGuided, LocalPrivate, LocalLIFO, LocalFIFO}
-
-// TestPolicyFlag: a Policy is a command-line flag through flag.TextVar,
-// with its default shown by name and bad values refused.
+// TestPolicyFlag: each policy family is a command-line flag through
+// flag.TextVar, with its default shown by name, and a flag refuses the
+// names of other families as it parses.
 func TestPolicyFlag(t *testing.T) {
 	var cfg Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	var out bytes.Buffer
 	fs.SetOutput(&out)
 	fs.TextVar(&cfg.Wake, "wake", WakeN, "wake policy")
-	fs.TextVar(&cfg.Take, "take", Policy(0), "take policy")
+	fs.TextVar(&cfg.Take, "take", TakePolicy(0), "take policy")
 	fs.TextVar(&cfg.Local, "local", LocalPrivate, "local policy")
 	require.Equal(t, WakeN, cfg.Wake, "the flag's default")
 	require.NoError(t, fs.Parse([]string{"-wake=wake-all", "-take", "take-fixed"}))
@@ -157,13 +148,63 @@ func TestPolicyFlag(t *testing.T) {
 	assert.Contains(t, out.String(), "(default wake-n)")
 	out.Reset()
 	require.Error(t, fs.Parse([]string{"-wake=sometimes"}))
-	assert.Contains(t, out.String(), "unknown policy")
+	assert.Contains(t, out.String(), `"sometimes" is not a wake policy (want one of: wake-one, wake-all, wake-n, wake-searcher, or default)`)
 
-	// A flag set to a policy of the wrong kind parses (it is a Policy)
-	// and New refuses it.
-	require.NoError(t, fs.Parse([]string{"-wake=take-guided"}))
-	_, err := New(cfg)
+	// A policy of another family is refused by the flag, not by New.
+	for _, c := range []struct{ args, want string }{
+		{"-wake=take-guided", `"take-guided" is not a wake policy`},
+		{"-wake=steal-half", `"steal-half" is not a wake policy`},
+		{"-take=wake-n", `"wake-n" is not a take policy (want one of: take-fair, take-fixed, take-guided, or default)`},
+		{"-local=steal-one", `"steal-one" is not a local policy`},
+	} {
+		out.Reset()
+		require.Error(t, fs.Parse([]string{c.args}), c.args)
+		assert.Contains(t, out.String(), c.want, c.args)
+	}
+	assert.Equal(t, WakeAll, cfg.Wake, "a refused flag leaves its field as it was")
+	assert.Equal(t, TakeFixed, cfg.Take)
+}
+
+// TestPolicyFamiliesAreTypes: each Config policy field has its own type,
+// each constant has its field's type, and only the wake family is an Add
+// option, so that a policy in another family's place is a compile error.
+func TestPolicyFamiliesAreTypes(t *testing.T) {
+	cfg := reflect.TypeFor[Config]()
+	field := func(name string) reflect.Type {
+		f, ok := cfg.FieldByName(name)
+		require.True(t, ok, name)
+		return f.Type
+	}
+	families := map[string][]any{
+		"Wake":  {WakeOne, WakeAll, WakeN, WakeSearcher},
+		"Steal": {StealOne, StealHalf},
+		"Take":  {TakeFair, TakeFixed, TakeGuided},
+		"Local": {LocalPrivate, LocalLIFO, LocalFIFO},
+	}
+	seen := map[reflect.Type]string{}
+	for name, consts := range families {
+		ft := field(name)
+		if other, dup := seen[ft]; dup {
+			t.Errorf("Config.%s and Config.%s share the type %v", name, other, ft)
+		}
+		seen[ft] = name
+		for _, c := range consts {
+			assert.Equal(t, ft, reflect.TypeOf(c), "%v", c)
+			_, isOption := c.(Option)
+			assert.Equal(t, name == "Wake", isOption, "%v as an Add option", c)
+			m, ok := c.(encoding.TextMarshaler)
+			require.True(t, ok, "%v marshals as text", c)
+			text, err := m.MarshalText()
+			require.NoError(t, err)
+			back := reflect.New(ft)
+			require.NoError(t, back.Interface().(encoding.TextUnmarshaler).UnmarshalText(text))
+			assert.Equal(t, c, back.Elem().Interface(), "%s round-trips", text)
+		}
+	}
+	_, err := WakePolicy(StealOne).MarshalText()
 	require.ErrorIs(t, err, ErrInvalid)
-	assert.Contains(t, err.Error(), "Wake = take-guided: not a wake policy")
-	assert.True(t, strings.Contains(err.Error(), "wake-one, wake-all, wake-n, wake-searcher"), err.Error())
+	assert.Contains(t, err.Error(), "wake-policy(5) is not a wake policy")
+	text, err := TakePolicy(0).MarshalText()
+	require.NoError(t, err)
+	assert.Equal(t, "default", string(text))
 }

@@ -248,7 +248,7 @@ func (pl *plan) cycle(t *testing.T, r *rand.Rand) bool {
 	for st := range pl.rounds {
 		pl.rounds[st].Store(0)
 	}
-	wakes := []Policy{WakeOne, WakeAll, WakeN, WakeSearcher}
+	wakes := []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher}
 	used := r.IntN(pl.stages + 1) // stages that get packets: 0..5
 	for range used {
 		st := StageID(1 + r.IntN(pl.stages))

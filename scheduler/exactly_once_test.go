@@ -77,7 +77,7 @@ func TestExactlyOnce(t *testing.T) {
 	if stress() {
 		size = 1 << 22
 	}
-	wakes := []Policy{WakeOne, WakeAll, WakeN, WakeSearcher}
+	wakes := []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher}
 	for _, wake := range wakes {
 		for _, steal := range steals {
 			for _, local := range []string{"", "fifo", "lifo", "noparkspin"} {

@@ -178,7 +178,7 @@ func ExampleBlock() {
 	// scheduler: queue full
 }
 
-func ExamplePolicy_UnmarshalText() {
+func ExampleWakePolicy_UnmarshalText() {
 	fs := flag.NewFlagSet("gc", flag.ContinueOnError)
 	var cfg scheduler.Config
 	fs.TextVar(&cfg.Wake, "wake", scheduler.WakeN, "whom an add wakes")
@@ -188,7 +188,7 @@ func ExamplePolicy_UnmarshalText() {
 	}
 	fmt.Println(cfg.Wake, cfg.Take)
 
-	var p scheduler.Policy
+	var p scheduler.WakePolicy
 	err := p.UnmarshalText([]byte("wake-sometimes"))
 	fmt.Println(errors.Is(err, scheduler.ErrInvalid))
 	// Output:

@@ -239,8 +239,10 @@ func ExampleLend() {
 var errNotFound = errors.New("record not found")
 
 // Config's policies are text ("wake-all", "take-fixed"), so flags and
-// configuration files can set them (flag.TextVar).
-func ExamplePolicy() {
+// configuration files can set them (flag.TextVar). Each family is its own
+// type: a policy in another family's field does not compile, and a name of
+// another family is refused as it is read.
+func ExampleWakePolicy() {
 	var cfg scheduler.Config
 	if err := cfg.Wake.UnmarshalText([]byte("wake-all")); err != nil {
 		panic(err)
@@ -248,10 +250,10 @@ func ExamplePolicy() {
 	fmt.Println(cfg.Wake, cfg.Steal)
 	err := cfg.Take.UnmarshalText([]byte("take-everything"))
 	fmt.Println(errors.Is(err, scheduler.ErrInvalid))
-	_, err = scheduler.New(scheduler.Config{Local: scheduler.WakeAll})
+	err = cfg.Local.UnmarshalText([]byte("wake-all"))
 	fmt.Println(err)
 	// Output:
 	// wake-all default
 	// true
-	// scheduler: invalid argument: Config.Local = wake-all: not a local policy (want local-private, local-lifo, local-fifo)
+	// scheduler: invalid argument: "wake-all" is not a local policy (want one of: local-private, local-lifo, local-fifo, or default)
 }

@@ -20,7 +20,7 @@ import (
 func TestStealPolicies(t *testing.T) {
 	const maxTake = policy.MaxTake
 	cases := []struct {
-		steal Policy
+		steal StealPolicy
 		limit int
 		n     int
 		want  int
@@ -39,7 +39,7 @@ func TestStealPolicies(t *testing.T) {
 		{StealHalf, maxTake, 600, maxTake},
 		{StealHalf, 16, 600, 16},
 	}
-	for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+	for _, local := range []LocalPolicy{LocalPrivate, LocalLIFO, LocalFIFO} {
 		for _, c := range cases {
 			what := fmt.Sprintf("%v, %v limit %d from %d", local, c.steal, c.limit, c.n)
 			s := newSched(t, Config{Workers: 2, Stages: []string{"a"}, Steal: c.steal, StealLimit: c.limit, Local: local})
@@ -95,7 +95,7 @@ func TestStealPolicies(t *testing.T) {
 // as worker 0 on a scheduler that has never run.
 func TestBucketTake(t *testing.T) {
 	cases := []struct {
-		take       Policy
+		take       TakePolicy
 		workers, n int
 		want       int
 		batch      int // 0: 32

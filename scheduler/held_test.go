@@ -67,7 +67,7 @@ func TestHeldSmallTakeStealable(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		batch, n int
-		policy   Policy
+		policy   TakePolicy
 		take     int // packets 0..take-1 form the first take
 	}{
 		{"small", policy.MinHeld, policy.MinHeld, TakeFixed, policy.MinHeld}, // MinHeld-1 beyond the first

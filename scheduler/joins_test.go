@@ -15,7 +15,7 @@ import (
 // call and every continuation.
 func TestJoinFib(t *testing.T) {
 	ns := []int{0, 1, 2, 3, 10, 20, scale(25, 2)}
-	for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+	for _, local := range []LocalPolicy{LocalPrivate, LocalLIFO, LocalFIFO} {
 		for _, workers := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("%v/workers=%d", local, workers), func(t *testing.T) {
 				s := newSched(t, Config{Workers: workers, Local: local})
@@ -152,9 +152,9 @@ func jCount(depth int, rng uint64) (sum, conts int64) {
 // after all its members, and the root's sum counts every node.
 func TestJoinExactlyOnce(t *testing.T) {
 	const depth = 9
-	for _, wake := range []Policy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+	for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
 		for _, steal := range steals {
-			for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+			for _, local := range []LocalPolicy{LocalPrivate, LocalLIFO, LocalFIFO} {
 				t.Run(fmt.Sprintf("%v/%s/%v", wake, steal, local), func(t *testing.T) {
 					cfg := Config{Workers: 4, Wake: wake, Local: local}
 					steal.apply(&cfg)

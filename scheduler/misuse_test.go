@@ -211,10 +211,10 @@ func TestWorkerOutsidePacket(t *testing.T) {
 	assert.Equal(t, uint64(0), s.Stats().Dropped)
 }
 
-// TestWakeOptionInvalid: a wake option must be a wake policy: an unknown
-// Policy, or a policy of another kind, is refused per call as New refuses
-// it in Config.Wake (WithWake(200) was silently ignored), and nothing is
-// queued.
+// TestWakeOptionInvalid: a wake option must be a wake policy: a
+// WakePolicy value outside the family (made by a conversion) is refused
+// per call as New refuses it in Config.Wake (WithWake(200) was silently
+// ignored), and nothing is queued.
 func TestWakeOptionInvalid(t *testing.T) {
 	_, err := New(Config{Workers: 1, Stages: []string{"a"}, Wake: 200})
 	require.ErrorIs(t, err, ErrInvalid)
@@ -222,13 +222,11 @@ func TestWakeOptionInvalid(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"a"}})
 	var ran atomic.Int64
 	ps := []Packet{counter{&ran}, counter{&ran}}
-	require.ErrorIs(t, s.AddAll(ps, Policy(200)), ErrInvalid)
-	require.ErrorIs(t, s.AddAll(ps, Priority, StealHalf), ErrInvalid)
-	require.ErrorIs(t, s.AddAll(ps, Lend, Policy(200)), ErrInvalid)
-	require.ErrorIs(t, s.AddAll(ps, Lend, LocalLIFO), ErrInvalid)
-	require.ErrorIs(t, s.Add(ps[0], Policy(200)), ErrInvalid)
-	require.ErrorIs(t, s.Add(ps[0], TakeFair), ErrInvalid)
-	require.ErrorIs(t, s.Add(ps[0], Unconstrained, StealOne), ErrInvalid)
+	require.ErrorIs(t, s.AddAll(ps, WakePolicy(200)), ErrInvalid)
+	require.ErrorIs(t, s.AddAll(ps, Priority, WakePolicy(StealHalf)), ErrInvalid)
+	require.ErrorIs(t, s.AddAll(ps, Lend, WakePolicy(200)), ErrInvalid)
+	require.ErrorIs(t, s.Add(ps[0], WakePolicy(200)), ErrInvalid)
+	require.ErrorIs(t, s.Add(ps[0], Unconstrained, WakePolicy(StealOne)), ErrInvalid)
 	require.NoError(t, runCycle(t, s))
 	assert.Equal(t, int64(0), ran.Load())
 	require.NoError(t, s.AddAll(ps, WakeAll))

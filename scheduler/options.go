@@ -11,8 +11,8 @@ import (
 
 // Option modifies one Add or AddAll call. Options are a StageID (the stage
 // to queue into; stage 1 by default), Priority, Lend, Block and a wake
-// Policy (WakeOne, WakeAll, WakeN, WakeSearcher: whom this call wakes,
-// instead of Config.Wake; the zero Policy changes nothing). An option that
+// WakePolicy (WakeOne, WakeAll, WakeN, WakeSearcher: whom this call wakes,
+// instead of Config.Wake; the zero WakePolicy changes nothing). An option that
 // does not apply to the call is an error wrapping ErrInvalid.
 type Option interface {
 	// apply returns a with the option applied (by value: a pointer
@@ -24,7 +24,7 @@ type Option interface {
 // addOptions collects Options.
 type addOptions struct {
 	stage StageID
-	wake  Policy
+	wake  WakePolicy
 	woken bool // wake came from an option, not Config.Wake
 	prio  bool
 	lend  bool
@@ -34,13 +34,13 @@ type addOptions struct {
 
 func (st StageID) apply(a addOptions) addOptions { a.stage = st; return a }
 
-func (p Policy) apply(a addOptions) addOptions {
+func (p WakePolicy) apply(a addOptions) addOptions {
 	if p == 0 {
-		return a // the zero Policy: no override
+		return a // the zero WakePolicy: no override
 	}
 	if policy.Kind(p).Family() != policy.FamilyWake {
 		if a.err == nil {
-			a.err = invalid("%s is not a wake policy; only wake policies are options", p)
+			a.err = invalid("%s is not a wake policy", p)
 		}
 		return a
 	}

@@ -143,7 +143,7 @@ func TestLendOption(t *testing.T) {
 	})
 }
 
-// TestWakeOption: a wake Policy option decides whom that one add wakes,
+// TestWakeOption: a WakePolicy option decides whom that one add wakes,
 // whatever Config.Wake says. A designated packet adds while the other
 // three workers are parked; the wake-ups it sends are external ones (it
 // is not the scheduler's own queueing), counted beside the one Run sent
@@ -151,7 +151,7 @@ func TestLendOption(t *testing.T) {
 func TestWakeOption(t *testing.T) {
 	cases := []struct {
 		name  string
-		cfg   Policy
+		cfg   WakePolicy
 		all   bool // AddAll of 8 packets, else Add of one
 		opts  []Option
 		wakes uint64
@@ -204,10 +204,8 @@ func TestOptionErrors(t *testing.T) {
 	}{
 		{"Add/Lend", s.Add(p, Lend), "Lend applies to AddAll"},
 		{"AddAll/Lend+Priority", s.AddAll(ps, Lend, Priority), "Lend with Priority"},
-		{"Add/steal policy", s.Add(p, StealHalf), "steal-half is not a wake policy"},
-		{"AddAll/take policy", s.AddAll(ps, TakeFair), "take-fair is not a wake policy"},
-		{"Add/local policy", s.Add(p, LocalFIFO, StageID(1)), "local-fifo is not a wake policy"},
-		{"Add/unknown policy", s.Add(p, Policy(200)), "policy(200) is not a wake policy"},
+		{"Add/unknown wake policy", s.Add(p, WakePolicy(200)), "wake-policy(200) is not a wake policy"},
+		{"AddAll/a take policy's value", s.AddAll(ps, WakePolicy(TakeFair)), "wake-policy(7) is not a wake policy"},
 		{"Add/unknown stage", s.Add(p, StageID(3)), "StageID 3: unknown stage"},
 		{"Add/negative stage", s.Add(p, StageID(-1)), "StageID -1: unknown stage"},
 		{"AddAll/unknown stage", s.AddAll(ps, StageID(9), Lend), "StageID 9: unknown stage"},
@@ -219,32 +217,43 @@ func TestOptionErrors(t *testing.T) {
 		assert.ErrorIs(t, c.err, ErrInvalid, c.name)
 		assert.ErrorContains(t, c.err, c.msg, c.name)
 	}
-	// A nil Option is no option, and the zero Policy changes nothing.
+	// A nil Option is no option, and the zero WakePolicy changes nothing.
 	require.NoError(t, s.Add(p, nil))
-	require.NoError(t, s.Add(p, Policy(0)))
+	require.NoError(t, s.Add(p, WakePolicy(0)))
 	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 2, n.Load(), "only the valid adds' packets ran")
 	assert.EqualValues(t, 2, s.Stats().Ran)
 }
 
-// TestPolicyText: every Policy's name round-trips through MarshalText and
-// UnmarshalText; flag.TextVar reads and prints them; unknown names and
-// values are errors wrapping ErrInvalid.
+// TestPolicyText: every policy's name round-trips through MarshalText
+// and UnmarshalText of its family's type; flag.TextVar reads and prints
+// them; unknown names, names of other families and values outside the
+// family are errors wrapping ErrInvalid.
 func TestPolicyText(t *testing.T) {
-	all := map[Policy]string{
-		0: "default", WakeOne: "wake-one", WakeAll: "wake-all", WakeN: "wake-n", WakeSearcher: "wake-searcher",
-		StealOne: "steal-one", StealHalf: "steal-half",
-		TakeFair: "take-fair", TakeFixed: "take-fixed", TakeGuided: "take-guided",
-		LocalPrivate: "local-private", LocalLIFO: "local-lifo", LocalFIFO: "local-fifo",
+	type textPolicy interface {
+		fmt.Stringer
+		MarshalText() ([]byte, error)
 	}
-	for p, name := range all {
+	roundTrip := func(p textPolicy, name string, back func([]byte) (any, error)) {
 		text, err := p.MarshalText()
 		require.NoError(t, err)
 		assert.Equal(t, name, string(text))
 		assert.Equal(t, name, p.String())
-		var q Policy = WakeAll
-		require.NoError(t, q.UnmarshalText(text))
+		q, err := back(text)
+		require.NoError(t, err)
 		assert.Equal(t, p, q)
+	}
+	for p, name := range map[WakePolicy]string{0: "default", WakeOne: "wake-one", WakeAll: "wake-all", WakeN: "wake-n", WakeSearcher: "wake-searcher"} {
+		roundTrip(p, name, func(b []byte) (any, error) { q := WakeAll; err := q.UnmarshalText(b); return q, err })
+	}
+	for p, name := range map[StealPolicy]string{0: "default", StealOne: "steal-one", StealHalf: "steal-half"} {
+		roundTrip(p, name, func(b []byte) (any, error) { q := StealOne; err := q.UnmarshalText(b); return q, err })
+	}
+	for p, name := range map[TakePolicy]string{0: "default", TakeFair: "take-fair", TakeFixed: "take-fixed", TakeGuided: "take-guided"} {
+		roundTrip(p, name, func(b []byte) (any, error) { q := TakeFair; err := q.UnmarshalText(b); return q, err })
+	}
+	for p, name := range map[LocalPolicy]string{0: "default", LocalPrivate: "local-private", LocalLIFO: "local-lifo", LocalFIFO: "local-fifo"} {
+		roundTrip(p, name, func(b []byte) (any, error) { q := LocalFIFO; err := q.UnmarshalText(b); return q, err })
 	}
 
 	var cfg Config
@@ -252,45 +261,46 @@ func TestPolicyText(t *testing.T) {
 	fs.SetOutput(io.Discard)
 	fs.TextVar(&cfg.Wake, "wake", WakeN, "wake policy")
 	fs.TextVar(&cfg.Take, "take", TakeGuided, "take policy")
-	fs.TextVar(&cfg.Local, "local", Policy(0), "local policy")
+	fs.TextVar(&cfg.Local, "local", LocalPolicy(0), "local policy")
 	assert.Equal(t, "wake-n", fs.Lookup("wake").DefValue)
 	require.NoError(t, fs.Parse([]string{"-wake", "wake-all", "-take=take-fair"}))
 	assert.Equal(t, WakeAll, cfg.Wake)
 	assert.Equal(t, TakeFair, cfg.Take)
-	assert.Equal(t, Policy(0), cfg.Local)
+	assert.Equal(t, LocalPolicy(0), cfg.Local)
 	cfg.Workers = 1
 	s := newSched(t, cfg)
 	assert.Equal(t, WakeAll, s.s.cfg.Wake)
-	assert.Equal(t, LocalPrivate, s.s.cfg.Local, "the zero Policy is the field's default")
+	assert.Equal(t, LocalPrivate, s.s.cfg.Local, "the zero LocalPolicy is the field's default")
 	assert.Error(t, fs.Parse([]string{"-wake=wake-some"}))
 	assert.Equal(t, WakeAll, cfg.Wake, "a failed parse leaves the value")
 
 	p := StealOne
 	err := p.UnmarshalText([]byte("wake-some"))
 	require.ErrorIs(t, err, ErrInvalid)
-	assert.ErrorContains(t, err, `unknown policy "wake-some"`)
-	assert.ErrorContains(t, err, "wake-searcher")
+	assert.ErrorContains(t, err, `"wake-some" is not a steal policy (want one of: steal-one, steal-half, or default)`)
 	assert.Equal(t, StealOne, p)
-	for _, bad := range []string{"", "Wake-All", "wake_all", " wake-all"} {
+	for _, bad := range []string{"", "Steal-One", "steal_one", " steal-one", "wake-all", "take-fair", "local-lifo"} {
 		assert.ErrorIs(t, p.UnmarshalText([]byte(bad)), ErrInvalid, "%q", bad)
+		assert.Equal(t, StealOne, p, "a refused name leaves the value")
 	}
-	_, err = Policy(200).MarshalText()
+	_, err = StealPolicy(200).MarshalText()
 	assert.ErrorIs(t, err, ErrInvalid)
-	assert.Equal(t, "policy(200)", Policy(200).String())
+	assert.Equal(t, "steal-policy(200)", StealPolicy(200).String())
+	assert.Equal(t, "local-policy(3)", LocalPolicy(WakeN).String(), "a wake policy's value converted")
 }
 
-// TestConfigPolicyKind: New rejects a policy of the wrong kind, or an
-// unknown one, in a Config field, naming the field.
+// TestConfigPolicyKind: New rejects a value outside its field's family (a
+// conversion from a number), naming the field.
 func TestConfigPolicyKind(t *testing.T) {
 	cases := []struct {
 		cfg Config
 		msg string
 	}{
-		{Config{Wake: StealHalf}, "Config.Wake = steal-half: not a wake policy"},
-		{Config{Steal: WakeAll}, "Config.Steal = wake-all: not a steal policy"},
-		{Config{Take: LocalFIFO}, "Config.Take = local-fifo: not a take policy"},
-		{Config{Local: TakeFair}, "Config.Local = take-fair: not a local policy"},
-		{Config{Wake: Policy(99)}, "Config.Wake = policy(99): unknown policy"},
+		{Config{Wake: WakePolicy(StealHalf)}, "Config.Wake = wake-policy(6): unknown wake policy"},
+		{Config{Steal: StealPolicy(WakeAll)}, "Config.Steal = steal-policy(2): unknown steal policy"},
+		{Config{Take: TakePolicy(LocalFIFO)}, "Config.Take = take-policy(12): unknown take policy"},
+		{Config{Local: LocalPolicy(TakeFair)}, "Config.Local = local-policy(7): unknown local policy"},
+		{Config{Wake: WakePolicy(99)}, "Config.Wake = wake-policy(99): unknown wake policy"},
 		{Config{MaxQueued: -1}, "Config.MaxQueued = -1"},
 	}
 	for _, c := range cases {

@@ -82,7 +82,7 @@ var errRetainBoom = errors.New("boom")
 // do not clear while workers run; the cycle's end clears them.
 func TestNoReferenceAfterRun(t *testing.T) {
 	const n = 5000
-	for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+	for _, local := range []LocalPolicy{LocalPrivate, LocalLIFO, LocalFIFO} {
 		for _, how := range []string{"spawn", "spawn-iface", "spawnorrun", "add", "addall", "lend", "aborted"} {
 			t.Run(local.String()+"/"+how, func(t *testing.T) {
 				s := newSched(t, Config{Workers: 2, Local: local})

@@ -314,7 +314,7 @@ func (p *deepPacket) Run(w *Worker) error {
 // spawn, cycle after cycle.
 func TestDeepBulkExactlyOnce(t *testing.T) {
 	n := scale(6000, 3) // packets per stage, a third of them spawned children
-	for _, take := range []Policy{TakeFair, TakeFixed, TakeGuided} {
+	for _, take := range []TakePolicy{TakeFair, TakeFixed, TakeGuided} {
 		for _, workers := range []int{1, 2, 4, 8, 16} {
 			t.Run(fmt.Sprintf("%v/workers=%d", take, workers), func(t *testing.T) {
 				s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}, Take: take})

@@ -60,7 +60,7 @@ func (t *ssTree) check(tb testing.TB) {
 func TestSpawnOrRunExactlyOnce(t *testing.T) {
 	const nodes = 1<<15 - 1
 	for _, workers := range []int{1, 2, 4} {
-		for _, wake := range []Policy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+		for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
 			for _, steal := range []stealCase{{StealOne, 0}, {StealHalf, 0}, {StealHalf, 8}} {
 				t.Run(fmt.Sprintf("w%d/%v/%s", workers, wake, steal), func(t *testing.T) {
 					cfg := Config{Workers: workers, Stages: []string{"run"}, Wake: wake}

@@ -195,7 +195,7 @@ func (s *sched) wakeIdle(n, by int) int {
 // wakeForAdd is W2 and W3 after k packets became visible, by policy
 // (policy.AddWakes). by is the waker's worker ID, or -1 when not known (an
 // add).
-func (s *sched) wakeForAdd(k int, p Policy, by int) {
+func (s *sched) wakeForAdd(k int, p WakePolicy, by int) {
 	wake := policy.Kind(p)
 	if wake == policy.WakeSearcher && s.nSearching.Load() != 0 {
 		return // that searcher re-checks before it parks (P1, P4)

@@ -44,8 +44,8 @@ func holdCycle(t testing.TB, s *Scheduler) (end func()) {
 func TestWakePolicies(t *testing.T) {
 	const workers = 4
 	cases := []struct {
-		cfg, opt Policy // opt 0: no option
-		add      bool   // Add of one packet, not AddAll
+		cfg, opt WakePolicy // opt 0: no option
+		add      bool       // Add of one packet, not AddAll
 		k, want  int
 	}{
 		{cfg: WakeOne, opt: WakeOne, k: 5, want: 1},
@@ -194,7 +194,7 @@ func TestPriorityLane(t *testing.T) {
 // workers on two CPUs.)
 func TestPriorityLaneWorkers(t *testing.T) {
 	const workers, normal = 4, 200
-	for _, wake := range []Policy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+	for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
 		s := newSched(t, Config{Workers: workers, Stages: []string{"a", "b"}, Wake: wake})
 		for range 3 {
 			var started, timedOut atomic.Bool
@@ -261,7 +261,7 @@ func TestSentinelLoop(t *testing.T) {
 // everything to two of four workers under StealOne with WakeOne or WakeN.)
 func TestSpawnParallelism(t *testing.T) {
 	const workers, children = 4, 200
-	for _, wake := range []Policy{WakeOne, WakeAll, WakeN, WakeSearcher} {
+	for _, wake := range []WakePolicy{WakeOne, WakeAll, WakeN, WakeSearcher} {
 		for _, steal := range steals {
 			t.Run(fmt.Sprintf("%v/%s", wake, steal), func(t *testing.T) {
 				cfg := Config{Workers: workers, Stages: []string{"a"}, Wake: wake}
@@ -299,7 +299,7 @@ func TestSpawnParallelism(t *testing.T) {
 
 // stealCase is one steal configuration: a policy and Config.StealLimit.
 type stealCase struct {
-	policy Policy
+	policy StealPolicy
 	limit  int
 }
 
@@ -339,7 +339,7 @@ func TestWakeSearcher(t *testing.T) {
 		assert.Equal(t, int64(4), n.Load())
 	})
 	for _, c := range []struct {
-		policy Policy
+		policy WakePolicy
 		want   int // blockers started
 	}{{WakeSearcher, 3}, {WakeOne, 1}} {
 		t.Run(fmt.Sprintf("chain-%v", c.policy), func(t *testing.T) {

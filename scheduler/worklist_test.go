@@ -68,7 +68,7 @@ func TestWorklistRunsEveryItemOnce(t *testing.T) {
 		depth = 7 // 21,845
 	}
 	n := treeSize(fanout, depth)
-	for _, local := range []Policy{LocalPrivate, LocalLIFO, LocalFIFO} {
+	for _, local := range []LocalPolicy{LocalPrivate, LocalLIFO, LocalFIFO} {
 		for _, workers := range []int{1, 2, 4} {
 			for _, batch := range []int{1, DefaultWorklistBatch, MaxWorklistBatch} {
 				t.Run(fmt.Sprintf("%v/workers=%d/batch=%d", local, workers, batch), func(t *testing.T) {

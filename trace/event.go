@@ -94,7 +94,7 @@ const (
 //	Priority() bool       whether a packet begin's packet was taken from a priority lane
 //	How() AddHow          how an add queued its packets
 //	Packets() int         how many packets an add queued
-//	Wake() uint8          an add's wake policy (a scheduler.Policy's value; 0: the scheduler's own rule)
+//	Wake() uint8          an add's wake policy (a scheduler.WakePolicy's value; 0: the scheduler's own rule)
 //	String() string       a one-line rendering, for tests and debugging
 type Event = tracebuf.Event
 

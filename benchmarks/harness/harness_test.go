@@ -390,13 +390,13 @@ func TestSweepBaseIsDefault(t *testing.T) {
 		case "parkspin":
 			ok = int64(p.ParkSpin) == defs["defaultParkSpin"]
 		case "take":
-			ok = p.Take == scheduler.Policy(policy.DefaultTake)
+			ok = p.Take == scheduler.TakePolicy(policy.DefaultTake)
 		case "order":
-			ok = p.Local == scheduler.Policy(policy.DefaultLocal)
+			ok = p.Local == scheduler.LocalPolicy(policy.DefaultLocal)
 		case "wake":
-			ok = p.Wake == scheduler.Policy(policy.DefaultWake)
+			ok = p.Wake == scheduler.WakePolicy(policy.DefaultWake)
 		case "steal":
-			ok = p.Steal == scheduler.Policy(policy.DefaultSteal) && p.StealLimit == 0
+			ok = p.Steal == scheduler.StealPolicy(policy.DefaultSteal) && p.StealLimit == 0
 		default:
 			require.Failf(t, "unchecked sweep", "sweep %s: no check of its base; add one", sw.Name)
 		}

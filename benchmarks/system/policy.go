@@ -55,7 +55,7 @@ import (
 // for example "wake=all+steal=batch:8". These short names are the
 // harness's own (committed result files and scripts use them); wake, steal,
 // order and take also take the scheduler's policy names, as
-// scheduler.Policy's UnmarshalText reads them: wake=wake-all,
+// the scheduler's policy types' UnmarshalText reads them: wake=wake-all,
 // steal=steal-one, order=local-lifo (a LIFO deque without the private
 // stack), take=take-fixed. Settings not named keep the scheduler's
 // defaults. The spec string itself is the policy's name in results, so it
@@ -63,19 +63,19 @@ import (
 type Policy struct {
 	Spec string
 
-	Wake       scheduler.Policy // 0 = default
-	Steal      scheduler.Policy // 0 = default
-	StealLimit int              // 0 = default (steal=batch:N sets it)
-	Batch      int              // 0 = default
-	Spins      int              // -1 = default
-	ParkSpin   time.Duration    // 0 = default; ParkSpinOff = off
-	Local      scheduler.Policy // 0 = default
-	Take       scheduler.Policy // 0 = default (guided bucket takes)
-	Inline     bool             // spawn with scheduler.SpawnOrRun
-	Split      bool             // tree searches: recursion, Spawn when Worker.ShouldSplit (spawn=split)
-	Worklist   bool             // tree searches: a scheduler.Worklist feeding the children (spawn=worklist)
-	CopyAdd    bool             // queue roots with AddAll copying, not lending
-	JoinCount  bool             // tree searches count through joins (count=join)
+	Wake       scheduler.WakePolicy  // 0 = default
+	Steal      scheduler.StealPolicy // 0 = default
+	StealLimit int                   // 0 = default (steal=batch:N sets it)
+	Batch      int                   // 0 = default
+	Spins      int                   // -1 = default
+	ParkSpin   time.Duration         // 0 = default; ParkSpinOff = off
+	Local      scheduler.LocalPolicy // 0 = default
+	Take       scheduler.TakePolicy  // 0 = default (guided bucket takes)
+	Inline     bool                  // spawn with scheduler.SpawnOrRun
+	Split      bool                  // tree searches: recursion, Spawn when Worker.ShouldSplit (spawn=split)
+	Worklist   bool                  // tree searches: a scheduler.Worklist feeding the children (spawn=worklist)
+	CopyAdd    bool                  // queue roots with AddAll copying, not lending
+	JoinCount  bool                  // tree searches count through joins (count=join)
 }
 
 // ParkSpinOff is Policy.ParkSpin for parkspin=off: a negative
@@ -86,29 +86,28 @@ const ParkSpinOff time.Duration = -1
 var DefaultPolicy = Policy{Spec: "default", Spins: -1}
 
 // policyNames maps each setting's short values to the scheduler's policy
-// names; family is the prefix of the scheduler's names for the setting.
-var policyNames = map[string]struct {
-	family string
-	short  map[string]string
-}{
-	"wake":  {"wake-", map[string]string{"one": "wake-one", "all": "wake-all", "n": "wake-n", "searcher": "wake-searcher"}},
-	"steal": {"steal-", map[string]string{"one": "steal-one", "half": "steal-half"}},
-	"order": {"local-", map[string]string{"lifo": "local-private", "fifo": "local-fifo"}},
-	"take":  {"take-", map[string]string{"fair": "take-fair", "fixed": "take-fixed", "guided": "take-guided"}},
+// names.
+var policyNames = map[string]map[string]string{
+	"wake":  {"one": "wake-one", "all": "wake-all", "n": "wake-n", "searcher": "wake-searcher"},
+	"steal": {"one": "steal-one", "half": "steal-half"},
+	"order": {"lifo": "local-private", "fifo": "local-fifo"},
+	"take":  {"fair": "take-fair", "fixed": "take-fixed", "guided": "take-guided"},
 }
 
-// parsePolicyValue returns the scheduler policy that setting k's value v
-// names: a short name of the harness's, or one of the scheduler's names for
-// the setting ("default" is neither).
-func parsePolicyValue(k, v string) (scheduler.Policy, bool) {
-	names := policyNames[k]
-	name, ok := names.short[v]
+// parsePolicyValue returns the scheduler policy of type P that setting k's
+// value v names: a short name of the harness's, or one of the scheduler's
+// names of P's family ("default" is neither).
+func parsePolicyValue[P any, PP interface {
+	*P
+	UnmarshalText([]byte) error
+}](k, v string) (P, bool) {
+	var p P
+	name, ok := policyNames[k][v]
 	if !ok {
 		name = v
 	}
-	var p scheduler.Policy
-	if !strings.HasPrefix(name, names.family) || p.UnmarshalText([]byte(name)) != nil {
-		return 0, false
+	if name == "default" || PP(&p).UnmarshalText([]byte(name)) != nil {
+		return p, false
 	}
 	return p, true
 }
@@ -130,7 +129,7 @@ func ParsePolicy(spec string) (Policy, error) {
 		}
 		switch k {
 		case "wake":
-			w, ok := parsePolicyValue(k, v)
+			w, ok := parsePolicyValue[scheduler.WakePolicy](k, v)
 			if !ok {
 				return p, fmt.Errorf("policy %q: wake must be one, all, n or searcher (or wake-one ...)", spec)
 			}
@@ -144,7 +143,7 @@ func ParsePolicy(spec string) (Policy, error) {
 				p.Steal, p.StealLimit = scheduler.StealHalf, n
 				break
 			}
-			st, ok := parsePolicyValue(k, v)
+			st, ok := parsePolicyValue[scheduler.StealPolicy](k, v)
 			if !ok {
 				return p, fmt.Errorf("policy %q: steal must be one, half or batch:N (1 <= N <= %d)", spec, maxSteal)
 			}
@@ -170,13 +169,13 @@ func ParsePolicy(spec string) (Policy, error) {
 			}
 			p.ParkSpin = d
 		case "order":
-			l, ok := parsePolicyValue(k, v)
+			l, ok := parsePolicyValue[scheduler.LocalPolicy](k, v)
 			if !ok {
 				return p, fmt.Errorf("policy %q: order must be lifo or fifo (or local-private, local-lifo, local-fifo)", spec)
 			}
 			p.Local = l
 		case "take":
-			tp, ok := parsePolicyValue(k, v)
+			tp, ok := parsePolicyValue[scheduler.TakePolicy](k, v)
 			if !ok {
 				return p, fmt.Errorf("policy %q: take must be fair, fixed or guided", spec)
 			}

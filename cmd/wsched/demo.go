@@ -160,7 +160,7 @@ func parsePolicies(list string, c *demoConfig) error {
 }
 
 // demoWakes are the wake policies by their short names in -policy.
-var demoWakes = map[string]scheduler.Policy{
+var demoWakes = map[string]scheduler.WakePolicy{
 	"default": 0, "one": scheduler.WakeOne, "all": scheduler.WakeAll, "n": scheduler.WakeN, "searcher": scheduler.WakeSearcher,
 }
 

@@ -136,15 +136,15 @@ func TestBuiltHeapLocality(t *testing.T) {
 // packet, half, and half at most 8; then the two other local orders.
 func policies() []scheduler.Config {
 	var out []scheduler.Config
-	for _, wake := range []scheduler.Policy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher} {
+	for _, wake := range []scheduler.WakePolicy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher} {
 		for _, steal := range []struct {
-			p     scheduler.Policy
+			p     scheduler.StealPolicy
 			limit int
 		}{{scheduler.StealOne, 0}, {scheduler.StealHalf, 0}, {scheduler.StealHalf, 8}} {
 			out = append(out, scheduler.Config{Wake: wake, Steal: steal.p, StealLimit: steal.limit})
 		}
 	}
-	for _, local := range []scheduler.Policy{scheduler.LocalLIFO, scheduler.LocalFIFO} {
+	for _, local := range []scheduler.LocalPolicy{scheduler.LocalLIFO, scheduler.LocalFIFO} {
 		out = append(out, scheduler.Config{Local: local})
 	}
 	return out
@@ -247,7 +247,7 @@ func TestSplitMatchesBFS(t *testing.T) {
 		want := h.MarkSequential()
 		for _, share := range []float64{0.01, 0.5, 0.99} {
 			for _, keep := range []bool{false, true} {
-				for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
+				for _, local := range []scheduler.LocalPolicy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
 					name := fmt.Sprintf("%v/share=%v/keep=%v/local=%v", h.Config().Shape, share, keep, local)
 					t.Run(name, func(t *testing.T) {
 						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: 3, Local: local}, Trace: TraceDepthFirst,

@@ -42,9 +42,9 @@ type Configuration struct {
 	// per Wake's single-packet rule); otherwise one AddAll.
 	PerPacket bool
 	// Wake is the scheduler's wake policy (Config.Wake); BulkWake, a wake
-	// policy, overrides it for the AddAll (the zero Policy: no override).
-	Wake     scheduler.Policy
-	BulkWake scheduler.Policy
+	// policy, overrides it for the AddAll (the zero WakePolicy: no override).
+	Wake     scheduler.WakePolicy
+	BulkWake scheduler.WakePolicy
 	Heavy    Heavy
 }
 

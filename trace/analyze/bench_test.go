@@ -87,7 +87,8 @@ func demoPrepare(b *testing.B, name string) []byte {
 // demoMark records what `wsched demo -workers 2 -scale 0.05 -cycles 3`
 // records for gcmark's policy wake/steal.
 func demoMark(b *testing.B, wake, steal string) []byte {
-	var w, s scheduler.Policy
+	var w scheduler.WakePolicy
+	var s scheduler.StealPolicy
 	require.NoError(b, w.UnmarshalText([]byte("wake-"+wake)))
 	require.NoError(b, s.UnmarshalText([]byte("steal-"+steal)))
 	rec := trace.NewRecorder(2, trace.Options{Overwrite: true})

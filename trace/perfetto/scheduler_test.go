@@ -98,15 +98,15 @@ func runTraced(t *testing.T, cfg scheduler.Config) (*trace.Snapshot, scheduler.S
 // policy, steal policy (and a steal limit) and local order, and checks each
 // Perfetto and JSON export against the rules, then analyses it.
 func TestRealRunsEveryPolicy(t *testing.T) {
-	wakes := []scheduler.Policy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher}
+	wakes := []scheduler.WakePolicy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher}
 	type steal struct {
-		p     scheduler.Policy
+		p     scheduler.StealPolicy
 		limit int
 	}
 	steals := []steal{{scheduler.StealOne, 0}, {scheduler.StealHalf, 0}, {scheduler.StealHalf, 8}}
 	for _, wake := range wakes {
 		for _, steal := range steals {
-			for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalFIFO} {
+			for _, local := range []scheduler.LocalPolicy{scheduler.LocalPrivate, scheduler.LocalFIFO} {
 				name := fmt.Sprintf("%v/%v/limit=%d/%v", wake, steal.p, steal.limit, local)
 				t.Run(name, func(t *testing.T) {
 					snap, _ := runTraced(t, scheduler.Config{Workers: 3, Wake: wake, Steal: steal.p, StealLimit: steal.limit, Local: local})
@@ -272,7 +272,10 @@ func (p child) PacketName() string { return "Child@w" + strconv.Itoa(p.from) }
 // LocalPrivate keeps spawns on the worker's private stack until a worker
 // is idle.
 func TestStealArrowsConnectSpawnToStolenPacket(t *testing.T) {
-	type run struct{ steal, local scheduler.Policy }
+	type run struct {
+		steal scheduler.StealPolicy
+		local scheduler.LocalPolicy
+	}
 	for _, r := range []run{{scheduler.StealOne, scheduler.LocalLIFO}, {scheduler.StealOne, scheduler.LocalFIFO}, {scheduler.StealHalf, scheduler.LocalPrivate}} {
 		rec := trace.NewRecorder(3, trace.Options{MaxBytes: 4 << 20})
 		s, err := scheduler.New(scheduler.Config{Workers: 3, Stages: []string{"Tree"}, Steal: r.steal, Local: r.local, Tracer: rec})

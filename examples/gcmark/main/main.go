@@ -68,10 +68,10 @@ func main() {
 	workers := flag.String("workers", strconv.Itoa(runtime.GOMAXPROCS(0)), "workers (a comma-separated list with -compare and -sweep)")
 	var opts gcmark.Options
 	cfg := &opts.Scheduler
-	flag.TextVar(&cfg.Wake, "wake", scheduler.Policy(0), "wake policy: wake-one, wake-all, wake-n, wake-searcher, default")
-	flag.TextVar(&cfg.Steal, "steal", scheduler.Policy(0), "steal policy: steal-one, steal-half, default")
+	flag.TextVar(&cfg.Wake, "wake", scheduler.WakePolicy(0), "wake policy: wake-one, wake-all, wake-n, wake-searcher, default")
+	flag.TextVar(&cfg.Steal, "steal", scheduler.StealPolicy(0), "steal policy: steal-one, steal-half, default")
 	flag.IntVar(&cfg.StealLimit, "steal-limit", 0, "most packets a steal-half steal takes, 1…128 (0: the default, 128)")
-	flag.TextVar(&cfg.Local, "local", scheduler.Policy(0), "local order: local-private, local-lifo, local-fifo, default")
+	flag.TextVar(&cfg.Local, "local", scheduler.LocalPolicy(0), "local order: local-private, local-lifo, local-fifo, default")
 	flag.TextVar(&opts.Trace, "closure", gcmark.TracePartitioned, "Closure design: parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
 	flag.IntVar(&opts.Partitions, "partitions", 0, "parts: ranges of objects (0: one with one worker, else the default per worker)")
 	flag.IntVar(&opts.SplitEvery, "split-every", 0, "dfs: objects scanned between two ShouldSplit calls (0: the default)")
@@ -224,7 +224,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 	case "":
 	case "split":
 		baseline(gcmark.SequentialDFS, 1)
-		for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
+		for _, local := range []scheduler.LocalPolicy{scheduler.LocalPrivate, scheduler.LocalLIFO} {
 			for _, keep := range []bool{false, true} {
 				for _, every := range []int{16, 64, 256} {
 					for _, share := range []float64{0.25, 0.5, 0.75} {
@@ -249,9 +249,9 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		return out, nil
 	case "policy":
 		baseline(gcmark.SequentialDFS, 1)
-		for _, local := range []scheduler.Policy{scheduler.LocalPrivate, scheduler.LocalLIFO, scheduler.LocalFIFO} {
-			for _, wake := range []scheduler.Policy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher} {
-				for _, steal := range []scheduler.Policy{scheduler.StealOne, scheduler.StealHalf} {
+		for _, local := range []scheduler.LocalPolicy{scheduler.LocalPrivate, scheduler.LocalLIFO, scheduler.LocalFIFO} {
+			for _, wake := range []scheduler.WakePolicy{scheduler.WakeOne, scheduler.WakeAll, scheduler.WakeN, scheduler.WakeSearcher} {
+				for _, steal := range []scheduler.StealPolicy{scheduler.StealOne, scheduler.StealHalf} {
 					o := opts // the design of -closure
 					o.Scheduler.Wake, o.Scheduler.Steal, o.Scheduler.Local = wake, steal, local
 					wsched(fmt.Sprintf("%v/%d/%v/%v/%v", o.Trace, w, wake, steal, local), o, w)
