@@ -30,7 +30,11 @@ func (s *sched) addTarget(st StageID) (*bucket.Bucket[task], error) {
 // nothing is queued then.
 func (h *Scheduler) Add(p Packet, opts ...Option) error {
 	s := h.sched()
-	a := s.options(opts)
+	return s.add(p, s.options(nil, opts))
+}
+
+// add is Add with its options applied.
+func (s *sched) add(p Packet, a addOptions) error {
 	switch {
 	case a.err != nil:
 		return a.err
@@ -44,14 +48,14 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 		return err
 	}
 	if s.bounded {
-		if err := s.admit(1, a.block); err != nil {
+		if err := s.admit(a.stage, 1, a.block, a.stop); err != nil {
 			return err
 		}
 	}
 	one := [1]task{s.queued(p, a.stage)}
 	n, err := b.Add(one[:], a.prio)
 	if err != nil {
-		s.unqueue(1)
+		s.unqueue(int(a.stage), 1)
 		return ErrClosed
 	}
 	if s.ctl != nil {
@@ -78,7 +82,11 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 // Close drops those and counts them in Stats.Dropped.
 func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
 	s := h.sched()
-	a := s.options(opts)
+	return s.addAll(ps, s.options(nil, opts))
+}
+
+// addAll is AddAll with its options applied.
+func (s *sched) addAll(ps []Packet, a addOptions) error {
 	if a.err != nil {
 		return a.err
 	}
@@ -99,7 +107,7 @@ func (h *Scheduler) AddAll(ps []Packet, opts ...Option) error {
 		return nil
 	}
 	if s.bounded {
-		if err := s.admit(len(ps), a.block); err != nil {
+		if err := s.admit(a.stage, len(ps), a.block, a.stop); err != nil {
 			return err
 		}
 	}
@@ -191,7 +199,7 @@ func (s *sched) copyAdd(ps []Packet, a addOptions, flags uint64) error {
 			// the runs already queued are Close's to drop, count in
 			// Stats.Dropped and take off the queued count; the rest is
 			// refused here.
-			s.unqueue(len(ps) - i)
+			s.unqueue(int(a.stage), len(ps)-i)
 			return ErrClosed
 		}
 		n += k

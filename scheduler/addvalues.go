@@ -18,7 +18,7 @@ import (
 // errors the packets are named as P's values are.
 func AddValues[P Packet](h *Scheduler, vs []P, opts ...Option) error {
 	s := h.sched()
-	a := s.options(opts)
+	a := s.options(nil, opts)
 	switch {
 	case a.err != nil:
 		return a.err
@@ -40,7 +40,7 @@ func AddValues[P Packet](h *Scheduler, vs []P, opts ...Option) error {
 		return nil
 	}
 	if s.bounded {
-		if err := s.admit(len(vs), a.block); err != nil {
+		if err := s.admit(a.stage, len(vs), a.block, nil); err != nil {
 			return err
 		}
 	}
@@ -52,7 +52,7 @@ func AddValues[P Packet](h *Scheduler, vs []P, opts ...Option) error {
 			return &valuesSource[P]{vs: c, stamp: stamp}
 		})
 		if err != nil {
-			s.unqueue(len(c)) // refused whole
+			s.unqueue(int(a.stage), len(c)) // refused whole
 			return ErrClosed
 		}
 		if ok {

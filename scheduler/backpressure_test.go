@@ -11,44 +11,48 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wsched/wsched/internal/watchdog"
 )
 
 // TestMaxQueuedFull: with Config.MaxQueued, Add and AddAll fail with
-// ErrQueueFull once that many packets are queued (every stage and lane
-// counts), queueing nothing; an AddAll is admitted only if all of it
-// fits, one bigger than the bound is invalid; taken packets make room
-// again.
+// ErrQueueFull once that many packets are queued in the stage they add to
+// (both lanes count; each stage has its own bound), queueing nothing; an
+// AddAll is admitted only if all of it fits, one bigger than the bound is
+// invalid; taken packets make room again.
 func TestMaxQueuedFull(t *testing.T) {
 	s := newSched(t, Config{Workers: 1, MaxQueued: 4, Stages: []string{"one", "two"}})
 	var n atomic.Int64
 	require.NoError(t, s.Add(counter{&n}))
 	require.NoError(t, s.Add(counter{&n}, Priority))
-	require.NoError(t, s.Add(counter{&n}, StageID(2)))
-	require.NoError(t, s.AddAll(counters(1, &n), Lend))
-	assert.EqualValues(t, 4, s.s.nQueued.Load())
+	require.NoError(t, s.AddAll(counters(2, &n), Lend))
+	require.NoError(t, s.AddAll(counters(3, &n), StageID(2)))
+	assert.EqualValues(t, 4+3, queuedTotal(s.s))
 	for name, err := range map[string]error{
-		"Add":          s.Add(counter{&n}),
-		"Add/priority": s.Add(counter{&n}, Priority),
-		"Add/stage 2":  s.Add(counter{&n}, StageID(2)),
-		"AddAll":       s.AddAll(counters(2, &n)),
-		"AddAll/Lend":  s.AddAll(counters(2, &n), Lend),
+		"Add":                 s.Add(counter{&n}),
+		"Add/priority":        s.Add(counter{&n}, Priority),
+		"AddAll":              s.AddAll(counters(2, &n)),
+		"AddAll/Lend":         s.AddAll(counters(2, &n), Lend),
+		"AddAll/stage 2 of 2": s.AddAll(counters(2, &n), StageID(2)),
 	} {
 		assert.ErrorIs(t, err, ErrQueueFull, name)
 	}
+	require.NoError(t, s.Add(counter{&n}, StageID(2)), "stage 2 has room for one more")
+	assert.ErrorIs(t, s.Add(counter{&n}, StageID(2)), ErrQueueFull)
 	require.NoError(t, runCycle(t, s))
-	assert.EqualValues(t, 4, n.Load())
-	assert.Zero(t, s.s.nQueued.Load())
+	assert.EqualValues(t, 8, n.Load())
+	assert.Zero(t, queuedTotal(s.s))
+	n.Store(4)
 
 	// Three queued: an AddAll of two would pass the bound, one fits.
 	require.NoError(t, s.AddAll(counters(3, &n)))
 	assert.ErrorIs(t, s.AddAll(counters(2, &n)), ErrQueueFull)
 	assert.ErrorIs(t, s.AddAll(counters(2, &n), Lend), ErrQueueFull)
 	require.NoError(t, s.AddAll(counters(1, &n)))
-	assert.EqualValues(t, 4, s.s.nQueued.Load())
+	assert.EqualValues(t, 4, queuedTotal(s.s))
 	assert.ErrorIs(t, s.Add(counter{&n}), ErrQueueFull)
 	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 4+4, n.Load())
-	assert.Zero(t, s.s.nQueued.Load())
+	assert.Zero(t, queuedTotal(s.s))
 
 	// More than the bound in one call can never fit, Block or not.
 	for _, opts := range [][]Option{nil, {Lend}, {Block(bg)}} {
@@ -56,7 +60,7 @@ func TestMaxQueuedFull(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalid, "AddAll of 5 under MaxQueued 4, options %v", opts)
 		assert.ErrorContains(t, err, "MaxQueued (4)")
 	}
-	assert.Zero(t, s.s.nQueued.Load())
+	assert.Zero(t, queuedTotal(s.s))
 }
 
 // TestMaxQueuedAddAllBound: from 7 queued under MaxQueued 8, an AddAll of
@@ -68,18 +72,18 @@ func TestMaxQueuedAddAllBound(t *testing.T) {
 	require.NoError(t, s.AddAll(counters(7, &n)))
 	assert.ErrorIs(t, s.AddAll(counters(500, &n)), ErrInvalid)
 	assert.ErrorIs(t, s.AddAll(counters(2, &n)), ErrQueueFull)
-	assert.EqualValues(t, 7, s.s.nQueued.Load(), "queued")
+	assert.EqualValues(t, 7, queuedTotal(s.s), "queued")
 
 	added := make(chan error, 1)
 	go func() { added <- s.AddAll(counters(8, &n), Block(bg)) }()
 	waitUntil(t, "the AddAll to wait", func() bool { return s.s.waiters.Load() == 1 })
-	assert.EqualValues(t, 7, s.s.nQueued.Load(), "queued while the AddAll waits")
+	assert.EqualValues(t, 7, queuedTotal(s.s), "queued while the AddAll waits")
 	require.NoError(t, runCycle(t, s)) // takes the 7: the 8 fit
 	require.NoError(t, recvWithin(t, added))
-	assert.LessOrEqual(t, s.s.nQueued.Load(), int64(8))
+	assert.LessOrEqual(t, queuedTotal(s.s), int64(8))
 	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 15, n.Load(), "packets run")
-	assert.Zero(t, s.s.nQueued.Load())
+	assert.Zero(t, queuedTotal(s.s))
 }
 
 // TestAddAllRacingCloseCount: AddAlls racing Close leave the queued count
@@ -109,14 +113,14 @@ func TestAddAllRacingCloseCount(t *testing.T) {
 		}
 		runErr := make(chan error, 1)
 		go func() { runErr <- s.Run(bg) }()
-		waitFor(t, 10*time.Second, func() bool { return n.Load() > 0 || s.s.nQueued.Load() > batch }, "packets queued")
+		waitFor(t, 10*time.Second, func() bool { return n.Load() > 0 || queuedTotal(s.s) > batch }, "packets queued")
 		require.NoError(t, s.Close())
 		wg.Wait()
 		close(accepted)
 		if err := <-runErr; err != nil {
 			require.ErrorIs(t, err, ErrClosed, "trial %d", trial)
 		}
-		require.Zero(t, s.s.nQueued.Load(), "trial %d: queued count after Close", trial)
+		require.Zero(t, queuedTotal(s.s), "trial %d: queued count after Close", trial)
 		total := 0
 		for k := range accepted {
 			total += k
@@ -181,7 +185,7 @@ func TestBlockCancelled(t *testing.T) {
 	defer cancel2()
 	assert.ErrorIs(t, s.Add(counter{&n}, Block(ctx)), context.DeadlineExceeded)
 
-	assert.EqualValues(t, 1, s.s.nQueued.Load())
+	assert.EqualValues(t, 1, queuedTotal(s.s))
 	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 1, n.Load())
 }
@@ -254,7 +258,7 @@ func TestBackpressureProducer(t *testing.T) {
 			runs := make([]atomic.Int32, total)
 			var peak atomic.Int64
 			sample := func() {
-				q := s.s.nQueued.Load()
+				q := queuedTotal(s.s)
 				for p := peak.Load(); q > p && !peak.CompareAndSwap(p, q); p = peak.Load() {
 				}
 			}
@@ -299,7 +303,7 @@ func TestBackpressureProducer(t *testing.T) {
 			t.Logf("peak queued %d (MaxQueued %d, batch %d)", peak.Load(), maxQueued, batch)
 			assert.LessOrEqual(t, peak.Load(), int64(maxQueued+batch-1))
 			assert.GreaterOrEqual(t, peak.Load(), int64(maxQueued), "the queue never filled: nothing was held back")
-			assert.Zero(t, s.s.nQueued.Load())
+			assert.Zero(t, queuedTotal(s.s))
 			assert.Zero(t, s.s.waiters.Load())
 		})
 	}
@@ -315,7 +319,47 @@ func TestUnboundedByDefault(t *testing.T) {
 	}
 	require.NoError(t, s.AddAll(counters(50_000, &n)))
 	assert.False(t, s.s.bounded)
-	assert.Zero(t, s.s.nQueued.Load())
+	assert.Zero(t, queuedTotal(s.s))
 	require.NoError(t, runCycle(t, s))
 	assert.EqualValues(t, 60_000, n.Load())
+}
+
+// queuedTotal sums the queued counts of every stage.
+func queuedTotal(s *sched) int64 {
+	var q int64
+	for i := range s.nQueued {
+		q += s.nQueued[i].n.Load()
+	}
+	return q
+}
+
+// TestMaxQueuedLaterStageDoesNotBlockHold: a packet queued up front for a
+// later stage (the aggregate of a streaming job) does not take the room a
+// producer holding the open stage waits for: under MaxQueued 1 a Hold's
+// blocking adds stream through stage 1 while stage 2 holds its packet.
+func TestMaxQueuedLaterStageDoesNotBlockHold(t *testing.T) {
+	const adds = 100
+	for _, workers := range []int{1, 2} {
+		s := newSched(t, Config{Workers: workers, MaxQueued: 1, Stages: []string{"stream", "after"}})
+		var n, after atomic.Int64
+		require.NoError(t, s.Add(counter{&after}, StageID(2)))
+		hold, err := s.Hold(1)
+		require.NoError(t, err)
+		ran := make(chan error, 1)
+		go func() { ran <- s.Run(bg) }()
+		var addErr error
+		watchdog.Watch(t, 30*time.Second, func() {
+			for range adds {
+				if addErr = hold.Add(counter{&n}, Block(bg)); addErr != nil {
+					return
+				}
+			}
+		})
+		require.NoError(t, addErr)
+		assert.Zero(t, after.Load(), "stage 2 waits for the hold")
+		hold.Release()
+		require.NoError(t, recvWithin(t, ran))
+		assert.EqualValues(t, adds, n.Load())
+		assert.EqualValues(t, 1, after.Load())
+	}
 }

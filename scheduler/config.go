@@ -62,10 +62,13 @@ type Config struct {
 	// worker, spent yielding to any other runnable goroutine.
 	ParkSpin time.Duration
 	// MaxQueued bounds the packets queued by Add and AddAll (from outside
-	// the workers or from packets) and not yet taken by a worker; zero
-	// means unbounded, the default, because a garbage collector's work must
-	// never wait. An add queues only if all its packets fit: one that
-	// would take the queue past MaxQueued returns ErrQueueFull and queues
+	// the workers or from packets) in one stage and not yet taken by a
+	// worker, each stage on its own (a packet queued for a later stage
+	// cannot be taken until that stage opens, so it must not take the room
+	// of the open stage's producers); zero means unbounded, the default,
+	// because a garbage collector's work must never wait. An add queues
+	// only if all its packets fit: one that would take its stage's queue
+	// past MaxQueued returns ErrQueueFull and queues
 	// nothing, or with the Block option waits until they fit (a large
 	// AddAll may wait while smaller adds take the room first). An AddAll
 	// of more than MaxQueued packets can never fit: an error wrapping

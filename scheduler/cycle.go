@@ -148,6 +148,7 @@ func (s *sched) abortCycle(cause *CycleError) {
 	}
 	s.cause = cause
 	s.abort.Store(true) // workers stop between packets
+	s.stopHolds()       // hold adds stop (hold.go, H1)
 	if c := s.cctx.Load(); c != nil {
 		c.cancel(cause)
 	}
@@ -189,13 +190,17 @@ func (s *sched) close() {
 			s.releaseAll()
 		}
 		// Holds of the next cycle, which will not run (the running
-		// cycle's end ended its own).
+		// cycle's end ends its own).
+		kept := s.holds[:0]
 		for _, hd := range s.holds {
-			err := error(ErrClosed)
-			hd.ended.Store(&err)
+			if hd.cycle == s.cycle && s.cycleActive.Load() {
+				kept = append(kept, hd)
+				continue
+			}
+			hd.end(ErrClosed)
 		}
-		clear(s.holds)
-		s.holds = s.holds[:0]
+		clear(s.holds[len(kept):])
+		s.holds = kept
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
@@ -207,10 +212,10 @@ func (s *sched) close() {
 // report (runClosed), and releases waiting adds.
 func (s *sched) dropClosed() {
 	var n uint64
-	for _, b := range s.buckets {
+	for st, b := range s.buckets {
 		b.Disable() // adds racing with Close now fail or are drained below
 		d := b.Drain(nil)
-		s.unqueue(d)
+		s.unqueue(st, d)
 		n += uint64(d)
 		b.Reclaim() // the workers are gone: releases lent slices
 		if _, ok := b.TakeSentinel(); ok {

@@ -111,11 +111,16 @@
 //
 // # Backpressure
 //
-// Config.MaxQueued bounds the packets Add and AddAll have queued and no
-// worker has taken yet: an add whose packets do not all fit fails with
-// ErrQueueFull and queues nothing, or waits with the Block(ctx) option. The default is unbounded, because a garbage
+// Config.MaxQueued bounds the packets Add and AddAll have queued in a stage
+// and no worker has taken yet, each stage on its own: an add whose packets
+// do not all fit fails with ErrQueueFull and queues nothing, or waits with
+// the Block(ctx) option. The default is unbounded, because a garbage
 // collector's work must never wait, and packets spawned by packets are
-// never counted: they are the cycle's own work.
+// never counted: they are the cycle's own work. With a Hold, a producer
+// outside the workers streams through a bounded pipeline: the workers take
+// at most MaxQueued packets behind it, each worker's take is at most what
+// the stage held, so at most MaxQueued × (1 + Workers) packets are in
+// flight (examples/hashstream measures it).
 //
 // # Observability
 //

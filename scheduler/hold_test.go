@@ -161,7 +161,7 @@ func TestHoldBoundedPipeline(t *testing.T) {
 			time.Sleep(0) // a little work
 			return nil
 		}), Block(context.Background())))
-		if q := s.s.nQueued.Load(); q > peak.Load() {
+		if q := queuedTotal(s.s); q > peak.Load() {
 			peak.Store(q)
 		}
 	}
@@ -189,6 +189,71 @@ func TestHoldMisuse(t *testing.T) {
 	_, err = s.Hold(1)
 	assert.ErrorIs(t, err, ErrClosed)
 	hd.Release()
+
+	// An add after Release is an error, and queues nothing.
+	s2 := newSched(t, Config{Workers: 1})
+	var n atomic.Int64
+	hd2, err := s2.Hold(1)
+	require.NoError(t, err)
+	hd2.Release()
+	hd2.Release() // idempotent
+	assert.ErrorIs(t, hd2.Add(counter{&n}), ErrInvalid)
+	assert.ErrorContains(t, hd2.AddAll(counters(2, &n)), "after Release")
+	require.NoError(t, runCycle(t, s2))
+	assert.Zero(t, n.Load())
+}
+
+// TestHoldBlockedAddEndsWithCycle: a producer waiting for room under
+// MaxQueued (Block) when its cycle is cancelled stops waiting and gets the
+// cycle's error; its packet is not queued for the next cycle, which runs
+// only its own packets; every add that returned nil ran or was dropped.
+func TestHoldBlockedAddEndsWithCycle(t *testing.T) {
+	for trial := range 20 {
+		s := newSched(t, Config{Workers: 2, MaxQueued: 2})
+		var ran atomic.Int64
+		release := make(chan struct{})
+		started := make(chan struct{}, 8)
+		blocker := Func("blocker", func(w *Worker) error {
+			started <- struct{}{}
+			<-release
+			return nil
+		})
+		hd, err := s.Hold(1)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(bg)
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		// Two blockers take both workers; two counters fill the queue;
+		// the next add waits for room.
+		require.NoError(t, hd.Add(blocker))
+		require.NoError(t, hd.Add(blocker))
+		<-started
+		<-started
+		require.NoError(t, hd.Add(counter{&ran}))
+		require.NoError(t, hd.Add(counter{&ran}))
+		added := make(chan error, 1)
+		go func() { added <- hd.Add(counter{&ran}, Block(bg)) }()
+		waitUntil(t, "the add to wait for room", func() bool { return s.s.waiters.Load() == 1 })
+		cancel()
+		// Once the cycle is ending the workers take nothing more, so the
+		// waiting add can only stop.
+		waitUntil(t, "the hold to stop", hd.stopping.Load)
+		close(release)
+		addErr := recvWithin(t, added)
+		runErr := recvWithin(t, done)
+		require.ErrorIs(t, runErr, context.Canceled, "trial %d", trial)
+		require.ErrorIs(t, addErr, context.Canceled, "the waiting add gets the cycle's error")
+		var ce *CycleError
+		require.ErrorAs(t, runErr, &ce)
+		st := s.Stats()
+		assert.Equal(t, uint64(4), st.Ran+st.Dropped, "trial %d: the four added packets ran or were dropped", trial)
+		hd.Release()
+		// The next cycle runs nothing left over.
+		ran.Store(0)
+		require.NoError(t, runCycle(t, s))
+		assert.Zero(t, ran.Load(), "trial %d: nothing leaked into the next cycle", trial)
+		assert.Equal(t, uint64(4), s.Stats().Ran+s.Stats().Dropped)
+	}
 }
 
 // TestHoldProducersRacingClose: four producers add through holds of

@@ -29,6 +29,7 @@ type addOptions struct {
 	prio  bool
 	lend  bool
 	block context.Context
+	stop  <-chan struct{} // a Hold's add: closed when its cycle ends early
 	err   error
 }
 
@@ -94,9 +95,13 @@ var Lend Option = optLend
 // ErrQueueFull.
 func Block(ctx context.Context) Option { return blockOption{ctx} }
 
-// options applies opts over the scheduler's defaults. Caller: an add.
-func (s *sched) options(opts []Option) addOptions {
+// options applies opts over the scheduler's defaults, and over a hold's
+// stage when hd is not nil. Caller: an add.
+func (s *sched) options(hd *Hold, opts []Option) addOptions {
 	a := addOptions{stage: 1, wake: s.cfg.Wake}
+	if hd != nil {
+		a.stage, a.stop = hd.stage, hd.stop
+	}
 	for _, o := range opts {
 		if o != nil {
 			a = o.apply(a)

@@ -13,7 +13,8 @@ import (
 // Backpressure: Config.MaxQueued and the Block option.
 
 // TestMaxQueued: Add and AddAll (copied, lent, priority) are refused with
-// ErrQueueFull, and queue nothing, once MaxQueued packets wait; an AddAll
+// ErrQueueFull, and queue nothing, once MaxQueued packets wait in their
+// stage (each stage has its own bound); an AddAll
 // is admitted only if all of it fits; spawns, designated packets and
 // sentinels are not counted; the count comes back to zero when the
 // workers take the packets, when an aborted cycle drops them, and at
@@ -24,8 +25,9 @@ func TestMaxQueued(t *testing.T) {
 	p := counter{&ran}
 	ps := []Packet{p, p, p}
 	require.NoError(t, s.Add(p))
-	require.NoError(t, s.Add(p, StageID(2), Priority))
+	require.NoError(t, s.Add(p, Priority))
 	require.NoError(t, s.AddAll(ps[:2], Lend))
+	require.NoError(t, s.Add(p, StageID(2), Priority), "stage 2 has its own bound")
 	require.ErrorIs(t, s.Add(p), ErrQueueFull)
 	require.ErrorIs(t, s.Add(p, Priority), ErrQueueFull)
 	require.ErrorIs(t, s.AddAll(ps), ErrQueueFull)
@@ -33,19 +35,19 @@ func TestMaxQueued(t *testing.T) {
 	require.NoError(t, s.AddAll(nil), "an empty slice queues nothing")
 	require.NoError(t, s.AddDesignated(0, p), "designated packets are not counted")
 	require.NoError(t, s.SetSentinel(1, p), "sentinels are not counted")
-	assert.Equal(t, int64(4), s.s.nQueued.Load())
+	assert.Equal(t, int64(4+1), queuedTotal(s.s))
 	require.NoError(t, runCycle(t, s))
-	assert.Equal(t, int64(4+2), ran.Load())
-	assert.Equal(t, int64(0), s.s.nQueued.Load(), "after the cycle")
+	assert.Equal(t, int64(5+2), ran.Load())
+	assert.Equal(t, int64(0), queuedTotal(s.s), "after the cycle")
 
 	// An AddAll queues only if all of it fits: the bound holds.
 	require.NoError(t, s.AddAll(ps))
 	require.ErrorIs(t, s.AddAll(ps, Lend), ErrQueueFull)
 	require.NoError(t, s.AddAll(ps[:1], Lend))
 	require.ErrorIs(t, s.Add(p), ErrQueueFull)
-	assert.Equal(t, int64(4), s.s.nQueued.Load())
+	assert.Equal(t, int64(4), queuedTotal(s.s))
 	require.NoError(t, runCycle(t, s))
-	assert.Equal(t, int64(6+4), ran.Load())
+	assert.Equal(t, int64(7+4), ran.Load())
 	// Spawns are the cycle's own work: a packet spawns past the bound.
 	ran.Store(0)
 	require.NoError(t, s.Add(fn(func(w *Worker) {
@@ -63,7 +65,7 @@ func TestMaxQueued(t *testing.T) {
 	var ce *CycleError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, uint64(3), ce.Dropped)
-	assert.Equal(t, int64(0), s.s.nQueued.Load(), "after an aborted cycle")
+	assert.Equal(t, int64(0), queuedTotal(s.s), "after an aborted cycle")
 
 	// Close: adds are ErrClosed, not ErrQueueFull; Close takes what it
 	// drops off the count.
@@ -73,7 +75,7 @@ func TestMaxQueued(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.Add(p), ErrClosed)
 	require.ErrorIs(t, s.Add(p, Block(bg)), ErrClosed)
-	assert.Equal(t, int64(0), s.s.nQueued.Load(), "after Close")
+	assert.Equal(t, int64(0), queuedTotal(s.s), "after Close")
 }
 
 // TestMaxQueuedBlock: with Block, an add from outside waits for room
@@ -89,7 +91,7 @@ func TestMaxQueuedBlock(t *testing.T) {
 		for i := range n {
 			// Each packet computes about 10 µs: the adds outpace the drain.
 			p := fn(func(*Worker) { runs[i].Add(1); spinKid{10000}.Run(nil) })
-			if s.s.nQueued.Load() >= bound {
+			if queuedTotal(s.s) >= bound {
 				full++ // this add waits
 			}
 			var err error
@@ -102,12 +104,12 @@ func TestMaxQueuedBlock(t *testing.T) {
 				assert.NoError(t, err, "add %d", i)
 				return
 			}
-			if s.s.nQueued.Load() > bound {
+			if queuedTotal(s.s) > bound {
 				over++
 			}
 		}
 	})
-	waitFor(t, 10*time.Second, func() bool { return s.s.nQueued.Load() == 0 }, "the queue to drain")
+	waitFor(t, 10*time.Second, func() bool { return queuedTotal(s.s) == 0 }, "the queue to drain")
 	end()
 	i, c, bad := notOnce(runs)
 	require.False(t, bad, "packet %d ran %d times", i, c)

@@ -89,10 +89,11 @@ type sched struct {
 	cctx atomic.Pointer[cycleCtx]
 	_    [64]byte
 
-	// nQueued counts the packets Add and AddAll queued and no worker has
-	// taken yet, when Config.MaxQueued bounds them (backpressure). Added to
-	// by adds, subtracted from by bucket takes and drains.
-	nQueued atomic.Int64
+	// nQueued[st] counts the packets Add and AddAll queued in stage st and
+	// no worker has taken yet, when Config.MaxQueued bounds them
+	// (backpressure). Added to by adds, subtracted from by bucket takes and
+	// drains.
+	nQueued []queuedCount
 	// waiters counts adds waiting for room (Block); room is closed and
 	// replaced, under roomMu, when a take makes room while some wait.
 	waiters atomic.Int32
@@ -176,6 +177,7 @@ func New(cfg Config) (*Scheduler, error) {
 	s.bounded = cfg.MaxQueued > 0
 	s.stageNames = append([]string{unconstrainedName}, cfg.Stages...)
 	s.stages = make([]stageRecord, len(s.stageNames))
+	s.nQueued = make([]queuedCount, len(s.stageNames))
 	for _, name := range s.stageNames {
 		s.buckets = append(s.buckets, bucket.New[task]())
 		s.spanSrcs = append(s.spanSrcs, nil)

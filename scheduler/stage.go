@@ -79,7 +79,7 @@ func (s *sched) advance(self *Worker) bool {
 						k = 1
 						s.ctl.Add(tracebuf.AddSentinel, true, st, 1, 0, t.born())
 						if s.bounded {
-							s.nQueued.Add(1) // its take subtracts it
+							s.nQueued[st].n.Add(1) // its take subtracts it
 						}
 					}
 					break
@@ -106,6 +106,7 @@ func (s *sched) advance(self *Worker) bool {
 		}
 		s.closeStage(cur)
 		if cur == s.nStages {
+			s.endHolds(nil) // every hold of the cycle was released
 			s.endCycle()
 			return false
 		}
@@ -183,11 +184,14 @@ func (s *sched) endCycle() {
 // dropped their local ones before parking), builds the cycle's error and
 // ends the cycle. Caller holds mu, every worker parked.
 func (s *sched) finishAbort() {
+	if s.holdAddsInFlight() {
+		return // the last hold add to finish decides again (hold.go, H2)
+	}
 	n := s.dropped
-	for _, b := range s.buckets {
+	for st, b := range s.buckets {
 		d := uint64(b.Drain(nil))
 		n += d
-		s.unqueue(int(d))
+		s.unqueue(st, int(d))
 		if _, ok := b.TakeSentinel(); ok {
 			n++
 		}
