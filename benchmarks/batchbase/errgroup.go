@@ -5,6 +5,11 @@
 // benchmarks module, beside the other peers, so that the library's module
 // does not depend on golang.org/x/sync.
 //
+// HashErrgroup is the same baseline for examples/hashstream (hash every
+// file under a tree): BenchmarkHashStream runs it beside the wsched stream
+// and a channel pipeline, BenchmarkStreamSmall the three shapes on many
+// small in-memory items.
+//
 // Its tests check it against batch.Sequential, and BenchmarkBatch runs it
 // beside the sequential job and the wsched job in one test binary (what
 // scripts/batch-pairs.sh times in pairs of processes). The harness's batch
