@@ -218,7 +218,7 @@ func printSimulation(w io.Writer, file string, wl *simulate.Workload, results []
 	}
 	tw.Flush()
 	if more := slices.IndexFunc(results, func(r *simulate.Result) bool { return r.Workers > wl.Workers }); more >= 0 {
-		fmt.Fprint(w, assumptionsNote)
+		printAssumptions(w, wl)
 	}
 	for _, r := range results {
 		fmt.Fprintf(w, "\n%d workers: %s (%d simulated events)\n", r.Workers, r.Policy, r.Events)
@@ -318,13 +318,38 @@ func nouns[N int | int64 | uint64](n N, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// assumptionsNote is printed under a prediction for more workers than
-// the trace recorded: what the replay assumes, which the trace cannot
-// check.
-const assumptionsNote = `
-assumptions: each packet runs for its recorded time on any number of
-workers. A packet that waits (I/O, a lock, a channel) or is bound by
-memory bandwidth may run longer with more workers; the trace does not
-show where its time went, so for such work a predicted speed-up is an
-upper bound.
-`
+// printAssumptions is printed under a prediction for more workers than
+// the trace recorded: what the replay assumes (each packet runs for its
+// recorded time whatever the number of workers), and what the trace shows
+// of it: packet types whose run times grow when other packets run beside
+// them (their time goes to waiting or to memory, which more workers do not
+// scale), or, when the trace cannot show it, a note saying so.
+func printAssumptions(w io.Writer, wl *simulate.Workload) {
+	fmt.Fprintln(w, "\nassumptions: each packet runs for its recorded time on any number of workers, its cost")
+	fmt.Fprintln(w, "independent of how many run beside it.")
+	cs := wl.Contention()
+	var grown []simulate.Contention
+	for _, c := range cs {
+		if c.Ratio() > simulate.ContentionGrowth {
+			grown = append(grown, c)
+		}
+	}
+	switch {
+	case len(grown) > 0:
+		fmt.Fprintln(w, "The trace contradicts it: these packets ran longer beside other packets than alone")
+		fmt.Fprintln(w, "(medians), so their time goes to waiting (I/O, a lock, a channel) or to memory, and")
+		fmt.Fprintln(w, "for them the predicted speed-up is an upper bound:")
+		for _, c := range grown {
+			fmt.Fprintf(w, "  %s: %v alone (%s), %v beside others (%s): ×%.2f\n", c.Name, round(time.Duration(c.AloneNs)), nouns(c.Alone, "run"),
+				round(time.Duration(c.SharedNs)), nouns(c.Shared, "run"), c.Ratio())
+		}
+	case len(cs) > 0:
+		fmt.Fprintf(w, "The trace agrees as far as it shows: %s ran as long beside other packets as alone\n", nouns(len(cs), "packet type"))
+		fmt.Fprintf(w, "(medians within ×%.1f); past %s it cannot show it.\n", simulate.ContentionGrowth, nouns(wl.Workers, "worker"))
+	default:
+		fmt.Fprintln(w, "The trace cannot show whether that holds (too few packets of a type ran both alone and")
+		fmt.Fprintln(w, "beside others, or one worker ran them all). A packet that waits (I/O, a lock, a")
+		fmt.Fprintln(w, "channel) or is bound by memory bandwidth may run longer with more workers: for such")
+		fmt.Fprintln(w, "work a predicted speed-up is an upper bound.")
+	}
+}

@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsched/wsched/scheduler"
+	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -88,4 +94,64 @@ func TestSimulateDemoTrace(t *testing.T) {
 	assert.Len(t, v.Predictions[0].Stages, 2)
 	code, _, errs = runCmd("simulate", "-workers", "1,2", "-out", sim, tr)
 	assert.Equal(t, 2, code, errs)
+}
+
+// locked holds a lock shared by every locked packet while it spins for
+// about 200 µs: alone it runs 200 µs, beside another it waits for the
+// lock first. The packets of one cycle start together: each waits (at most
+// a second) until want of them have started.
+type locked struct {
+	mu      *sync.Mutex
+	started *atomic.Int32
+	want    int32
+}
+
+func (p locked) PacketName() string { return "Locked" }
+
+func (p locked) Run(*scheduler.Worker) error {
+	p.started.Add(1)
+	for t0 := time.Now(); p.started.Load() < p.want && time.Since(t0) < time.Second; {
+		runtime.Gosched()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t0 := time.Now(); time.Since(t0) < 200*time.Microsecond; {
+	}
+	return nil
+}
+
+// TestSimulateNamesContention: a real recorded run whose packets wait for
+// a shared lock when two run at once: a prediction for more workers names
+// the packet type whose run times grow beside others, with both medians;
+// a trace of one worker says that it cannot tell.
+func TestSimulateNamesContention(t *testing.T) {
+	record := func(workers int) string {
+		rec := trace.NewRecorder(workers, trace.Options{MaxBytes: 8 << 20})
+		s, err := scheduler.New(scheduler.Config{Workers: workers, Tracer: rec})
+		require.NoError(t, err)
+		var mu sync.Mutex
+		for cycle := range 40 {
+			n := 1 + cycle%2 // two at once: one waits for the other
+			var started atomic.Int32
+			var ps []scheduler.Packet
+			for range n {
+				ps = append(ps, locked{&mu, &started, int32(min(n, workers))})
+			}
+			require.NoError(t, s.AddAll(ps))
+			require.NoError(t, s.Run(context.Background()))
+		}
+		require.NoError(t, s.Close())
+		path := filepath.Join(t.TempDir(), "locked.pftrace")
+		_, err = perfetto.WriteFile(path, rec.Snapshot(), perfetto.Options{Origins: true})
+		require.NoError(t, err)
+		return path
+	}
+	code, out, errs := runCmd("simulate", "-workers", "4", record(2))
+	require.Zero(t, code, errs)
+	assert.Contains(t, out, "ran longer beside other packets than alone", out)
+	assert.Regexp(t, `Locked: \S+ alone \(\d+ runs\), \S+ beside others \(\d+ runs\): ×\d`, out)
+
+	code, out, errs = runCmd("simulate", "-workers", "4", record(1))
+	require.Zero(t, code, errs)
+	assert.Contains(t, out, "The trace cannot show whether that holds", out)
 }
