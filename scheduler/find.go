@@ -128,7 +128,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 		for !b.PriorityEmpty() {
 			t, ok, retry := b.TakePriority()
 			if ok {
-				s.unqueue(1)
+				s.unqueue(st, 1)
 				w.hot.bucketTakes++
 				w.hot.bucketPackets++
 				if w.tb != nil {
@@ -166,7 +166,7 @@ func (w *Worker) findBuckets() (t task, ok, contended bool) {
 			// block's end is published too (examples/prepare's (d)
 			// configuration is the case that shows it).
 			t := w.holdBatch(got, policy.HoldTake(got, s.cfg.BucketBatch))
-			s.unqueue(got)
+			s.unqueue(st, got)
 			w.hot.bucketTakes++
 			w.hot.bucketPackets += uint64(moved) + 1
 			w.foundWork()

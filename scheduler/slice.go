@@ -26,7 +26,7 @@ func (s *sched) lend(ps []Packet, a addOptions) error {
 		return src
 	})
 	if err != nil {
-		s.unqueue(len(ps)) // refused whole
+		s.unqueue(int(st), len(ps)) // refused whole
 		return ErrClosed
 	}
 	if !ok {
