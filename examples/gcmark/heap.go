@@ -34,8 +34,10 @@ type Heap struct {
 	Stacks    [][]uint32 // one stack of root slots per mutator
 	CodeCache []uint32   // the code-cache root slots
 
-	cfg  HeapConfig
-	refs int64 // reference slots, all objects
+	cfg       HeapConfig
+	refs      int64  // reference slots, all objects
+	generated bool   // built by NewHeap from cfg
+	name      string // NewHeapFrom's HeapParts.Name
 }
 
 // HeapConfig shapes a synthetic heap. The same config always builds the
@@ -178,8 +180,19 @@ func (h *Heap) Slots(o uint32) []uint32 {
 	return h.Words[at+1 : at+1+h.Words[at]]
 }
 
-// References returns the number of reference slots of all objects.
-func (h *Heap) References() int { return int(h.refs) }
+// References returns the number of reference slots of all objects. On a
+// Heap built from its exported fields without NewHeapFrom it counts them
+// (once per call, O(objects)).
+func (h *Heap) References() int {
+	if h.generated || h.name != "" {
+		return int(h.refs)
+	}
+	n := 0
+	for o := range h.Objects() {
+		n += int(h.Words[h.Offsets[o]])
+	}
+	return n
+}
 
 // Bytes returns the heap's size: 4 bytes a word (header, slots, scalars).
 func (h *Heap) Bytes() int { return 4 * len(h.Words) }
@@ -194,6 +207,19 @@ func (h *Heap) RootSlots() int {
 }
 
 func (h *Heap) String() string {
+	if !h.generated {
+		name := h.name
+		if name == "" {
+			name = "external heap"
+		}
+		arraySlots := 0
+		for _, a := range h.Arrays {
+			arraySlots += len(h.Slots(a))
+		}
+		return fmt.Sprintf("%s, %d objects, %d reference slots (%d in %d arrays), %.1f MB, %d root slots (%d stacks, global roots %d)",
+			name, h.Objects(), h.References(), arraySlots, len(h.Arrays), float64(h.Bytes())/1e6,
+			h.RootSlots(), len(h.Stacks), len(h.CodeCache))
+	}
 	return fmt.Sprintf("%v, %d objects, %d reference slots (%d in %d arrays), %.1f MB, %d root slots (%d stacks, code cache %d)",
 		h.cfg.Shape, h.Objects(), h.refs, len(h.Arrays)*h.cfg.ArraySlots, len(h.Arrays), float64(h.Bytes())/1e6,
 		h.RootSlots(), len(h.Stacks), len(h.CodeCache))
@@ -235,7 +261,7 @@ func NewHeap(cfg HeapConfig) *Heap {
 	}
 	n := cfg.Objects
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
-	h := &Heap{cfg: cfg, Offsets: make([]uint32, n+1)}
+	h := &Heap{cfg: cfg, Offsets: make([]uint32, n+1), generated: true}
 
 	// The arrays sit at evenly spaced ids.
 	isArray := make(map[uint32]bool, cfg.Arrays)
@@ -508,4 +534,76 @@ func rootTarget(rng *rand.Rand, cfg *HeapConfig) uint32 {
 		return Null
 	}
 	return rng.Uint32N(uint32(cfg.Objects))
+}
+
+// HeapParts are a heap built outside NewHeap (a real program's heap read
+// from a dump, a collector's own): the exported fields of Heap, as Heap
+// documents them, and a name for String.
+type HeapParts struct {
+	Name      string     // what String calls the heap ("go heap dump of …")
+	Offsets   []uint32   // len objects+1, Offsets[0] = 0, ascending, the last len(Words)
+	Words     []uint32   // per object: a header n, n reference slots, scalar words
+	Arrays    []uint32   // object ids of reference arrays that markers scan in chunks
+	Stacks    [][]uint32 // root slots, one set per mutator (goroutine)
+	CodeCache []uint32   // global root slots (data, bss, finalizers: one root packet)
+}
+
+// NewHeapFrom makes a Heap of parts, which it keeps (it does not copy
+// them), after checking them: every object's header within its words,
+// every slot and root an object id or Null, every array an object. Every
+// method of Heap works on it as on a generated heap; Config returns the
+// zero HeapConfig.
+func NewHeapFrom(p HeapParts) (*Heap, error) {
+	n := len(p.Offsets) - 1
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("gcmark: NewHeapFrom: %d offsets, want objects+1 ≥ 2", len(p.Offsets))
+	case p.Offsets[0] != 0:
+		return nil, fmt.Errorf("gcmark: NewHeapFrom: Offsets[0] = %d, want 0", p.Offsets[0])
+	case int(p.Offsets[n]) != len(p.Words):
+		return nil, fmt.Errorf("gcmark: NewHeapFrom: Offsets[%d] = %d, want len(Words) = %d", n, p.Offsets[n], len(p.Words))
+	case uint64(n) >= uint64(Null):
+		return nil, fmt.Errorf("gcmark: NewHeapFrom: %d objects, more than ids can name", n)
+	}
+	var refs int64
+	for o := range n {
+		lo, hi := p.Offsets[o], p.Offsets[o+1]
+		if hi <= lo {
+			return nil, fmt.Errorf("gcmark: NewHeapFrom: object %d has no header (Offsets %d..%d)", o, lo, hi)
+		}
+		k := p.Words[lo]
+		if uint64(k) > uint64(hi-lo-1) {
+			return nil, fmt.Errorf("gcmark: NewHeapFrom: object %d claims %d slots in %d words", o, k, hi-lo-1)
+		}
+		for i, r := range p.Words[lo+1 : lo+1+k] {
+			if r != Null && int(r) >= n {
+				return nil, fmt.Errorf("gcmark: NewHeapFrom: object %d slot %d = %d: no such object", o, i, r)
+			}
+		}
+		refs += int64(k)
+	}
+	check := func(what string, ids []uint32, null bool) error {
+		for i, r := range ids {
+			if (r != Null || !null) && int(r) >= n {
+				return fmt.Errorf("gcmark: NewHeapFrom: %s[%d] = %d: no such object", what, i, r)
+			}
+		}
+		return nil
+	}
+	if err := check("Arrays", p.Arrays, false); err != nil {
+		return nil, err
+	}
+	for i, st := range p.Stacks {
+		if err := check(fmt.Sprintf("Stacks[%d]", i), st, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := check("CodeCache", p.CodeCache, true); err != nil {
+		return nil, err
+	}
+	name := p.Name
+	if name == "" {
+		name = "external heap"
+	}
+	return &Heap{Offsets: p.Offsets, Words: p.Words, Arrays: p.Arrays, Stacks: p.Stacks, CodeCache: p.CodeCache, refs: refs, name: name}, nil
 }

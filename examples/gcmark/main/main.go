@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/wsched/wsched/examples/gcmark"
+	"github.com/wsched/wsched/examples/gcmark/heapdump"
 	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/perfetto"
@@ -85,6 +86,7 @@ func main() {
 	compare := flag.String("compare", "", "time these markers against each other, interleaved (see the package doc)")
 	sweep := flag.String("sweep", "", "sweep the depth-first markers' batch (batch), the dfs marker's split settings (split), the scheduler's policies for the -closure design (policy) or the parts marker's partitions per worker (parts)")
 	rounds := flag.Int("rounds", 10, "-compare, -sweep: rounds (samples per marker)")
+	dump := flag.String("dump", "", "mark the heap of this Go heap dump (runtime/debug.WriteHeapDump; `go run ./examples/gcmark/heapdump/main gen` makes them) instead of a generated one")
 	quiet := flag.Float64("quiet", 0, "-compare, -sweep: run a cycle again (up to 5 tries) when other processes, and the hypervisor's steal, used more than this share of one CPU during it (Linux; 0: never)")
 	flag.Parse()
 
@@ -95,15 +97,19 @@ func main() {
 	if *longRange >= 0 {
 		hc.LongRange = *longRange
 	}
+	newHeap := func() (*gcmark.Heap, error) { return gcmark.NewHeap(hc), nil }
+	if *dump != "" {
+		newHeap = func() (*gcmark.Heap, error) { return heapdump.LoadHeap(*dump) }
+	}
 	ws, err := parseWorkers(*workers)
 	if err == nil {
 		switch {
 		case *compare != "" || *sweep != "":
-			err = runCompare(os.Stdout, hc, opts, ws, *compare, *sweep, *rounds, *quiet)
+			err = runCompare(os.Stdout, newHeap, opts, ws, *compare, *sweep, *rounds, *quiet)
 		case len(ws) != 1:
 			err = errors.New("-workers: one count without -compare or -sweep")
 		default:
-			err = run(hc, ws[0], opts, *cycles, *traceFile)
+			err = run(newHeap, ws[0], opts, *cycles, *traceFile)
 		}
 	}
 	if err != nil {
@@ -125,10 +131,13 @@ func parseWorkers(s string) ([]int, error) {
 }
 
 // run marks the heap cycles times on a scheduler configured by opts.
-func run(hc gcmark.HeapConfig, workers int, opts gcmark.Options, cycles int, traceFile string) error {
+func run(newHeap func() (*gcmark.Heap, error), workers int, opts gcmark.Options, cycles int, traceFile string) error {
 	// 1. The heap, and the answer a sequential mark gives.
 	t0 := time.Now()
-	h := gcmark.NewHeap(hc)
+	h, err := newHeap()
+	if err != nil {
+		return err
+	}
 	fmt.Printf("heap: %v (built in %v)\n", h, time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
 	want := h.MarkSequential()
@@ -298,7 +307,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 // runCompare times the contenders against each other, interleaved: each
 // round runs one cycle of each, starting one further along the list each
 // round, and checks its marks. The first round is a warm-up, not counted.
-func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, workers []int, list, sweep string, rounds int, quiet float64) error {
+func runCompare(out io.Writer, newHeap func() (*gcmark.Heap, error), opts gcmark.Options, workers []int, list, sweep string, rounds int, quiet float64) error {
 	cs, err := contenders(list, sweep, opts, workers)
 	if err != nil {
 		return err
@@ -306,7 +315,10 @@ func runCompare(out io.Writer, hc gcmark.HeapConfig, opts gcmark.Options, worker
 	if rounds < 1 {
 		return errors.New("-rounds: want at least 1")
 	}
-	h := gcmark.NewHeap(hc)
+	h, err := newHeap()
+	if err != nil {
+		return err
+	}
 	want := h.MarkSequential()
 	for _, c := range cs {
 		if c.m, err = c.new(h); err != nil {
