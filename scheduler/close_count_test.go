@@ -27,7 +27,7 @@ func TestRunAfterCloseReportsDropped(t *testing.T) {
 	assert.Equal(t, uint64(101), ce.Dropped, "Dropped")
 	assert.Equal(t, -1, ce.Worker)
 	assert.Equal(t, uint64(1), ce.Cycle)
-	assert.Contains(t, err.Error(), "101 queued packets dropped")
+	assert.Contains(t, err.Error(), "101 packets dropped")
 	err = s.Run(bg)
 	require.ErrorIs(t, err, ErrClosed)
 	assert.False(t, errors.As(err, &ce), "a second Run after Close reports nothing: %v", err)

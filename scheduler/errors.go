@@ -53,15 +53,27 @@ type CycleError struct {
 	Panicked  bool   // the packet panicked (or called runtime.Goexit)
 	Value     any    // the panic's value
 	Stack     []byte // the panicking goroutine's stack, from the panic site
-	Dropped   uint64 // packets discarded when the cycle was ended
+	Dropped   uint64 // packets the cycle did not run: queued, held by workers or spawned when it ended
 	// ctxErr is ctx.Err() when Err is a cancelled context's cause that
 	// differs from it, so that errors.Is(err, context.Canceled) holds.
 	ctxErr error
 }
 
+// Error says what ended the cycle, whole: for a failing packet
+//
+//	scheduler: packet NAME "ITEM" (stage STAGE) failed on worker W: ERR (cycle C; N packets dropped)
+//
+// ("panicked" for a panic; the quoted Item only when there is one), and
+// for a cycle ended from outside (a cancelled context, Close)
+//
+//	scheduler: cycle C aborted: ERR (N packets dropped)
+//
+// so a caller that wraps it need not repeat the packet or the item. N
+// counts every packet the cycle did not run: queued in buckets, held by
+// workers, spawned and not yet run.
 func (e *CycleError) Error() string {
 	if e.Worker < 0 || e.Packet == "" {
-		return fmt.Sprintf("scheduler: cycle %d aborted: %v (%s dropped)", e.Cycle, e.Err, queuedPackets(e.Dropped))
+		return fmt.Sprintf("scheduler: cycle %d aborted: %v (%s dropped)", e.Cycle, e.Err, droppedPackets(e.Dropped))
 	}
 	verb := "failed"
 	if e.Panicked {
@@ -72,15 +84,15 @@ func (e *CycleError) Error() string {
 		item = fmt.Sprintf(" %q", e.Item)
 	}
 	return fmt.Sprintf("scheduler: packet %s%s (stage %s) %s on worker %d: %v (cycle %d; %s dropped)",
-		e.Packet, item, e.StageName, verb, e.Worker, e.Err, e.Cycle, queuedPackets(e.Dropped))
+		e.Packet, item, e.StageName, verb, e.Worker, e.Err, e.Cycle, droppedPackets(e.Dropped))
 }
 
-// queuedPackets is "1 queued packet" or "n queued packets".
-func queuedPackets(n uint64) string {
+// droppedPackets is "1 packet" or "n packets".
+func droppedPackets(n uint64) string {
 	if n == 1 {
-		return "1 queued packet"
+		return "1 packet"
 	}
-	return fmt.Sprintf("%d queued packets", n)
+	return fmt.Sprintf("%d packets", n)
 }
 
 // describe is the Item of a failing packet p: its String, or its

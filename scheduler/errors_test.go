@@ -74,7 +74,7 @@ func TestPacketErrorEndsCycle(t *testing.T) {
 	assert.False(t, ce.Panicked)
 	assert.EqualValues(t, 1, ce.Cycle)
 	assert.EqualValues(t, 1000+500+10+5, ce.Dropped)
-	assert.Contains(t, ce.Error(), "packet failer (stage mark) failed on worker 1: marking: code 7 (cycle 1; 1515 queued packets dropped)")
+	assert.Contains(t, ce.Error(), "packet failer (stage mark) failed on worker 1: marking: code 7 (cycle 1; 1515 packets dropped)")
 
 	st := s.Stats()
 	assert.EqualValues(t, 2, st.Ran, "the holder and the failer")
@@ -181,7 +181,7 @@ func TestCancelKeepsCause(t *testing.T) {
 		assert.EqualValues(t, 100, ce.Dropped)
 		assert.Zero(t, ran.Load())
 		assert.ErrorIs(t, seen, myErr, "the packet's context cause")
-		assert.Contains(t, ce.Error(), "cycle 1 aborted: shutdown (100 queued packets dropped)")
+		assert.Contains(t, ce.Error(), "cycle 1 aborted: shutdown (100 packets dropped)")
 	})
 	t.Run("plain", func(t *testing.T) {
 		s := newSched(t, Config{Workers: 1})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/wsched/wsched/scheduler"
@@ -268,5 +269,67 @@ func ExampleCycleError() {
 	// Output:
 	// scan-roots mark 0 3
 	// true
-	// scheduler: packet scan-roots (stage mark) failed on worker 0: root 7: corrupt object (cycle 1; 3 queued packets dropped)
+	// scheduler: packet scan-roots (stage mark) failed on worker 0: root 7: corrupt object (cycle 1; 3 packets dropped)
+}
+
+// countLen adds its word's length to its worker's sum.
+type countLen struct {
+	word string
+	sums *scheduler.Reducer[int]
+}
+
+func (c countLen) Run(w *scheduler.Worker) error {
+	*c.sums.Local(w) += len(c.word)
+	return nil
+}
+
+// A producer outside the workers (a directory walk, a socket reader)
+// streams packets into a cycle through a Hold: the cycle stays open,
+// with no worker blocked, until the hold is released, and with MaxQueued
+// and Block the producer never gets more than the bound ahead. The order:
+// take the hold (before Run it holds the next cycle), start Run on its own
+// goroutine, add, release, wait for Run. A producer that fails on its own
+// cancels the cycle before it releases the hold: released, the cycle would
+// finish with what it has. An add after the cycle ended early returns the
+// cycle's error, the one Run returns.
+func ExampleHold() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2, MaxQueued: 4, Stages: []string{"count", "total"}})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	sums := scheduler.NewReducer(s, func(a, b int) int { return a + b })
+	var total int
+	// The aggregate, queued up front in the later stage: it runs once the
+	// hold is released and every count has run.
+	if err := s.Add(scheduler.Func("total", func(*scheduler.Worker) error { total = sums.Result(); return nil }), scheduler.StageID(2)); err != nil {
+		panic(err)
+	}
+	hold, err := s.Hold(1)
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+
+	var produceErr error
+	for _, word := range strings.Fields("the cycle stays open while the producer holds it") {
+		if err := hold.Add(countLen{word, sums}, scheduler.Block(ctx)); err != nil {
+			produceErr = err // the cycle ended early: Run returns it too
+			break
+		}
+	}
+	if produceErr != nil {
+		cancel(produceErr)
+	}
+	hold.Release()
+	if err := <-ran; err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(total)
+	// Output:
+	// 40
 }

@@ -39,6 +39,16 @@ import (
 // directory or reads a socket can add as it goes without a packet that
 // blocks a worker. Get one with Scheduler.Hold. Its methods are safe for
 // concurrent use.
+//
+// The order (ExampleHold): take the hold (before Run it holds the next
+// cycle; during a cycle, that one), run Run on its own goroutine (it
+// returns only after Release), add, Release, then wait for Run. Release
+// says nothing of success: a producer that fails on its own must cancel
+// Run's context before it releases the hold, or the cycle ends normally
+// with the work added so far. An add that fails because the cycle ended
+// early returns the cycle's *CycleError, the error Run returns. Each Add
+// of one packet wakes one parked worker unless a WakePolicy option says
+// otherwise (Config.Wake decides for AddAll).
 type Hold struct {
 	h     *Scheduler
 	stage StageID

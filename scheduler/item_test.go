@@ -149,9 +149,9 @@ func TestStringOnlyOnFailure(t *testing.T) {
 
 // TestDroppedCountInNumber: "1 queued packet", "2 queued packets".
 func TestDroppedCountInNumber(t *testing.T) {
-	assert.Contains(t, (&CycleError{Cycle: 1, Worker: -1, Err: ErrClosed, Dropped: 1}).Error(), "(1 queued packet dropped)")
-	assert.Contains(t, (&CycleError{Cycle: 1, Worker: -1, Err: ErrClosed, Dropped: 2}).Error(), "(2 queued packets dropped)")
-	assert.Contains(t, (&CycleError{Cycle: 1, Worker: 0, Packet: "p", StageName: "main", Err: errItem, Dropped: 1}).Error(), "cycle 1; 1 queued packet dropped")
+	assert.Contains(t, (&CycleError{Cycle: 1, Worker: -1, Err: ErrClosed, Dropped: 1}).Error(), "(1 packet dropped)")
+	assert.Contains(t, (&CycleError{Cycle: 1, Worker: -1, Err: ErrClosed, Dropped: 2}).Error(), "(2 packets dropped)")
+	assert.Contains(t, (&CycleError{Cycle: 1, Worker: 0, Packet: "p", StageName: "main", Err: errItem, Dropped: 1}).Error(), "cycle 1; 1 packet dropped")
 }
 
 // TestStageByName: Stage finds each stage's ID by its name, StageName

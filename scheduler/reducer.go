@@ -9,8 +9,12 @@ package scheduler
 // followed by 64 bytes of padding).
 //
 // Callers: Local from the packet running on a worker, for that worker's
-// value; Result, Values and Reset from any goroutine while no cycle runs (after
-// Run has returned, before the next): during a cycle they would race with
+// value; Result, Values and Reset from any goroutine while no packet
+// updates the values: while no cycle runs (after Run has returned, before
+// the next), or from a packet of a stage after every stage whose packets
+// call Local (a stage opens only once the earlier ones have drained and
+// every worker is idle, so their updates happened before it: an aggregate
+// stage, as in examples/hashstream). Anywhere else they would race with
 // the workers' updates.
 type Reducer[R any] struct {
 	s       *sched
@@ -47,8 +51,12 @@ func (r *Reducer[R]) Local(w *Worker) *R {
 }
 
 // Result returns the workers' values combined in worker order:
-// combine(…combine(combine(v0, v1), v2)…, vn-1). It leaves them as they
-// are (Reset zeroes them). It panics if the Reducer has no combine.
+// combine(…combine(combine(v0, v1), v2)…, vn-1). Worker 0's value is the
+// first acc as it is, so for a value type (a count, a struct of sums)
+// Result leaves every value as it was; for a map, a slice or a pointer, a
+// combine that adds v into acc in place makes worker 0's value the result
+// (copy it in combine to keep it). Reset zeroes the values. It panics if
+// the Reducer has no combine.
 func (r *Reducer[R]) Result() R {
 	if r.combine == nil {
 		panic("scheduler: Reducer.Result without a combine function")
