@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -282,7 +283,7 @@ func TestPartitionsMatchBFS(t *testing.T) {
 			}
 			for _, workers := range workerCounts {
 				t.Run(fmt.Sprintf("%v/partitions=%d/workers=%d", h.Config().Shape, parts, workers), func(t *testing.T) {
-					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Partitions: parts, Batch: 5, RootSlotWork: -1})
+					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: TracePartitioned, Partitions: parts, Batch: 5, RootSlotWork: -1})
 					require.NoError(t, err)
 					defer m.Close()
 					n := len(m.parts) // whole lines each, covering every object once
@@ -461,4 +462,110 @@ func TestStageFigures(t *testing.T) {
 		"Prepare: code cache %d slots, stacks %d in all and %d at most: not the heavy packet", cc, stackSlots, deepest)
 	p := r.Stages[0]
 	t.Logf("Prepare: longest packet %v of %v work", p.Longest, p.Work)
+}
+
+// treeHeap is a heap where every object has exactly one referrer, laid out
+// in no traversal order (ids shuffled, as a real heap's size classes
+// scatter objects): a forest of random trees of up to 4 children an
+// object, some Null slots, the first two trees' roots on two stacks and
+// the third's in the global roots, the other trees garbage. A marker that
+// loses a hand-over loses a whole subtree here; on heaps of many
+// referrers another path marks it anyway.
+func treeHeap(n int, seed uint64) *Heap {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	perm := rng.Perm(n)
+	children := make([][]uint32, n) // by tree position
+	var roots []int                 // tree positions of the forest's roots
+	next := 1
+	roots = append(roots, 0)
+	for k := 0; k < n; k++ {
+		if next <= k { // the queue ran dry: a new tree
+			roots = append(roots, next)
+			next++
+		}
+		for range rng.IntN(5) {
+			if next == n {
+				break
+			}
+			children[k] = append(children[k], uint32(perm[next]))
+			next++
+		}
+		if rng.IntN(4) == 0 {
+			children[k] = append(children[k], Null)
+		}
+	}
+	offsets := make([]uint32, n+1)
+	byID := make([][]uint32, n)
+	for k := range n {
+		byID[perm[k]] = children[k]
+	}
+	var words []uint32
+	for id := range n {
+		words = append(words, uint32(len(byID[id])))
+		words = append(words, byID[id]...)
+		words = append(words, 0, 0) // scalars
+		offsets[id+1] = uint32(len(words))
+	}
+	id := func(pos int) uint32 { return uint32(perm[pos]) }
+	p := HeapParts{Name: "tree", Offsets: offsets, Words: words, Stacks: [][]uint32{{id(roots[0])}}}
+	if len(roots) > 1 {
+		p.Stacks = append(p.Stacks, []uint32{id(roots[1]), Null})
+	}
+	if len(roots) > 2 {
+		p.CodeCache = []uint32{id(roots[2])}
+	}
+	h, err := NewHeapFrom(p)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// TestEveryDesignOnEveryHeap: every Closure design, TraceAuto included,
+// marks object for object what the sequential search marks, on 1–3
+// workers, on the generated heaps and on a heap of single referrers in no
+// traversal order (where a lost hand-over shows).
+func TestEveryDesignOnEveryHeap(t *testing.T) {
+	heaps := append(append([]*Heap(nil), testHeaps()...), treeHeap(30000, 1))
+	for _, h := range heaps {
+		want := h.MarkSequential()
+		require.Greater(t, want.Count(), 1000, "%v", h)
+		for _, tracing := range []Tracing{TraceAuto, TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+			for _, workers := range []int{1, 2, 3} {
+				t.Run(fmt.Sprintf("%.20s/%v/workers=%d", h.String(), tracing, workers), func(t *testing.T) {
+					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing, RootSlotWork: -1})
+					require.NoError(t, err)
+					defer m.Close()
+					checkCycles(t, m, want, 2)
+				})
+			}
+		}
+	}
+}
+
+// TestAutoChoosesFromTheHeap: TraceAuto partitions the built heap (few
+// references cross its ranges), marks depth-first a heap whose references
+// cross (the shuffled tree), and marks depth-first on one worker; the
+// sampled share is the one SampleCrossing gives.
+func TestAutoChoosesFromTheHeap(t *testing.T) {
+	built, tree := testHeaps()[0], treeHeap(30000, 2)
+	for _, c := range []struct {
+		h       *Heap
+		workers int
+		want    Tracing
+	}{{built, 2, TracePartitioned}, {built, 1, TraceDepthFirst}, {tree, 2, TraceDepthFirst}, {tree, 3, TraceDepthFirst}} {
+		m, err := NewMarker(c.h, Options{Scheduler: scheduler.Config{Workers: c.workers}})
+		require.NoError(t, err)
+		got, crossing := m.Tracing()
+		assert.Equal(t, c.want, got, "%.20s on %d workers (crossing %.3f)", c.h, c.workers, crossing)
+		if c.workers == 1 {
+			assert.Equal(t, -1.0, crossing)
+		} else {
+			assert.Equal(t, SampleCrossing(c.h, DefaultPartitionsPerWorker*c.workers, AutoSampleObjects), crossing)
+		}
+		require.NoError(t, m.Close())
+	}
+	assert.Less(t, SampleCrossing(built, 64, AutoSampleObjects), AutoCrossingLimit)
+	assert.Greater(t, SampleCrossing(tree, 64, AutoSampleObjects), 0.9, "shuffled ids: nearly every reference crosses")
+	assert.Zero(t, SampleCrossing(tree, 1, AutoSampleObjects), "one range: nothing crosses")
 }

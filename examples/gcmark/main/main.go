@@ -73,7 +73,7 @@ func main() {
 	flag.TextVar(&cfg.Steal, "steal", scheduler.StealPolicy(0), "steal policy: steal-one, steal-half, default")
 	flag.IntVar(&cfg.StealLimit, "steal-limit", 0, "most packets a steal-half steal takes, 1…128 (0: the default, 128)")
 	flag.TextVar(&cfg.Local, "local", scheduler.LocalPolicy(0), "local order: local-private, local-lifo, local-fifo, default")
-	flag.TextVar(&opts.Trace, "closure", gcmark.TracePartitioned, "Closure design: parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
+	flag.TextVar(&opts.Trace, "closure", gcmark.TraceAuto, "Closure design: auto (parts or dfs, chosen from the heap), parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
 	flag.IntVar(&opts.Partitions, "partitions", 0, "parts: ranges of objects (0: one with one worker, else the default per worker)")
 	flag.IntVar(&opts.SplitEvery, "split-every", 0, "dfs: objects scanned between two ShouldSplit calls (0: the default)")
 	flag.Float64Var(&opts.SplitShare, "split-share", 0, "dfs: share of the mark stack given away on a split (0: the default)")
@@ -293,7 +293,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		}
 		var tr gcmark.Tracing
 		if err := tr.UnmarshalText([]byte(name)); err != nil {
-			return nil, fmt.Errorf("-compare: %q is neither a baseline (seq-dfs, seq-dfs-atomic, seq-bfs, goroutines) nor a Closure design (dfs, edges, parts)", name)
+			return nil, fmt.Errorf("-compare: %q is neither a baseline (seq-dfs, seq-dfs-atomic, seq-bfs, goroutines) nor a Closure design (auto, dfs, edges, parts)", name)
 		}
 		for _, w := range workers {
 			o := opts
@@ -323,6 +323,10 @@ func runCompare(out io.Writer, newHeap func() (*gcmark.Heap, error), opts gcmark
 	for _, c := range cs {
 		if c.m, err = c.new(h); err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		if mk, ok := c.m.(*gcmark.Marker); ok && strings.HasPrefix(c.name, "auto/") {
+			tr, _ := mk.Tracing()
+			c.name = fmt.Sprintf("auto=%v/%d", tr, c.workers) // what auto chose
 		}
 		if cl, ok := c.m.(interface{ Close() error }); ok {
 			defer cl.Close()
@@ -383,6 +387,9 @@ func runCompare(out io.Writer, newHeap func() (*gcmark.Heap, error), opts gcmark
 	}
 	fmt.Fprintf(out, "gcmark -compare: %s\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(out, "heap: %v\n", h)
+	wmax := slices.Max(workers)
+	fmt.Fprintf(out, "sampled crossing share (gcmark.SampleCrossing over %d objects, %d ranges as parts uses at %d workers): %.3f\n",
+		gcmark.AutoSampleObjects, gcmark.DefaultPartitionsPerWorker*wmax, wmax, gcmark.SampleCrossing(h, gcmark.DefaultPartitionsPerWorker*wmax, gcmark.AutoSampleObjects))
 	fmt.Fprintf(out, "commit %s, %s, %s, GOMAXPROCS %d, %s; load average %s at the start, %s at the end (%v)\n",
 		commit(), time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.GOMAXPROCS(0), cpuModel(), load0, loadavg(), time.Since(t0).Round(time.Second))
 	fmt.Fprintf(out, "%d rounds after one of warm-up, each marker once a round in turn; ms per cycle (median, range, 95%% CI of the median);\n", rounds)
