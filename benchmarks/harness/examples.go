@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/wsched/wsched/benchmarks/system"
 	"github.com/wsched/wsched/examples/batch"
 	"github.com/wsched/wsched/examples/gcmark"
+	"github.com/wsched/wsched/examples/gcmark/heapdump"
 	"github.com/wsched/wsched/examples/prepare"
 )
 
@@ -71,8 +73,71 @@ func wakeOnly(p system.Policy) bool {
 	return p.Steal == 0 && p.StealLimit == 0 && p.Batch == 0 && p.Spins < 0 && p.Local == 0 && p.Take == 0
 }
 
+// GCMarkDumpEnv names the environment variable that, set to a Go heap
+// dump (examples/gcmark/heapdump makes them), adds the workload
+// gcmark-dump: the gcmark workload on that real heap, beside the synthetic
+// one. A dump is hundreds of megabytes, made on demand: without the
+// variable the workload does not exist.
+const GCMarkDumpEnv = "GCMARK_DUMP"
+
+var (
+	dumpHeapOnce sync.Once
+	dumpHeap     *gcmark.Heap
+	dumpWant     int
+	dumpErr      error
+)
+
+func gcmarkDumpHeap() (*gcmark.Heap, int, error) {
+	dumpHeapOnce.Do(func() {
+		dumpHeap, dumpErr = heapdump.LoadHeap(os.Getenv(GCMarkDumpEnv))
+		if dumpErr == nil {
+			dumpWant = dumpHeap.MarkSequential().Count()
+		}
+	})
+	return dumpHeap, dumpWant, dumpErr
+}
+
+// newGCMarkRunner is the gcmark workload's Runner on heap h (want objects
+// live): a baseline for a peer, else the Marker with t's policy.
+func newGCMarkRunner(t Target, workers int, h *gcmark.Heap, want int) (Runner, error) {
+	if t.System != system.WSched {
+		kind, err := gcmark.ParseBaseline(t.System)
+		if err != nil || kind == gcmark.SequentialDFSAtomic {
+			return nil, fmt.Errorf("gcmark does not run on %s", t.System)
+		}
+		b, err := gcmark.NewBaseline(h, kind, gcmark.BaselineOptions{Workers: workers})
+		if err != nil {
+			return nil, err
+		}
+		return &gcmarkRunner{m: b, close: func() error { return nil }, want: int64(want)}, nil
+	}
+	cfg, err := t.Policy.Config(workers)
+	if err != nil {
+		return nil, err
+	}
+	m, err := gcmark.NewMarker(h, gcmark.Options{Scheduler: cfg})
+	if err != nil {
+		return nil, err
+	}
+	return &gcmarkRunner{m: m, close: m.Close, want: int64(want)}, nil
+}
+
 // registerExamples adds the example workloads (after the task trees).
 func registerExamples() {
+	if os.Getenv(GCMarkDumpEnv) != "" {
+		RegisterWorkload(&Workload{
+			Name: "gcmark-dump", Bench: "GCMarkDump",
+			Doc:   "examples/gcmark on the real heap of the Go heap dump $" + GCMarkDumpEnv + " (examples/gcmark/heapdump), against the same baselines as gcmark",
+			Peers: func() []string { return GCMarkPeers },
+			New: func(t Target, workers int, extra float64) (Runner, error) {
+				h, want, err := gcmarkDumpHeap()
+				if err != nil {
+					return nil, err
+				}
+				return newGCMarkRunner(t, workers, h, want)
+			},
+		})
+	}
 	RegisterWorkload(&Workload{
 		Name: "gcmark", Bench: "GCMark",
 		Doc: "examples/gcmark: parallel mark of a 512 Ki-object heap built depth-first (5% long-range references), stages Prepare → Closure → Release; " +
@@ -80,26 +145,7 @@ func registerExamples() {
 		Peers: func() []string { return GCMarkPeers },
 		New: func(t Target, workers int, extra float64) (Runner, error) {
 			h, want := gcmarkHeap()
-			if t.System != system.WSched {
-				kind, err := gcmark.ParseBaseline(t.System)
-				if err != nil || kind == gcmark.SequentialDFSAtomic {
-					return nil, fmt.Errorf("gcmark does not run on %s", t.System)
-				}
-				b, err := gcmark.NewBaseline(h, kind, gcmark.BaselineOptions{Workers: workers})
-				if err != nil {
-					return nil, err
-				}
-				return &gcmarkRunner{m: b, close: func() error { return nil }, want: int64(want)}, nil
-			}
-			cfg, err := t.Policy.Config(workers)
-			if err != nil {
-				return nil, err
-			}
-			m, err := gcmark.NewMarker(h, gcmark.Options{Scheduler: cfg})
-			if err != nil {
-				return nil, err
-			}
-			return &gcmarkRunner{m: m, close: m.Close, want: int64(want)}, nil
+			return newGCMarkRunner(t, workers, h, want)
 		},
 	})
 	RegisterWorkload(&Workload{
