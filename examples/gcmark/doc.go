@@ -331,19 +331,29 @@
 //
 // Both designs:
 //
-//  1. Stages: Prepare finds the roots while Closure's bucket is closed, so
-//     its adds wake nobody and Closure starts with every root known; a
-//     marker of one stage works too (root packets then mark their
-//     referents themselves and push them on their own stack), because a
-//     stage ends only when every packet has run and every worker is idle.
+//  1. Stages: Prepare clears the marks and finds the roots while Closure's
+//     bucket is closed, so its adds wake nobody and Closure starts with
+//     every root known. A stage opens only once the earlier ones have
+//     drained and every worker is idle, under the scheduler's monitor, so
+//     plain writes of an earlier stage (the cleared bitmap) are visible to
+//     every packet of a later one. A marker of one stage works too, the
+//     bitmap cleared before Run: root packets then claim their referents
+//     themselves and push them on their own stack, because a stage ends
+//     only when every packet has run and every worker is idle.
 //  2. A Closure packet that runs long looks at the cycle's end
 //     (Worker.Context().Done(), without blocking) every few thousand
-//     objects, and returns if it is closed; its marks are abandoned and the
-//     next cycle clears them.
-//  3. Work made by a running packet goes out with scheduler.Spawn (onto
-//     its worker's queue, where idle workers steal it); work found by a
-//     root packet for the closed Closure stage goes out with Add (into the
-//     bucket, which opens with the stage).
+//     objects, and if it is closed returns nil (the cycle's error is
+//     already recorded); its marks are abandoned. Whatever else the cycle
+//     left half-done is reset before the next Run: the marks, and in the
+//     partitioned design every inbox, active flag and forwarding buffer
+//     (an ended cycle drops the queued range packets whose active flags
+//     are still set: not reset, those ranges never get a packet again, and
+//     the next cycle marks nothing there).
+//  3. Work made by a Closure packet goes out with scheduler.Spawn (onto
+//     its worker's queue, in the running packet's stage, where idle
+//     workers steal it); work found by a root packet in Prepare goes out
+//     with Add and Closure's StageID (into Closure's bucket, which opens
+//     with the stage): a Spawn from Prepare would run in Prepare.
 //  4. Mark stacks newest first, slots pushed last to first, and Batch
 //     headers loaded before any is scanned (the order section above); the
 //     buffers come from per-worker pools so that a packet is a value and
@@ -366,9 +376,11 @@
 //     line and their packets' plain stores to it race.
 //  8. Each range has an inbox (a slice under a mutex) and an active flag,
 //     set when a packet for the range is queued or running. A forwarder
-//     appends to the inbox under the mutex and, if active is clear, sets
-//     it and spawns the range's packet (at most one runs per range, so its
-//     plain mark bits have one writer).
+//     appends to the inbox and, under the same hold of the mutex, tests
+//     active and, if it is clear, sets it; then it queues the range's
+//     packet (Spawn from a Closure packet, Add from a root packet: rule
+//     3). At most one packet runs per range, so its plain mark bits have
+//     one writer.
 //  9. A packet hands over its partial forwarding buffers when its own
 //     stack is empty, before it decides to end: a referent left in a
 //     worker's buffer is in no inbox and no packet will mark it (an

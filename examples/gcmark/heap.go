@@ -30,7 +30,7 @@ const CodeCacheSlots = 26845
 type Heap struct {
 	Offsets   []uint32   // len Objects()+1: where each object starts in Words
 	Words     []uint32   // all objects, in id order
-	Arrays    []uint32   // ids of the huge reference arrays
+	Arrays    []uint32   // ids of the huge reference arrays: ordinary objects (their slots are Slots), listed so that a marker may scan them in chunks
 	Stacks    [][]uint32 // one stack of root slots per mutator
 	CodeCache []uint32   // the code-cache root slots
 
