@@ -35,6 +35,9 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 
 // add is Add with its options applied.
 func (s *sched) add(p Packet, a addOptions) error {
+	if !a.prio && p != nil && s.heavyOf(p) {
+		a.prio = true // learned heavy (heavy.go)
+	}
 	switch {
 	case a.err != nil:
 		return a.err
@@ -102,6 +105,21 @@ func (s *sched) addAll(ps []Packet, a addOptions) error {
 	}
 	if _, err := s.addTarget(a.stage); err != nil {
 		return err
+	}
+	if !a.prio && !a.lend {
+		if hs := s.heavy.Load(); hs != nil {
+			// Learned heavy packets first, each in the priority lane.
+			if heavy, rest := splitHeavy(ps, hs); heavy != nil {
+				pa := a
+				pa.prio = true
+				for _, p := range heavy {
+					if err := s.add(p, pa); err != nil {
+						return err
+					}
+				}
+				ps = rest
+			}
+		}
 	}
 	if len(ps) == 0 {
 		return nil

@@ -82,6 +82,16 @@ type Config struct {
 	// per-packet path.
 	// Counts are always recorded.
 	PacketTiming bool
+	// LearnHeavy makes the scheduler learn which packet types bound their
+	// stage and start them first from the next cycle on, with no hint from
+	// the caller: it times every packet (as PacketTiming does, whose
+	// figures come with it), and at each cycle's normal end marks heavy the
+	// types whose mean run in a stage reached HeavyShare of the stage's
+	// work per worker; Add and AddAll then queue those types' packets in
+	// their stage's priority lane, as the Priority option does (heavy.go
+	// has the rule and what it does not look at). HeavyTypes names them.
+	// Off by default (benchmarks/results/DEFAULTS.md has the sweep).
+	LearnHeavy bool
 	// Tracer receives the scheduler's trace events; nil turns tracing off.
 	// It must have been made for Workers workers, and records one
 	// Scheduler: New rejects a Recorder another Scheduler uses.

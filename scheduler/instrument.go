@@ -45,7 +45,7 @@ func (w *Worker) execInstrumented(t task) error {
 	// end is the next one's start, so a packet's time includes the few
 	// nanoseconds of scheduler work that precede it.
 	var start time.Duration
-	if s.cfg.PacketTiming {
+	if s.timing {
 		if !w.clockOK {
 			w.clock, w.clockOK = time.Since(s.epoch), true
 		}
@@ -60,9 +60,12 @@ func (w *Worker) execInstrumented(t task) error {
 	} else {
 		err = t.p.Run(w)
 	}
-	if s.cfg.PacketTiming {
+	if s.timing {
 		w.clock = time.Since(s.epoch)
 		w.types[idx].observe(w.clock - start)
+		if s.cfg.LearnHeavy {
+			w.observeLearn(t, idx, w.clock-start)
+		}
 	}
 	if w.tb != nil {
 		w.tb.PacketEnd()

@@ -119,8 +119,10 @@ type sched struct {
 	// traceCtx is the context of the current cycle's runtime/trace task.
 	traceCtx   context.Context
 	cycleStart time.Time
-	stages     []stageRecord // index = StageID
-	holds      []*Hold       // outstanding holds (hold.go)
+	stages     []stageRecord            // index = StageID
+	holds      []*Hold                  // outstanding holds (hold.go)
+	timing     bool                     // packets are timed (PacketTiming or LearnHeavy)
+	heavy      atomic.Pointer[heavySet] // LearnHeavy's published set (heavy.go)
 	totals     schedTotals
 	closeOnce  sync.Once
 }
@@ -173,7 +175,8 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	rec.SetControlLock(&s.mu) // the control buffer is written under mu
 	s.reg.intern = rec.Intern
-	s.instrument = cfg.PacketTiming || cfg.Tracer != nil || cfg.RuntimeTrace || cfg.PprofLabels
+	s.instrument = cfg.PacketTiming || cfg.LearnHeavy || cfg.Tracer != nil || cfg.RuntimeTrace || cfg.PprofLabels
+	s.timing = cfg.PacketTiming || cfg.LearnHeavy
 	s.bounded = cfg.MaxQueued > 0
 	s.stageNames = append([]string{unconstrainedName}, cfg.Stages...)
 	s.stages = make([]stageRecord, len(s.stageNames))

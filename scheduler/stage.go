@@ -107,6 +107,9 @@ func (s *sched) advance(self *Worker) bool {
 		s.closeStage(cur)
 		if cur == s.nStages {
 			s.endHolds(nil) // every hold of the cycle was released
+			if s.cfg.LearnHeavy {
+				s.learnHeavy()
+			}
 			s.endCycle()
 			return false
 		}
@@ -197,6 +200,8 @@ func (s *sched) finishAbort() {
 		}
 	}
 	for _, w := range s.workers {
+		clear(w.learn) // an aborted cycle teaches nothing (heavy.go)
+		clear(w.learnWork)
 		n += w.drainDesignated()
 		// Dropped value packets never consumed their slots, nor unfinished
 		// joins their frames: every worker is parked, nothing is queued.

@@ -95,6 +95,10 @@ type Worker struct {
 	lastNIdx  int
 	hasName   bool
 	types     []typeStat // index = registry stats index
+	// LearnHeavy's records of the running cycle (heavy.go): per stats
+	// index, and the run time per stage.
+	learn     []learnRec
+	learnWork []time.Duration
 	hot       hotStats
 	unflush   uint32 // packets since the last flush
 	// held is the rest of the last full bucket take or stolen batch,
@@ -158,6 +162,9 @@ func newWorker(s *sched, id int) *Worker {
 		idleIdx:    -1,
 	}
 	w.held = make([]task, maxHeld)
+	if s.cfg.LearnHeavy {
+		w.learnWork = make([]time.Duration, s.nStages+1)
+	}
 	switch s.cfg.Local {
 	case LocalPrivate:
 		// LIFO through the private stack; the deque holds what the
@@ -304,6 +311,7 @@ func (w *Worker) burst(t task) {
 	}()
 	err, v, stack, panicked := w.runBurst(t)
 	returned = true
+	w.clockOK = false // the next burst's first packet starts its own clock
 	switch {
 	case panicked:
 		w.packetPanicked(safeName(w.cur.p), w.failedItem(w.cur.p), v, stack)

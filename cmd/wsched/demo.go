@@ -66,6 +66,7 @@ type demoConfig struct {
 	cycles  int
 	out     string
 	trace   bool
+	learn   bool
 	prepare []prepare.Configuration
 	mark    []markPolicy
 }
@@ -96,6 +97,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.cycles, "cycles", 5, "cycles per configuration; the table shows the median (by makespan)")
 	fs.StringVar(&c.out, "out", "wsched-traces", "directory for the traces")
 	fs.BoolVar(&c.trace, "trace", true, "write a Perfetto trace per configuration")
+	fs.BoolVar(&c.learn, "learn", false, "prepare: the scheduler learns its heavy packets (Config.LearnHeavy) and starts them first from the second cycle on")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -236,7 +238,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 	for _, p := range c.prepare {
 		prog.printf("prepare (%s): %s", p.Name, nouns(c.cycles, "cycle"))
 		rec := newTracer()
-		res, err := prepare.Run(ctx, p, prepare.Options{Workers: c.workers, Model: model, Tracer: rec}, c.cycles)
+		res, err := prepare.Run(ctx, p, prepare.Options{Workers: c.workers, Model: model, Tracer: rec, LearnHeavy: c.learn}, c.cycles)
 		if err != nil {
 			return fmt.Errorf("prepare (%s): %w", p.Name, err)
 		}

@@ -94,6 +94,10 @@ type Options struct {
 	Workers int             // 0 means GOMAXPROCS
 	Model   Model           // zero means DefaultModel(1, 1)
 	Tracer  *trace.Recorder // nil: no trace; else made for Workers workers
+	// LearnHeavy sets scheduler.Config.LearnHeavy: from the second cycle
+	// on the scheduler queues the packet types it measured as bounding
+	// their stage (ScanCodeCacheRoots) in the priority lane, with no hint.
+	LearnHeavy bool
 }
 
 // Runner runs one configuration, a cycle per Cycle call, on a scheduler it
@@ -116,7 +120,9 @@ func NewRunner(c Configuration, opts Options) (*Runner, error) {
 	if opts.Model.CodeCacheSlots == 0 {
 		opts.Model = DefaultModel(1, 1)
 	}
-	s, err := scheduler.New(c.SchedulerConfig(opts.Workers, opts.Tracer))
+	cfg := c.SchedulerConfig(opts.Workers, opts.Tracer)
+	cfg.LearnHeavy = opts.LearnHeavy
+	s, err := scheduler.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}

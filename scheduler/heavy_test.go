@@ -1,0 +1,142 @@
+package scheduler
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// spinFor burns d of CPU (a packet's work; no sleep).
+func spinFor(d time.Duration) {
+	for t0 := time.Now(); time.Since(t0) < d; {
+	}
+}
+
+// lightPkt and heavyPkt record the order in which they start.
+type lightPkt struct{ seq *atomic.Int64 }
+
+func (p lightPkt) Run(*Worker) error { p.seq.Add(1); spinFor(20 * time.Microsecond); return nil }
+
+type heavyPkt struct {
+	seq   *atomic.Int64
+	at    *atomic.Int64 // the seq number it started at
+	spend time.Duration
+}
+
+func (p heavyPkt) Run(*Worker) error {
+	p.at.Store(p.seq.Add(1))
+	spinFor(p.spend)
+	return nil
+}
+
+// TestLearnHeavy: with Config.LearnHeavy, a packet type whose run bounds
+// its stage (one 3 ms packet queued last behind 64 of 20 µs, on 2
+// workers, MMTk's FIFO settings) starts late in the first cycle and first
+// from the second on, added with AddAll or Add; HeavyTypes names it (and
+// not the light type); a cycle in which it is cheap takes it out; an
+// aborted cycle changes nothing; without LearnHeavy nothing is learned.
+func TestLearnHeavy(t *testing.T) {
+	cfg := Config{Workers: 2, Stages: []string{"prep"}, LearnHeavy: true, Wake: WakeAll, Steal: StealOne, Take: TakeFixed, Local: LocalFIFO}
+	s := newSched(t, cfg)
+	var seq, at atomic.Int64
+	cycle := func(spend time.Duration, oneByOne bool) int64 {
+		seq.Store(0)
+		at.Store(-1)
+		ps := make([]Packet, 0, 65)
+		for range 64 {
+			ps = append(ps, lightPkt{&seq})
+		}
+		ps = append(ps, heavyPkt{&seq, &at, spend})
+		if oneByOne {
+			for _, p := range ps {
+				require.NoError(t, s.Add(p))
+			}
+		} else {
+			require.NoError(t, s.AddAll(ps))
+		}
+		require.NoError(t, runCycle(t, s))
+		require.EqualValues(t, 65, seq.Load())
+		return at.Load()
+	}
+	assert.Empty(t, s.HeavyTypes())
+	assert.Greater(t, cycle(3*time.Millisecond, false), int64(32), "unlearned: the heavy packet starts late")
+	assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+	for _, oneByOne := range []bool{false, true, false} {
+		assert.LessOrEqual(t, cycle(3*time.Millisecond, oneByOne), int64(cfg.Workers), "learned: it starts first (Add one by one: %v)", oneByOne)
+		assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+	}
+
+	// An aborted cycle teaches nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, s.Add(lightPkt{&seq}))
+	require.Error(t, s.Run(ctx))
+	assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+
+	// A cycle in which it is as cheap as the others takes it out.
+	cycle(20*time.Microsecond, false)
+	assert.Empty(t, s.HeavyTypes())
+
+	// Without LearnHeavy nothing is learned, nothing moves.
+	cfg.LearnHeavy = false
+	s = newSched(t, cfg)
+	cycle(3*time.Millisecond, false)
+	assert.Greater(t, cycle(3*time.Millisecond, false), int64(32))
+	assert.Empty(t, s.HeavyTypes())
+}
+
+// TestLearnHeavyAddAllKeepsEveryPacket: the split of an AddAll into heavy
+// and other packets queues every packet once, in the order given apart
+// from the heavy ones, under MaxQueued too.
+func TestLearnHeavyAddAllKeepsEveryPacket(t *testing.T) {
+	s := newSched(t, Config{Workers: 2, LearnHeavy: true, MaxQueued: 200})
+	var seq, at atomic.Int64
+	ps := []Packet{heavyPkt{&seq, &at, 3 * time.Millisecond}}
+	for range 10 {
+		ps = append(ps, lightPkt{&seq})
+	}
+	require.NoError(t, s.AddAll(ps))
+	require.NoError(t, runCycle(t, s))
+	require.NotEmpty(t, s.HeavyTypes())
+	for range 3 {
+		seq.Store(0)
+		mixed := []Packet{}
+		for i := range 100 {
+			if i%25 == 24 {
+				mixed = append(mixed, heavyPkt{&seq, &at, 10 * time.Microsecond})
+			} else {
+				mixed = append(mixed, lightPkt{&seq})
+			}
+		}
+		require.NoError(t, s.AddAll(mixed))
+		require.NoError(t, runCycle(t, s))
+		assert.EqualValues(t, 100, seq.Load(), "every packet ran once")
+	}
+	assert.Equal(t, int64(0), queuedTotal(s.s))
+}
+
+// quickPkt does nearly nothing.
+type quickPkt struct{}
+
+func (quickPkt) Run(*Worker) error { return nil }
+
+// TestPacketTimingExcludesIdle: a timed packet's run time starts at its
+// burst's start, not at the end of the worker's previous burst: after 30
+// ms between two cycles (the test goroutine busy meanwhile), the second
+// cycle's packet is not timed at 30 ms.
+func TestPacketTimingExcludesIdle(t *testing.T) {
+	s := newSched(t, Config{Workers: 1, PacketTiming: true})
+	require.NoError(t, s.Add(quickPkt{}))
+	require.NoError(t, runCycle(t, s))
+	spinFor(30 * time.Millisecond)
+	require.NoError(t, s.Add(quickPkt{}))
+	require.NoError(t, runCycle(t, s))
+	st := s.Stats()
+	require.Len(t, st.Packets, 1)
+	assert.EqualValues(t, 2, st.Packets[0].Timed)
+	assert.Less(t, st.Packets[0].Max, 10*time.Millisecond, "the idle time between the cycles is not the packet's")
+}
