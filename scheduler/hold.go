@@ -54,15 +54,12 @@ type Hold struct {
 	stage StageID
 	cycle uint64 // the cycle it holds open
 
-	inflight     atomic.Int32  // adds in progress (H2)
-	releasedFlag atomic.Bool   // released, for adds
-	stopping     atomic.Bool   // the cycle is ending early (H1)
-	stop         chan struct{} // closed with stopping set
-	ended        atomic.Pointer[error]
-	endedCh      chan struct{} // closed once ended is set (H3)
-	// Under mu: stopped (stop is closed), done (endedCh is closed),
-	// released (by Release).
-	stopped, done, released bool
+	inflight atomic.Int32  // adds in progress (H2)
+	released atomic.Bool   // by Release (set under mu)
+	stopping atomic.Bool   // the cycle is ending early (H1)
+	stop     chan struct{} // closed with stopping set
+	ended    atomic.Pointer[error]
+	endedCh  chan struct{} // closed once ended is set (H3)
 }
 
 // errHoldStopped is what an add waiting for room returns when its hold's
@@ -121,7 +118,7 @@ func (hd *Hold) add(p Packet, ps []Packet, all bool, opts []Option) error {
 	err := errHoldStopped
 	switch {
 	case hd.stopping.Load():
-	case hd.releasedFlag.Load():
+	case hd.released.Load():
 		err = invalid("Hold.Add after Release")
 	case all:
 		err = s.addAll(ps, s.options(hd, opts))
@@ -153,11 +150,10 @@ func (hd *Hold) Release() {
 	s := hd.h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if hd.released {
+	if hd.released.Load() {
 		return
 	}
-	hd.released = true
-	hd.releasedFlag.Store(true)
+	hd.released.Store(true)
 	if hd.ended.Load() == nil && s.cycleActive.Load() && s.parked == s.n {
 		s.advance(nil)
 	}
@@ -167,7 +163,7 @@ func (hd *Hold) Release() {
 // stage st or an earlier one. Caller holds mu.
 func (s *sched) held(st int) bool {
 	for _, hd := range s.holds {
-		if hd.cycle == s.cycle && !hd.released && int(hd.stage) <= st {
+		if hd.cycle == s.cycle && !hd.released.Load() && int(hd.stage) <= st {
 			return true
 		}
 	}
@@ -185,8 +181,7 @@ func (s *sched) stopHolds() {
 
 // stopNow sets hd's stopping flag and closes stop, once. Caller holds mu.
 func (hd *Hold) stopNow() {
-	if !hd.stopped {
-		hd.stopped = true
+	if !hd.stopping.Load() {
 		hd.stopping.Store(true)
 		close(hd.stop)
 	}
@@ -233,8 +228,7 @@ func (s *sched) endHolds(err error) {
 // end stops hd and sets its error, once. Caller holds mu.
 func (hd *Hold) end(err error) {
 	hd.stopNow()
-	if !hd.done {
-		hd.done = true
+	if hd.ended.Load() == nil {
 		hd.ended.Store(&err)
 		close(hd.endedCh)
 	}
