@@ -64,6 +64,13 @@ func BenchmarkSpawnTrivialPacketTiming(b *testing.B) {
 	benchSpawnChains(b, Config{PacketTiming: true})
 }
 
+// BenchmarkSpawnTrivialLearnHeavy is BenchmarkSpawnTrivial with
+// Config.LearnHeavy: PacketTiming's clock reads and the per-type record
+// of each run.
+func BenchmarkSpawnTrivialLearnHeavy(b *testing.B) {
+	benchSpawnChains(b, Config{LearnHeavy: true})
+}
+
 // BenchmarkSpawnTrivialNoLIFOSlot is BenchmarkSpawnTrivial with every spawn
 // going through the deque (Config.Local = LocalLIFO).
 func BenchmarkSpawnTrivialNoLIFOSlot(b *testing.B) {

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"cmp"
+	"slices"
 	"time"
 	"unsafe"
 )
@@ -8,7 +10,8 @@ import (
 // Learned heavy packets (Config.LearnHeavy): the scheduler times every
 // packet, and at each cycle's normal end marks as heavy the packet types
 // whose mean run in a stage was at least HeavyShare of that stage's work
-// per worker (the mean, not the longest: one run of a light type stretched
+// per worker, when the stage is an ordered one (not Unconstrained), ran
+// other packets too, and there are two workers or more (the mean, not the longest: one run of a light type stretched
 // by a preemption must not make the type heavy): one such packet started
 // late ends after the others, so
 // the stage waits for it (MMTk's luindex ScanCodeCacheRoots, mmtk-core
@@ -16,8 +19,9 @@ import (
 // packets in their stage's priority lane, as the Priority option does, so
 // that a worker takes each alone, before any other packet of the stage.
 // The set is decided again at every normal cycle end from that cycle's
-// times, so a type that stops being heavy leaves it; an aborted cycle
-// leaves it as it was.
+// times, so a type that stops being heavy leaves it, after two cycles in
+// a row below the share (one disturbed cycle does not move it); an
+// aborted cycle leaves it as it was.
 //
 // Costs: the clock read of PacketTiming per packet (its figures come with
 // it), and on an add, while the set is not empty, one load and compare of
@@ -36,31 +40,52 @@ const HeavyShare = 0.5
 // few packets that bound it.
 const MaxHeavyTypes = 8
 
-// heavySet is the published set of heavy type words. Immutable.
+// heavySet is the published set of heavy packet types: a type word each,
+// and for a Namer type the name too, since one Go type may carry packets
+// of many names (the prepare example's scanRoots is ScanMutatorRoots and
+// ScanCodeCacheRoots). Immutable.
 type heavySet struct {
 	n     int
 	words [MaxHeavyTypes]unsafe.Pointer
 	names [MaxHeavyTypes]string
+	namer [MaxHeavyTypes]bool // compare the packet's PacketName with names[i]
+	miss  [MaxHeavyTypes]bool // kept from the set before, below the share in the last cycle
 }
 
-// has reports whether the type word tw is in the set.
-func (h *heavySet) has(tw unsafe.Pointer) bool {
+// has reports whether p, whose type word is tw, is in the set. Only a
+// packet whose type word matches a Namer entry pays a PacketName call.
+func (h *heavySet) has(tw unsafe.Pointer, p Packet) bool {
 	for i := range h.n {
-		if h.words[i] == tw {
+		if h.words[i] != tw {
+			continue
+		}
+		if !h.namer[i] || p.(Namer).PacketName() == h.names[i] {
 			return true
 		}
 	}
 	return false
 }
 
-// learnRec is one worker's record of one packet type in the running
-// cycle: its runs' count and total time, the stage of its last run, and
-// its type word.
+// hasEntry reports whether the set holds the type word tw named name.
+func (h *heavySet) hasEntry(tw unsafe.Pointer, name string) bool {
+	for i := range h.n {
+		if h.words[i] == tw && h.names[i] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// learnRec is one worker's record of one packet type (one stats index:
+// a type, or a Namer type's name) in the running cycle: its runs' count
+// and total time, the stage of its last run, its type word and whether
+// the type is a Namer.
 type learnRec struct {
 	n     int64
 	total time.Duration
 	stage StageID
 	word  unsafe.Pointer
+	namer bool
 }
 
 // observeLearn records a run of d of packet t (stats index idx). Owner.
@@ -74,9 +99,13 @@ func (w *Worker) observeLearn(t task, idx int, d time.Duration) {
 		w.learn = append(w.learn, learnRec{})
 	}
 	r := &w.learn[idx]
+	if r.n == 0 {
+		_, r.namer = t.p.(Namer) // once per type and cycle
+		r.word = typeWord(t.p)
+	}
 	r.n++
 	r.total += d
-	r.stage, r.word = st, typeWord(t.p)
+	r.stage = st
 }
 
 // learnHeavy decides the heavy set from the cycle that just ended normally
@@ -84,44 +113,57 @@ func (w *Worker) observeLearn(t task, idx int, d time.Duration) {
 // every worker parked.
 func (s *sched) learnHeavy() {
 	work := make([]time.Duration, len(s.stageNames))
-	type cand struct {
-		word  unsafe.Pointer
-		n     int64
-		total time.Duration
-		stage StageID
-		name  string
-	}
-	var byWord []cand
+	var byIdx []learnRec // summed over the workers, by stats index
 	for _, w := range s.workers {
 		for st, d := range w.learnWork {
 			work[st] += d
 		}
 		clear(w.learnWork)
+		if len(byIdx) < len(w.learn) {
+			byIdx = append(byIdx, make([]learnRec, len(w.learn)-len(byIdx))...)
+		}
 		for idx, r := range w.learn {
-			if r.word == nil {
+			if r.n == 0 {
 				continue
 			}
-			i := 0
-			for i < len(byWord) && byWord[i].word != r.word {
-				i++
-			}
-			if i == len(byWord) {
-				byWord = append(byWord, cand{word: r.word, name: s.reg.entry(idx).name})
-			}
-			byWord[i].n += r.n
-			byWord[i].total += r.total
-			byWord[i].stage = r.stage
+			c := &byIdx[idx]
+			c.n += r.n
+			c.total += r.total
+			c.stage, c.word, c.namer = r.stage, r.word, r.namer
 		}
 		clear(w.learn)
 	}
-	hs := &heavySet{}
-	for _, c := range byWord {
-		share := float64(work[c.stage]) / float64(s.n)
-		if float64(c.total)/float64(c.n) < HeavyShare*share {
+	var heavy []int // stats indices whose mean run reached HeavyShare
+	for idx, c := range byIdx {
+		// A type alone in its stage has nothing to be placed before; on
+		// one worker the order does not change when a stage ends; and
+		// Unconstrained work runs beside every stage, its designated
+		// packets in a place of their own.
+		if c.n == 0 || c.total == work[c.stage] || s.n == 1 || c.stage == Unconstrained {
 			continue
 		}
-		if hs.n < MaxHeavyTypes {
-			hs.words[hs.n], hs.names[hs.n] = c.word, c.name
+		share := float64(work[c.stage]) / float64(s.n)
+		if float64(c.total)/float64(c.n) >= HeavyShare*share {
+			heavy = append(heavy, idx)
+		}
+	}
+	mean := func(idx int) time.Duration { return byIdx[idx].total / time.Duration(byIdx[idx].n) }
+	slices.SortFunc(heavy, func(a, b int) int { return cmp.Compare(mean(b), mean(a)) })
+	hs := &heavySet{}
+	for _, idx := range heavy[:min(len(heavy), MaxHeavyTypes)] {
+		c := byIdx[idx]
+		hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n] = c.word, s.reg.entry(idx).name, c.namer
+		hs.n++
+	}
+	// A type leaves the set after two cycles in a row below the share, not
+	// one: a run of another type stretched by a preemption (milliseconds
+	// on a busy host) inflates its stage's work for one cycle.
+	if old := s.heavy.Load(); old != nil {
+		for i := range old.n {
+			if old.miss[i] || hs.n == MaxHeavyTypes || hs.hasEntry(old.words[i], old.names[i]) {
+				continue
+			}
+			hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n], hs.miss[hs.n] = old.words[i], old.names[i], old.namer[i], true
 			hs.n++
 		}
 	}
@@ -134,7 +176,7 @@ func (s *sched) learnHeavy() {
 // heavyOf reports whether learning has marked p's type heavy.
 func (s *sched) heavyOf(p Packet) bool {
 	hs := s.heavy.Load()
-	return hs != nil && hs.has(typeWord(p))
+	return hs != nil && hs.has(typeWord(p), p)
 }
 
 // HeavyTypes returns the names of the packet types Config.LearnHeavy has
@@ -153,7 +195,7 @@ func (h *Scheduler) HeavyTypes() []string {
 func splitHeavy(ps []Packet, hs *heavySet) (heavy, rest []Packet) {
 	first := -1
 	for i, p := range ps {
-		if hs.has(typeWord(p)) {
+		if hs.has(typeWord(p), p) {
 			first = i
 			break
 		}
@@ -163,7 +205,7 @@ func splitHeavy(ps []Packet, hs *heavySet) (heavy, rest []Packet) {
 	}
 	rest = append(make([]Packet, 0, len(ps)), ps[:first]...)
 	for _, p := range ps[first:] {
-		if hs.has(typeWord(p)) {
+		if hs.has(typeWord(p), p) {
 			heavy = append(heavy, p)
 		} else {
 			rest = append(rest, p)

@@ -27,7 +27,7 @@ import (
 // Prepare-stage configurations of the luindex case, and the mark under
 // MMTk's policies (bulk adds wake all, steal one, FIFO deque) and three of
 // wsched's.
-const defaultPolicies = "a,b,c,d,e,all/one/fifo,searcher/half,n/half,one/batch:8"
+const defaultPolicies = "a,b,c,d,e,a+learn,b+learn,e+learn,all/one/fifo,searcher/half,n/half,one/batch:8"
 
 const demoUsage = `usage: wsched demo [flags]
 
@@ -45,6 +45,11 @@ per packet; writes a Perfetto trace per configuration.
               c  b + the heavy packet in the priority lane
               d  b + the heavy packet split into 4096-slot packets
               e  b with wake-N
+              a+learn, b+learn, e+learn
+                 a, b, e with Config.LearnHeavy: the scheduler measures
+                 each packet type's run and queues the types that bound
+                 the stage first from the second cycle on, with no hint;
+                 their median is over the cycles from the second on
   gcmark    a parallel mark of a synthetic heap (2 Mi objects at scale 1)
             as MMTk does it (the power-law heap, 4096-slot edge buffers),
             checked against a sequential BFS. Policies are WAKE/STEAL[/fifo]:
@@ -66,7 +71,6 @@ type demoConfig struct {
 	cycles  int
 	out     string
 	trace   bool
-	learn   bool
 	prepare []prepare.Configuration
 	mark    []markPolicy
 }
@@ -91,13 +95,12 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		policies string
 	)
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "worker goroutines")
-	fs.StringVar(&policies, "policy", defaultPolicies, "comma-separated configurations: prepare's a…e, gcmark's WAKE/STEAL[/fifo]")
+	fs.StringVar(&policies, "policy", defaultPolicies, "comma-separated configurations: prepare's a…e and a+learn, b+learn, e+learn, gcmark's WAKE/STEAL[/fifo]")
 	fs.Float64Var(&c.scale, "scale", 1, "size of both jobs (gcmark heap objects ÷ 2 Mi, prepare work per slot)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed for the heap and the mutator stacks")
 	fs.IntVar(&c.cycles, "cycles", 5, "cycles per configuration; the table shows the median (by makespan)")
 	fs.StringVar(&c.out, "out", "wsched-traces", "directory for the traces")
 	fs.BoolVar(&c.trace, "trace", true, "write a Perfetto trace per configuration")
-	fs.BoolVar(&c.learn, "learn", false, "prepare: the scheduler learns its heavy packets (Config.LearnHeavy) and starts them first from the second cycle on")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -238,7 +241,7 @@ func runDemoJobs(ctx context.Context, c demoConfig, stdout, stderr io.Writer) er
 	for _, p := range c.prepare {
 		prog.printf("prepare (%s): %s", p.Name, nouns(c.cycles, "cycle"))
 		rec := newTracer()
-		res, err := prepare.Run(ctx, p, prepare.Options{Workers: c.workers, Model: model, Tracer: rec, LearnHeavy: c.learn}, c.cycles)
+		res, err := prepare.Run(ctx, p, prepare.Options{Workers: c.workers, Model: model, Tracer: rec}, c.cycles)
 		if err != nil {
 			return fmt.Errorf("prepare (%s): %w", p.Name, err)
 		}

@@ -18,16 +18,51 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConfigurations(t *testing.T) {
 	cs := Configurations()
-	require.Len(t, cs, 5, "configurations")
+	require.Len(t, cs, 8, "configurations")
+	names := []string{"a", "b", "c", "d", "e", "a+learn", "b+learn", "e+learn"}
 	for i, c := range cs {
-		assert.Equal(t, string(rune('a'+i)), c.Name, "configuration %d", i)
+		assert.Equal(t, names[i], c.Name, "configuration %d", i)
+		assert.Equal(t, i >= 5, c.Learn, "configuration %s learns", c.Name)
 		got, ok := Lookup(c.Name)
 		if assert.True(t, ok, "Lookup(%q) found nothing", c.Name) {
 			assert.Equal(t, c, got, "Lookup(%q)", c.Name)
 		}
+		if c.Learn {
+			base, _ := Lookup(c.Name[:1])
+			base.Name, base.Title, base.Learn = c.Name, c.Title, true
+			assert.Equal(t, base, c, "%s is %s with Learn", c.Name, c.Name[:1])
+		}
 	}
 	_, ok := Lookup("z")
 	assert.False(t, ok, "Lookup(z) found something")
+}
+
+// TestLearnFindsTheCodeCache: under a Learn configuration on 2 workers
+// the scheduler marks ScanCodeCacheRoots heavy after the first cycle, and
+// only it: not ScanMutatorRoots, of the same Go type, nor StopMutators,
+// alone in its stage; on 1 worker, where order cannot shorten a stage,
+// nothing. The result's median leaves the first cycle out.
+func TestLearnFindsTheCodeCache(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		c, _ := Lookup("a+learn")
+		r, err := NewRunner(c, Options{Workers: workers, Model: DefaultModel(0.5, 1)})
+		require.NoError(t, err)
+		assert.Empty(t, r.Scheduler().HeavyTypes(), "before the first cycle")
+		res := Result{Config: c, Workers: workers}
+		for i := range 3 {
+			cy, err := r.Cycle(context.Background())
+			require.NoError(t, err)
+			res.Cycles = append(res.Cycles, cy)
+			want := []string{"ScanCodeCacheRoots"}
+			if workers == 1 {
+				want = nil
+			}
+			assert.Equal(t, want, r.Scheduler().HeavyTypes(), "workers %d, after cycle %d", workers, i+1)
+		}
+		res.Cycles[0].Prepare.Makespan = time.Hour // the learning cycle: never the median
+		assert.NotEqual(t, time.Hour, res.Median().Prepare.Makespan)
+		require.NoError(t, r.Close())
+	}
 }
 
 // TestFiguresConsistent runs every configuration on a small model and
