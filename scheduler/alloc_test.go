@@ -15,7 +15,8 @@ import (
 // per stage); a cycle that runs thousands of packets spawned by packets
 // (through the private stack, through the deque, pointers and values, a
 // fork tree whose workers steal, and a tree of joins) allocates nothing
-// per packet, with or without PacketTiming.
+// per packet, with or without PacketTiming, and under LearnHeavy (whose
+// cycle end reuses its buffers and keeps an unchanged heavy set).
 func TestAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -39,7 +40,7 @@ func TestAllocs(t *testing.T) {
 		}
 		check(what, runs, f, max)
 	}
-	for _, cfg := range []Config{{}, {Local: LocalLIFO}, {Local: LocalFIFO, Steal: StealOne}, {PacketTiming: true}} {
+	for _, cfg := range []Config{{}, {Local: LocalLIFO}, {Local: LocalFIFO, Steal: StealOne}, {PacketTiming: true}, {LearnHeavy: true}} {
 		cfg.Workers, cfg.Stages = 2, []string{"a", "b"}
 		s := newSched(t, cfg)
 		check("Add (closed stage)", 100, func() { s.Add(p, StageID(2)) }, 0)

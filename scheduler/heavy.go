@@ -112,15 +112,22 @@ func (w *Worker) observeLearn(t task, idx int, d time.Duration) {
 // and publishes it, and clears the workers' records. Caller holds mu,
 // every worker parked.
 func (s *sched) learnHeavy() {
-	work := make([]time.Duration, len(s.stageNames))
-	var byIdx []learnRec // summed over the workers, by stats index
+	buf := &s.learnBuf
+	work := buf.work
+	if n := len(s.stageNames); cap(work) < n {
+		work = make([]time.Duration, n)
+	} else {
+		work = work[:n]
+		clear(work)
+	}
+	byIdx := buf.byIdx[:0] // summed over the workers, by stats index
 	for _, w := range s.workers {
 		for st, d := range w.learnWork {
 			work[st] += d
 		}
 		clear(w.learnWork)
-		if len(byIdx) < len(w.learn) {
-			byIdx = append(byIdx, make([]learnRec, len(w.learn)-len(byIdx))...)
+		for len(byIdx) < len(w.learn) {
+			byIdx = append(byIdx, learnRec{})
 		}
 		for idx, r := range w.learn {
 			if r.n == 0 {
@@ -133,7 +140,7 @@ func (s *sched) learnHeavy() {
 		}
 		clear(w.learn)
 	}
-	var heavy []int // stats indices whose mean run reached HeavyShare
+	heavy := buf.heavy[:0] // stats indices whose mean run reached HeavyShare
 	for idx, c := range byIdx {
 		// A type alone in its stage has nothing to be placed before; on
 		// one worker the order does not change when a stage ends; and
@@ -149,7 +156,7 @@ func (s *sched) learnHeavy() {
 	}
 	mean := func(idx int) time.Duration { return byIdx[idx].total / time.Duration(byIdx[idx].n) }
 	slices.SortFunc(heavy, func(a, b int) int { return cmp.Compare(mean(b), mean(a)) })
-	hs := &heavySet{}
+	var hs heavySet
 	for _, idx := range heavy[:min(len(heavy), MaxHeavyTypes)] {
 		c := byIdx[idx]
 		hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n] = c.word, s.reg.entry(idx).name, c.namer
@@ -158,7 +165,8 @@ func (s *sched) learnHeavy() {
 	// A type leaves the set after two cycles in a row below the share, not
 	// one: a run of another type stretched by a preemption (milliseconds
 	// on a busy host) inflates its stage's work for one cycle.
-	if old := s.heavy.Load(); old != nil {
+	old := s.heavy.Load()
+	if old != nil {
 		for i := range old.n {
 			if old.miss[i] || hs.n == MaxHeavyTypes || hs.hasEntry(old.words[i], old.names[i]) {
 				continue
@@ -167,10 +175,23 @@ func (s *sched) learnHeavy() {
 			hs.n++
 		}
 	}
-	if hs.n == 0 {
-		hs = nil
+	clear(byIdx)
+	buf.work, buf.byIdx, buf.heavy = work, byIdx, heavy
+	switch {
+	case hs.n == 0:
+		s.heavy.Store(nil)
+	case old == nil || *old != hs: // a new set only when it changed: steady cycles allocate nothing
+		p := new(heavySet)
+		*p = hs
+		s.heavy.Store(p)
 	}
-	s.heavy.Store(hs)
+}
+
+// learnScratch is learnHeavy's buffers, kept from cycle to cycle.
+type learnScratch struct {
+	work  []time.Duration
+	byIdx []learnRec
+	heavy []int
 }
 
 // heavyOf reports whether learning has marked p's type heavy.

@@ -123,6 +123,7 @@ type sched struct {
 	holds      []*Hold                  // outstanding holds (hold.go)
 	timing     bool                     // packets are timed (PacketTiming or LearnHeavy)
 	heavy      atomic.Pointer[heavySet] // LearnHeavy's published set (heavy.go)
+	learnBuf   learnScratch             // learnHeavy's buffers; guarded by mu
 	totals     schedTotals
 	closeOnce  sync.Once
 }
