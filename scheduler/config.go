@@ -110,9 +110,9 @@ type Config struct {
 // Limits and defaults of the numeric fields (the policies' are in
 // internal/policy).
 const (
-	defaultBucketBatch = 32
-	defaultSpins       = 64
-	defaultParkSpin    = 200 * time.Microsecond
+	defaultBucketBatch = policy.DefaultBucketBatch
+	defaultSpins       = policy.DefaultSpins
+	defaultParkSpin    = policy.DefaultParkSpin
 	// maxSpins bounds Spins: a round is a scan of every bucket and deque
 	// and a runtime.Gosched, so 65,536 rounds keep a worker that finds
 	// nothing searching for tens of milliseconds before it parks, far past

@@ -54,9 +54,8 @@ func (w *Worker) spawnStamp() int64 {
 // stays no later than its spawn.
 const spawnStampStep = 8
 
-// privCap is the private stack's size: 256 packets (6 KiB), the Go
-// runtime's local run queue's.
-const privCap = 256
+// privCap is the private stack's size (policy.PrivCap).
+const privCap = policy.PrivCap
 
 // offerAll makes w's private packets available to idle workers
 // (policy.Offer): if some worker is parked or searching and w's deque

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
 )
 
@@ -100,11 +101,18 @@ const (
 	fromWorker0 = 2
 
 	// maxStages bounds Config.Stages (StageIDs 1..maxStages).
-	maxStages = stageMask
+	maxStages = policy.MaxStage
 	// maxWorkers bounds Config.Workers: fromWorker0+i must fit in
 	// fromBits. Far beyond any machine this runs on, and low enough that
 	// a typo (Workers: 1e9) fails instead of starting a billion goroutines.
-	maxWorkers = 1<<fromBits - fromWorker0
+	maxWorkers = policy.MaxWorkers
+)
+
+// The shared bounds fit the task word exactly (a constant conversion of
+// a negative number to uint does not compile).
+const (
+	_ = uint(stageMask-maxStages) + uint(maxStages-stageMask)
+	_ = uint(1<<fromBits-fromWorker0-maxWorkers) + uint(maxWorkers-(1<<fromBits-fromWorker0))
 )
 
 // mkTask returns the unstamped task of p in stage st.

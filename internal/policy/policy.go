@@ -11,7 +11,10 @@
 // names a policy in messages, is the exception.
 package policy
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Kind is one policy of one of four families: wake (whom an add or a stage
 // opening wakes), steal (how many packets a steal takes), take (how many a
@@ -306,3 +309,22 @@ const (
 // rounds. The scheduler's search is written in this order and
 // its TestFindOrder checks it; `wsched simulate` walks this table.
 var FindOrder = [...]Source{SourceDesignated, SourcePrivate, SourceHeld, SourceDeque, SourcePriorityLane, SourceNormalLane, SourceSteal}
+
+// The numeric defaults and limits that the scheduler and the replay both
+// use (scheduler.Config's defaults and bounds): one definition, so that a
+// replay at the defaults is a run at the defaults.
+const (
+	DefaultBucketBatch = 32
+	DefaultSpins       = 64
+	DefaultParkSpin    = 200 * time.Microsecond
+	// PrivCap is a worker's private stack's size under LocalPrivate: 256
+	// packets (6 KiB), the Go runtime's local run queue's. When it is
+	// full, half of it moves to the worker's deque.
+	PrivCap = 256
+	// MaxWorkers bounds Config.Workers: the scheduler's task word keeps a
+	// spawn's worker in 12 bits beside two codes (package scheduler checks
+	// that it fits at compile time).
+	MaxWorkers = 1<<12 - 2
+	// MaxStage is the largest StageID (11 bits in the task word).
+	MaxStage = 1<<11 - 1
+)

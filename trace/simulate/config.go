@@ -39,8 +39,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Wake: policy.DefaultWake, Steal: policy.DefaultSteal, StealLimit: policy.MaxTake,
-		Take: policy.DefaultTake, BucketBatch: 32, Local: policy.DefaultLocal,
-		Spins: 64, ParkSpin: 200 * time.Microsecond,
+		Take: policy.DefaultTake, BucketBatch: policy.DefaultBucketBatch, Local: policy.DefaultLocal,
+		Spins: policy.DefaultSpins, ParkSpin: policy.DefaultParkSpin,
 	}
 }
 

@@ -660,7 +660,7 @@ func (s *sim) spawn(w *worker, p int32) {
 }
 
 // privCap is the scheduler's private stack size.
-const privCap = 256
+const privCap = policy.PrivCap
 
 // movePriv moves w's k oldest private packets to its deque.
 func (s *sim) movePriv(w *worker, k int) {

@@ -274,6 +274,24 @@ func tree(t testing.TB) *Workload {
 	return wl
 }
 
+// TestDefaultConfigIsTheSchedulers: a scheduler built from the zero
+// Config records in its trace the configuration DefaultConfig returns
+// (Workers apart): the replay's defaults and bounds are the scheduler's
+// (both read internal/policy), so a replay at the defaults is a run at
+// them.
+func TestDefaultConfigIsTheSchedulers(t *testing.T) {
+	wl := tree(t)
+	require.True(t, wl.HasConfig)
+	got := wl.Config
+	got.Workers = 0
+	assert.Equal(t, DefaultConfig(), got)
+	_, err := scheduler.New(scheduler.Config{Workers: MaxWorkers + 1})
+	require.ErrorIs(t, err, scheduler.ErrInvalid, "the scheduler's bound is MaxWorkers")
+	s, err := scheduler.New(scheduler.Config{Workers: MaxWorkers})
+	require.NoError(t, err, "and MaxWorkers itself is accepted")
+	require.NoError(t, s.Close())
+}
+
 // TestReplayRealRun: a real run's trace links every packet to what queued
 // it, and replayed on its own worker count it comes back within 25% per
 // stage (the packets are 20-200 µs; the rest is the scheduler's own time,

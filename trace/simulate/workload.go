@@ -120,10 +120,10 @@ var ErrClaimedWorkers = errors.New("the trace claims more workers than its worke
 
 // MaxWorkers is the most workers simulate replays (the scheduler's own
 // bound, Config.Workers).
-const MaxWorkers = 4094
+const MaxWorkers = policy.MaxWorkers
 
-// maxStage is the largest StageID a scheduler has (2^11 − 1).
-const maxStage = 1<<11 - 1
+// maxStage is the largest StageID a scheduler has.
+const maxStage = policy.MaxStage
 
 // recorded packet slice, before it is placed in a cycle.
 type slice struct {
