@@ -86,8 +86,8 @@ type Config struct {
 	// stage and start them first from the next cycle on, with no hint from
 	// the caller: it times every packet (as PacketTiming does, whose
 	// figures come with it), and at each cycle's normal end marks heavy the
-	// types whose mean run in a stage reached HeavyShare of the stage's
-	// work per worker; Add and AddAll then queue those types' packets in
+	// types (a Namer type's names apart) whose mean run in a stage reached
+	// HeavyShare of the stage's work per worker; Add and AddAll then queue those types' packets in
 	// their stage's priority lane, as the Priority option does (heavy.go
 	// has the rule and what it does not look at). HeavyTypes names them.
 	// Cost: 58.7 ns a trivial packet against 11.0 without, 35.4 against

@@ -10,22 +10,29 @@ import (
 // Learned heavy packets (Config.LearnHeavy): the scheduler times every
 // packet, and at each cycle's normal end marks as heavy the packet types
 // whose mean run in a stage was at least HeavyShare of that stage's work
-// per worker, when the stage is an ordered one (not Unconstrained), ran
-// other packets too, and there are two workers or more (the mean, not the longest: one run of a light type stretched
-// by a preemption must not make the type heavy): one such packet started
-// late ends after the others, so
-// the stage waits for it (MMTk's luindex ScanCodeCacheRoots, mmtk-core
-// #1200). From the next cycle on, Add and AddAll queue a heavy type's
-// packets in their stage's priority lane, as the Priority option does, so
-// that a worker takes each alone, before any other packet of the stage.
-// The set is decided again at every normal cycle end from that cycle's
-// times, so a type that stops being heavy leaves it, after two cycles in
-// a row below the share (one disturbed cycle does not move it); an
-// aborted cycle leaves it as it was.
+// per worker. A packet type is a Go type, or for a Namer type each name
+// apart (one Go type may carry short and long packets under different
+// names). The mean, not the longest run: one run of a light type
+// stretched by a preemption must not make the type heavy. Not looked at:
+// Unconstrained work (it runs beside every stage, designated packets in a
+// place of their own), a type alone in its stage (there is nothing to
+// place it before), and schedulers of one worker (order does not change
+// when a stage ends). One heavy packet started late ends after the
+// others, so the stage waits for it (MMTk's luindex ScanCodeCacheRoots,
+// mmtk-core #1200). From the next cycle on, Add and AddAll queue a heavy
+// type's packets in their stage's priority lane, as the Priority option
+// does, so that a worker takes each alone, before any other packet of the
+// stage. The set is decided again at every normal cycle end from that
+// cycle's times, so a type that stops being heavy leaves it, after two
+// cycles in a row below the share (one disturbed cycle does not move it);
+// an aborted cycle leaves it as it was.
 //
 // Costs: the clock read of PacketTiming per packet (its figures come with
 // it), and on an add, while the set is not empty, one load and compare of
-// each packet's type word against at most MaxHeavyTypes words. Lent slices
+// each packet's type word against at most MaxHeavyTypes words, and a
+// PacketName call for a packet whose Namer type is in the set. A cycle
+// end decides the set in buffers it keeps, and allocates only when the
+// set changes. Lent slices
 // (Lend) are not looked at (their cost is O(1) whatever their length),
 // nor value packets (AddValues, SpawnValue), spawns, designated packets
 // and sentinels, which do not go through a bucket's lanes by type.
