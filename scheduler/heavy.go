@@ -83,13 +83,14 @@ func (h *heavySet) hasEntry(tw unsafe.Pointer, name string) bool {
 	return false
 }
 
-// learnRec is one worker's record of one packet type (one stats index:
-// a type, or a Namer type's name) in the running cycle: its runs' count
-// and total time, the stage of its last run, its type word and whether
-// the type is a Namer.
+// learnRec is one worker's record of one packet type (one stats index,
+// idx: a type, or a Namer type's name) in one stage of the running cycle:
+// its runs' count and total time, its type word and whether the type is a
+// Namer.
 type learnRec struct {
 	n     int64
 	total time.Duration
+	idx   int
 	stage StageID
 	word  unsafe.Pointer
 	namer bool
@@ -106,13 +107,18 @@ func (w *Worker) observeLearn(t task, idx int, d time.Duration) {
 		w.learn = append(w.learn, learnRec{})
 	}
 	r := &w.learn[idx]
+	if r.n != 0 && r.stage != st {
+		// The type ran in another stage before: keep that stage's record
+		// apart (stages follow one another, so this is rare).
+		w.learnDone = append(w.learnDone, *r)
+		r.n, r.total = 0, 0
+	}
 	if r.n == 0 {
-		_, r.namer = t.p.(Namer) // once per type and cycle
-		r.word = typeWord(t.p)
+		_, r.namer = t.p.(Namer) // once per type, stage and cycle
+		r.word, r.idx, r.stage = typeWord(t.p), idx, st
 	}
 	r.n++
 	r.total += d
-	r.stage = st
 }
 
 // learnHeavy decides the heavy set from the cycle that just ended normally
@@ -127,46 +133,57 @@ func (s *sched) learnHeavy() {
 		work = work[:n]
 		clear(work)
 	}
-	byIdx := buf.byIdx[:0] // summed over the workers, by stats index
+	recs := buf.recs[:0] // every worker's records, then one per type and stage
 	for _, w := range s.workers {
 		for st, d := range w.learnWork {
 			work[st] += d
 		}
 		clear(w.learnWork)
-		for len(byIdx) < len(w.learn) {
-			byIdx = append(byIdx, learnRec{})
-		}
-		for idx, r := range w.learn {
-			if r.n == 0 {
-				continue
+		recs = append(recs, w.learnDone...)
+		w.learnDone = w.learnDone[:0]
+		for _, r := range w.learn {
+			if r.n != 0 {
+				recs = append(recs, r)
 			}
-			c := &byIdx[idx]
-			c.n += r.n
-			c.total += r.total
-			c.stage, c.word, c.namer = r.stage, r.word, r.namer
 		}
 		clear(w.learn)
 	}
-	heavy := buf.heavy[:0] // stats indices whose mean run reached HeavyShare
-	for idx, c := range byIdx {
+	slices.SortFunc(recs, func(a, b learnRec) int {
+		return cmp.Or(cmp.Compare(a.idx, b.idx), cmp.Compare(a.stage, b.stage))
+	})
+	merged := recs[:0]
+	for _, r := range recs {
+		if m := len(merged); m > 0 && merged[m-1].idx == r.idx && merged[m-1].stage == r.stage {
+			merged[m-1].n += r.n
+			merged[m-1].total += r.total
+			continue
+		}
+		merged = append(merged, r)
+	}
+	heavy := buf.heavy[:0] // indices into merged whose mean run reached HeavyShare
+	for i, c := range merged {
 		// A type alone in its stage has nothing to be placed before; on
 		// one worker the order does not change when a stage ends; and
 		// Unconstrained work runs beside every stage, its designated
 		// packets in a place of their own.
-		if c.n == 0 || c.total == work[c.stage] || s.n == 1 || c.stage == Unconstrained {
+		if c.total == work[c.stage] || s.n == 1 || c.stage == Unconstrained {
 			continue
 		}
 		share := float64(work[c.stage]) / float64(s.n)
 		if float64(c.total)/float64(c.n) >= HeavyShare*share {
-			heavy = append(heavy, idx)
+			heavy = append(heavy, i)
 		}
 	}
-	mean := func(idx int) time.Duration { return byIdx[idx].total / time.Duration(byIdx[idx].n) }
+	mean := func(i int) time.Duration { return merged[i].total / time.Duration(merged[i].n) }
 	slices.SortFunc(heavy, func(a, b int) int { return cmp.Compare(mean(b), mean(a)) })
 	var hs heavySet
-	for _, idx := range heavy[:min(len(heavy), MaxHeavyTypes)] {
-		c := byIdx[idx]
-		hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n] = c.word, s.reg.entry(idx).name, c.namer
+	for _, i := range heavy {
+		c := merged[i]
+		name := s.reg.entry(c.idx).name
+		if hs.n == MaxHeavyTypes || hs.hasEntry(c.word, name) { // heavy in two stages: once
+			continue
+		}
+		hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n] = c.word, name, c.namer
 		hs.n++
 	}
 	// A type leaves the set after two cycles in a row below the share, not
@@ -182,8 +199,8 @@ func (s *sched) learnHeavy() {
 			hs.n++
 		}
 	}
-	clear(byIdx)
-	buf.work, buf.byIdx, buf.heavy = work, byIdx, heavy
+	clear(recs)
+	buf.work, buf.recs, buf.heavy = work, recs, heavy
 	switch {
 	case hs.n == 0:
 		s.heavy.Store(nil)
@@ -197,7 +214,7 @@ func (s *sched) learnHeavy() {
 // learnScratch is learnHeavy's buffers, kept from cycle to cycle.
 type learnScratch struct {
 	work  []time.Duration
-	byIdx []learnRec
+	recs  []learnRec
 	heavy []int
 }
 

@@ -126,6 +126,30 @@ func TestLearnHeavyByName(t *testing.T) {
 	}
 }
 
+// TestLearnHeavyPerStage: a type is judged in each stage on its runs
+// there: 64 short packets in one stage and one of the same type alone in
+// the next make it heavy in neither (with one record per type, its mean
+// over both stages was set against the later stage's work, where it is
+// alone, and it was marked heavy), while a long packet of another type
+// in the first stage still is.
+func TestLearnHeavyPerStage(t *testing.T) {
+	s := newSched(t, Config{Workers: 2, Stages: []string{"load", "report"}, LearnHeavy: true})
+	var seq, at atomic.Int64
+	for range 3 {
+		seq.Store(0)
+		ps := make([]Packet, 0, 65)
+		for range 64 {
+			ps = append(ps, lightPkt{&seq})
+		}
+		ps = append(ps, heavyPkt{&seq, &at, 3 * time.Millisecond})
+		require.NoError(t, s.AddAll(ps, StageID(1)))
+		require.NoError(t, s.Add(lightPkt{&seq}, StageID(2)))
+		require.NoError(t, runCycle(t, s))
+		require.EqualValues(t, 66, seq.Load())
+		assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+	}
+}
+
 // queueAll queues ps with one AddAll, or one Add each, and runs a cycle.
 func queueAll(t *testing.T, s *Scheduler, ps []Packet, oneByOne bool) {
 	t.Helper()

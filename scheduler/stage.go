@@ -201,6 +201,7 @@ func (s *sched) finishAbort() {
 	}
 	for _, w := range s.workers {
 		clear(w.learn) // an aborted cycle teaches nothing (heavy.go)
+		w.learnDone = w.learnDone[:0]
 		clear(w.learnWork)
 		n += w.drainDesignated()
 		// Dropped value packets never consumed their slots, nor unfinished

@@ -96,8 +96,10 @@ type Worker struct {
 	hasName   bool
 	types     []typeStat // index = registry stats index
 	// LearnHeavy's records of the running cycle (heavy.go): per stats
-	// index, and the run time per stage.
+	// index in the type's latest stage, those of its earlier stages, and
+	// the run time per stage.
 	learn     []learnRec
+	learnDone []learnRec
 	learnWork []time.Duration
 	hot       hotStats
 	unflush   uint32 // packets since the last flush

@@ -59,8 +59,11 @@ func TestLearnFindsTheCodeCache(t *testing.T) {
 			}
 			assert.Equal(t, want, r.Scheduler().HeavyTypes(), "workers %d, after cycle %d", workers, i+1)
 		}
-		res.Cycles[0].Prepare.Makespan = time.Hour // the learning cycle: never the median
-		assert.NotEqual(t, time.Hour, res.Median().Prepare.Makespan)
+		// Of two cycles the median is the longer, unless the first (the
+		// learning cycle) is left out.
+		two := Result{Config: c, Workers: workers, Cycles: res.Cycles[:2]}
+		two.Cycles[0].Prepare.Makespan = time.Hour
+		assert.Equal(t, two.Cycles[1].Prepare.Makespan, two.Median().Prepare.Makespan, "the learning cycle is not the median")
 		require.NoError(t, r.Close())
 	}
 }
