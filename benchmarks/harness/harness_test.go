@@ -3,12 +3,8 @@ package harness
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
@@ -373,22 +369,19 @@ func TestSaturateKeepsUpAtLowRate(t *testing.T) {
 // TestSweepBaseIsDefault: every sweep compares its values with the
 // scheduler's current default, so a default changed in the scheduler
 // without its sweep's Base (or the other way round) fails here. The
-// policies' defaults are internal/policy's (which Config's validation
-// applies); the numeric ones are unexported constants of the scheduler,
-// read from its source (schedulerDefaults).
+// defaults are internal/policy's, which the scheduler's Config applies.
 func TestSweepBaseIsDefault(t *testing.T) {
-	defs := schedulerDefaults(t)
 	for _, sw := range Sweeps {
 		p, err := system.ParsePolicy(sw.Base)
 		require.NoError(t, err, "sweep %s: base %q", sw.Name, sw.Base)
 		var ok bool
 		switch sw.Name {
 		case "batch":
-			ok = int64(p.Batch) == defs["defaultBucketBatch"]
+			ok = p.Batch == policy.DefaultBucketBatch
 		case "spins":
-			ok = int64(p.Spins) == defs["defaultSpins"]
+			ok = p.Spins == policy.DefaultSpins
 		case "parkspin":
-			ok = int64(p.ParkSpin) == defs["defaultParkSpin"]
+			ok = p.ParkSpin == policy.DefaultParkSpin
 		case "take":
 			ok = p.Take == scheduler.TakePolicy(policy.DefaultTake)
 		case "order":
@@ -402,63 +395,6 @@ func TestSweepBaseIsDefault(t *testing.T) {
 		}
 		assert.True(t, ok, "sweep %s: base %q is not the scheduler's default", sw.Name, sw.Base)
 	}
-}
-
-// schedulerDefaults returns the scheduler's numeric defaults, the
-// constants named default* in its config.go (an integer, or an integer
-// times a time unit), read from the package's source.
-func schedulerDefaults(t *testing.T) map[string]int64 {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/wsched/wsched/scheduler").Output()
-	if err != nil {
-		t.Skipf("cannot find the scheduler's source: %v", err)
-	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "config.go")
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	require.NoError(t, err)
-	units := map[string]int64{"Nanosecond": int64(time.Nanosecond), "Microsecond": int64(time.Microsecond),
-		"Millisecond": int64(time.Millisecond), "Second": int64(time.Second)}
-	var eval func(e ast.Expr) (int64, bool)
-	eval = func(e ast.Expr) (int64, bool) {
-		switch e := e.(type) {
-		case *ast.BasicLit:
-			n, err := strconv.ParseInt(e.Value, 0, 64)
-			return n, e.Kind == token.INT && err == nil
-		case *ast.SelectorExpr:
-			x, ok := e.X.(*ast.Ident)
-			n, known := units[e.Sel.Name]
-			return n, ok && x.Name == "time" && known
-		case *ast.BinaryExpr:
-			a, okA := eval(e.X)
-			b, okB := eval(e.Y)
-			return a * b, okA && okB && e.Op == token.MUL
-		case *ast.ParenExpr:
-			return eval(e.X)
-		}
-		return 0, false
-	}
-	defs := map[string]int64{}
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, name := range vs.Names {
-				if !strings.HasPrefix(name.Name, "default") || i >= len(vs.Values) {
-					continue
-				}
-				if v, ok := eval(vs.Values[i]); ok {
-					defs[name.Name] = v
-				}
-			}
-		}
-	}
-	for _, name := range []string{"defaultBucketBatch", "defaultSpins", "defaultParkSpin"} {
-		require.Contains(t, defs, name, "%s: no constant %s of a value this test reads", path, name)
-	}
-	return defs
 }
 
 // gapRunner records, for every operation, how long after its Reset it
