@@ -21,7 +21,7 @@ func TestAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	var n atomic.Int64
+	var n, named atomic.Int64
 	p := Packet(counter{&n})
 	ps := []Packet{p, p, p, p, p, p, p, p}
 	check := func(what string, runs int, f func(), max float64) {
@@ -107,6 +107,20 @@ func TestAllocs(t *testing.T) {
 		}, treeMax)
 		require.Equal(t, int64(31<<12), tree.leafCount(), "leaves")
 
+		// Value packets that name themselves (Namer), run inline by
+		// SpawnOrRun (on 2 workers some are spawned and stolen): named
+		// without boxing the value.
+		namedRoot := Packet(namedNode{depth: 12, done: &named})
+		checkCycle("cycle of a SpawnOrRun tree of Namer values", 20, func() {
+			s.Add(namedRoot)
+			s.Run(bg)
+		}, treeMax)
+		named.Store(0)
+		s.Add(namedRoot)
+		require.NoError(t, s.Run(bg))
+		require.Equal(t, int64(1<<13-1), named.Load(), "named nodes run")
+		require.Contains(t, packetNames(s), "named-node", "the nodes are counted by their name")
+
 		var out int
 		root := Packet(fibArgs{18, &out}) // converted once: 2 words allocate
 		checkCycle("cycle of a join tree (fib 18, 4180 joins)", 20, func() {
@@ -115,6 +129,34 @@ func TestAllocs(t *testing.T) {
 		}, treeMax)
 		require.Equal(t, fib(18), out)
 	}
+}
+
+// namedNode is a value packet with a name of its own: a binary tree of
+// depth levels below it, each node run inline where SpawnOrRun can.
+type namedNode struct {
+	depth int32
+	pad   [3]int64 // not pointer-shaped: an interface would box it
+	done  *atomic.Int64
+}
+
+func (n namedNode) PacketName() string { return "named-node" }
+
+func (n namedNode) Run(w *Worker) error {
+	n.done.Add(1)
+	if n.depth > 0 {
+		SpawnOrRun(w, namedNode{depth: n.depth - 1, done: n.done})
+		SpawnOrRun(w, namedNode{depth: n.depth - 1, done: n.done})
+	}
+	return nil
+}
+
+// packetNames is the names in s's Stats.
+func packetNames(s *Scheduler) []string {
+	var names []string
+	for _, p := range s.Stats().Packets {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // varNode is a node of a tree whose nodes have 0 to 7 children, counted

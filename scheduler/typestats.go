@@ -47,7 +47,7 @@ func namerAt[P Packet](p *P) string {
 }
 
 // countValueSlow counts a run of v when countRun could not (SpawnOrRun's
-// inline run: v is its own copy; a Namer's name costs a box). Owner.
+// inline run: v is its own copy). Owner.
 func countValueSlow[P Packet](w *Worker, v P) {
 	key := slotKey[P]()
 	ti := w.s.reg.valueType(key, reflect.TypeFor[P]())
@@ -55,13 +55,33 @@ func countValueSlow[P Packet](w *Worker, v P) {
 	case ti.iface:
 		w.countPacket(any(v).(Packet)) // an interface: its dynamic packet
 	case ti.namer:
-		w.types[w.nameIndex(valueName(v))].count++
+		w.types[w.nameIndex(inlineName(w, v))].count++
 	default:
 		w.foldRun()
 		w.lastType, w.lastIdx = key, ti.idx
 		w.growTypes(ti.idx)
 		w.lastRun++
 	}
+}
+
+// inlineName is the Namer name of v, a child SpawnOrRun runs inline. v
+// lives in SpawnOrRun's frame: calling PacketName on it through an
+// interface would move it to the heap, an allocation per run. So a value
+// that is not pointer-shaped is copied into a slot of w's arena for P,
+// named there and the slot consumed at once (about a spawn's slot cost,
+// and only for Namer types). Owner.
+func inlineName[P Packet](w *Worker, v P) string {
+	a := slotArena[P](w)
+	if a.direct {
+		return valueName(v) // pointer-shaped: the interface holds v itself
+	}
+	s, c := a.get()
+	s.v = v
+	name := namerAt(&s.v)
+	var zero P
+	s.v = zero
+	c.consumed(w)
+	return name
 }
 
 // valueIndex is the stats index of value packet v. Owner, slow path.
