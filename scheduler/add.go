@@ -35,7 +35,7 @@ func (h *Scheduler) Add(p Packet, opts ...Option) error {
 
 // add is Add with its options applied.
 func (s *sched) add(p Packet, a addOptions) error {
-	if !a.prio && p != nil && s.heavyOf(p) {
+	if !a.prio && p != nil && s.heavyOf(p, a.stage) {
 		a.prio = true // learned heavy (heavy.go)
 	}
 	switch {
@@ -109,7 +109,7 @@ func (s *sched) addAll(ps []Packet, a addOptions) error {
 	if !a.prio && !a.lend {
 		if hs := s.heavy.Load(); hs != nil {
 			// Learned heavy packets first, each in the priority lane.
-			if heavy, rest := splitHeavy(ps, hs); heavy != nil {
+			if heavy, rest := splitHeavy(ps, hs, a.stage); heavy != nil {
 				pa := a
 				pa.prio = true
 				for _, p := range heavy {

@@ -20,9 +20,10 @@ import (
 // when a stage ends). One heavy packet started late ends after the
 // others, so the stage waits for it (MMTk's luindex ScanCodeCacheRoots,
 // mmtk-core #1200). From the next cycle on, Add and AddAll queue a heavy
-// type's packets in their stage's priority lane, as the Priority option
-// does, so that a worker takes each alone, before any other packet of the
-// stage. The set is decided again at every normal cycle end from that
+// type's packets in the priority lane of the stage where it was heavy, as
+// the Priority option does, so that a worker takes each alone, before any
+// other packet of the stage; its packets added to another stage go where
+// they would without the option. The set is decided again at every normal cycle end from that
 // cycle's times, so a type that stops being heavy leaves it, after two
 // cycles in a row below the share (one disturbed cycle does not move it);
 // an aborted cycle leaves it as it was.
@@ -47,23 +48,26 @@ const HeavyShare = 0.5
 // few packets that bound it.
 const MaxHeavyTypes = 8
 
-// heavySet is the published set of heavy packet types: a type word each,
+// heavySet is the published set of heavy packet types, each with the
+// stage where it was heavy: a type word each,
 // and for a Namer type the name too, since one Go type may carry packets
 // of many names (the prepare example's scanRoots is ScanMutatorRoots and
 // ScanCodeCacheRoots). Immutable.
 type heavySet struct {
-	n     int
-	words [MaxHeavyTypes]unsafe.Pointer
-	names [MaxHeavyTypes]string
-	namer [MaxHeavyTypes]bool // compare the packet's PacketName with names[i]
-	miss  [MaxHeavyTypes]bool // kept from the set before, below the share in the last cycle
+	n      int
+	words  [MaxHeavyTypes]unsafe.Pointer
+	names  [MaxHeavyTypes]string
+	stages [MaxHeavyTypes]StageID
+	namer  [MaxHeavyTypes]bool // compare the packet's PacketName with names[i]
+	miss   [MaxHeavyTypes]bool // kept from the set before, below the share in the last cycle
 }
 
-// has reports whether p, whose type word is tw, is in the set. Only a
-// packet whose type word matches a Namer entry pays a PacketName call.
-func (h *heavySet) has(tw unsafe.Pointer, p Packet) bool {
+// has reports whether p, whose type word is tw, is in the set for stage
+// st. Only a packet whose type word and stage match a Namer entry pays a
+// PacketName call.
+func (h *heavySet) has(tw unsafe.Pointer, p Packet, st StageID) bool {
 	for i := range h.n {
-		if h.words[i] != tw {
+		if h.words[i] != tw || h.stages[i] != st {
 			continue
 		}
 		if !h.namer[i] || p.(Namer).PacketName() == h.names[i] {
@@ -73,10 +77,11 @@ func (h *heavySet) has(tw unsafe.Pointer, p Packet) bool {
 	return false
 }
 
-// hasEntry reports whether the set holds the type word tw named name.
-func (h *heavySet) hasEntry(tw unsafe.Pointer, name string) bool {
+// hasEntry reports whether the set holds the type word tw named name in
+// stage st.
+func (h *heavySet) hasEntry(tw unsafe.Pointer, name string, st StageID) bool {
 	for i := range h.n {
-		if h.words[i] == tw && h.names[i] == name {
+		if h.words[i] == tw && h.names[i] == name && h.stages[i] == st {
 			return true
 		}
 	}
@@ -180,10 +185,10 @@ func (s *sched) learnHeavy() {
 	for _, i := range heavy {
 		c := merged[i]
 		name := s.reg.entry(c.idx).name
-		if hs.n == MaxHeavyTypes || hs.hasEntry(c.word, name) { // heavy in two stages: once
-			continue
+		if hs.n == MaxHeavyTypes {
+			break
 		}
-		hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n] = c.word, name, c.namer
+		hs.words[hs.n], hs.names[hs.n], hs.stages[hs.n], hs.namer[hs.n] = c.word, name, c.stage, c.namer
 		hs.n++
 	}
 	// A type leaves the set after two cycles in a row below the share, not
@@ -192,10 +197,11 @@ func (s *sched) learnHeavy() {
 	old := s.heavy.Load()
 	if old != nil {
 		for i := range old.n {
-			if old.miss[i] || hs.n == MaxHeavyTypes || hs.hasEntry(old.words[i], old.names[i]) {
+			if old.miss[i] || hs.n == MaxHeavyTypes || hs.hasEntry(old.words[i], old.names[i], old.stages[i]) {
 				continue
 			}
-			hs.words[hs.n], hs.names[hs.n], hs.namer[hs.n], hs.miss[hs.n] = old.words[i], old.names[i], old.namer[i], true
+			hs.words[hs.n], hs.names[hs.n], hs.stages[hs.n] = old.words[i], old.names[i], old.stages[i]
+			hs.namer[hs.n], hs.miss[hs.n] = old.namer[i], true
 			hs.n++
 		}
 	}
@@ -218,29 +224,42 @@ type learnScratch struct {
 	heavy []int
 }
 
-// heavyOf reports whether learning has marked p's type heavy.
-func (s *sched) heavyOf(p Packet) bool {
+// heavyOf reports whether learning has marked p's type heavy in stage st.
+func (s *sched) heavyOf(p Packet, st StageID) bool {
 	hs := s.heavy.Load()
-	return hs != nil && hs.has(typeWord(p), p)
+	return hs != nil && hs.has(typeWord(p), p, st)
 }
 
-// HeavyTypes returns the names of the packet types Config.LearnHeavy has
-// marked heavy, as of the last cycle that ended normally (none without
-// LearnHeavy). Any goroutine.
-func (h *Scheduler) HeavyTypes() []string {
+// HeavyType is a packet type that Config.LearnHeavy marked heavy, and the
+// stage where it was: its packets added to that stage go to the stage's
+// priority lane.
+type HeavyType struct {
+	Name  string  // the type's name in Stats
+	Stage StageID // 1 for Config.Stages[0]
+}
+
+// HeavyTypes returns the packet types Config.LearnHeavy has marked heavy,
+// as of the last cycle that ended normally, the longest mean run first
+// (then those kept from the cycle before, below the share once); none
+// without LearnHeavy. Any goroutine.
+func (h *Scheduler) HeavyTypes() []HeavyType {
 	hs := h.sched().heavy.Load()
 	if hs == nil {
 		return nil
 	}
-	return append([]string(nil), hs.names[:hs.n]...)
+	out := make([]HeavyType, hs.n)
+	for i := range out {
+		out[i] = HeavyType{hs.names[i], hs.stages[i]}
+	}
+	return out
 }
 
-// splitHeavy returns the packets of ps whose type is in hs, and the rest
-// in order; nil, ps when there are none (no allocation then).
-func splitHeavy(ps []Packet, hs *heavySet) (heavy, rest []Packet) {
+// splitHeavy returns the packets of ps whose type is in hs for stage st,
+// and the rest in order; nil, ps when there are none (no allocation then).
+func splitHeavy(ps []Packet, hs *heavySet, st StageID) (heavy, rest []Packet) {
 	first := -1
 	for i, p := range ps {
-		if hs.has(typeWord(p), p) {
+		if hs.has(typeWord(p), p, st) {
 			first = i
 			break
 		}
@@ -250,7 +269,7 @@ func splitHeavy(ps []Packet, hs *heavySet) (heavy, rest []Packet) {
 	}
 	rest = append(make([]Packet, 0, len(ps)), ps[:first]...)
 	for _, p := range ps[first:] {
-		if hs.has(typeWord(p), p) {
+		if hs.has(typeWord(p), p, st) {
 			heavy = append(heavy, p)
 		} else {
 			rest = append(rest, p)

@@ -58,10 +58,10 @@ func TestLearnHeavy(t *testing.T) {
 	}
 	assert.Empty(t, s.HeavyTypes())
 	assert.Greater(t, cycle(3*time.Millisecond, false), int64(32), "unlearned: the heavy packet starts late")
-	assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+	assert.Equal(t, []HeavyType{{"scheduler.heavyPkt", 1}}, s.HeavyTypes())
 	for _, oneByOne := range []bool{false, true, false} {
 		assert.LessOrEqual(t, cycle(3*time.Millisecond, oneByOne), int64(cfg.Workers), "learned: it starts first (Add one by one: %v)", oneByOne)
-		assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+		assert.Equal(t, []HeavyType{{"scheduler.heavyPkt", 1}}, s.HeavyTypes())
 	}
 
 	// An aborted cycle teaches nothing.
@@ -69,15 +69,15 @@ func TestLearnHeavy(t *testing.T) {
 	cancel()
 	require.NoError(t, s.Add(lightPkt{&seq}))
 	require.Error(t, s.Run(ctx))
-	assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+	assert.Equal(t, []HeavyType{{"scheduler.heavyPkt", 1}}, s.HeavyTypes())
 
 	// Two cycles in a row in which it is as cheap as the others take it
 	// out; one keeps it.
 	cycle(20*time.Microsecond, false)
-	assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes(), "one cheap cycle keeps it")
+	assert.Equal(t, []HeavyType{{"scheduler.heavyPkt", 1}}, s.HeavyTypes(), "one cheap cycle keeps it")
 	cycle(3*time.Millisecond, false)
 	cycle(20*time.Microsecond, false)
-	assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes(), "a heavy cycle between resets the count")
+	assert.Equal(t, []HeavyType{{"scheduler.heavyPkt", 1}}, s.HeavyTypes(), "a heavy cycle between resets the count")
 	cycle(20*time.Microsecond, false)
 	assert.Empty(t, s.HeavyTypes(), "two cheap cycles in a row take it out")
 
@@ -119,10 +119,10 @@ func TestLearnHeavyByName(t *testing.T) {
 		return at.Load()
 	}
 	assert.Greater(t, cycle(false), int64(32), "unlearned: the long packet starts late")
-	assert.Equal(t, []string{"Code"}, s.HeavyTypes())
+	assert.Equal(t, []HeavyType{{"Code", 1}}, s.HeavyTypes())
 	for _, oneByOne := range []bool{false, true} {
 		assert.LessOrEqual(t, cycle(oneByOne), int64(2), "learned: it starts first (Add one by one: %v)", oneByOne)
-		assert.Equal(t, []string{"Code"}, s.HeavyTypes())
+		assert.Equal(t, []HeavyType{{"Code", 1}}, s.HeavyTypes())
 	}
 }
 
@@ -146,7 +146,11 @@ func TestLearnHeavyPerStage(t *testing.T) {
 		require.NoError(t, s.Add(lightPkt{&seq}, StageID(2)))
 		require.NoError(t, runCycle(t, s))
 		require.EqualValues(t, 66, seq.Load())
-		assert.Equal(t, []string{"scheduler.heavyPkt"}, s.HeavyTypes())
+		assert.Equal(t, []HeavyType{{"scheduler.heavyPkt", 1}}, s.HeavyTypes(), "heavy in the first stage")
+		// Heavy where it was measured, not in another stage, where its
+		// packets go to the bucket as without learning.
+		assert.True(t, s.sched().heavyOf(heavyPkt{&seq, &at, 0}, 1))
+		assert.False(t, s.sched().heavyOf(heavyPkt{&seq, &at, 0}, 2))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wsched/wsched/internal/watchdog"
+	"github.com/wsched/wsched/scheduler"
 )
 
 // TestMain fails the package's tests if a scheduler's workers outlive them.
@@ -53,7 +54,7 @@ func TestLearnFindsTheCodeCache(t *testing.T) {
 			cy, err := r.Cycle(context.Background())
 			require.NoError(t, err)
 			res.Cycles = append(res.Cycles, cy)
-			want := []string{"ScanCodeCacheRoots"}
+			want := []scheduler.HeavyType{{Name: "ScanCodeCacheRoots", Stage: stagePrepare}}
 			if workers == 1 {
 				want = nil
 			}
