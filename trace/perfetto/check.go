@@ -64,7 +64,12 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //     cleared again;
 //  12. a packet that needs incremental state does not follow a
 //     previous_packet_dropped on its sequence without a clear in between:
-//     Perfetto skips such packets.
+//     Perfetto skips such packets;
+//  13. an event's extra_counter_values have as many counter tracks or
+//     more (its extra_counter_track_uuids, else its sequence's defaults'),
+//     and each track a value is for is a counter track with a descriptor
+//     in the file; a value on the defaults' tracks sets
+//     SEQ_NEEDS_INCREMENTAL_STATE.
 //
 // Timestamps are compared as Decode resolves them. It returns a
 // *CheckError listing violations. Memory is O(events).
@@ -102,6 +107,7 @@ type trackCheck struct {
 	described bool
 	counter   bool
 	events    []trackEv
+	extraAt   int // index+1 of the first packet with an extra counter value for it; 0 = none
 }
 
 type trackEv struct {
@@ -320,6 +326,19 @@ func (c *checker) event(p *Packet, seq *seqCheck) {
 	if e.Type == typeSliceBegin || e.Type == typeSliceEnd || e.Type == typeInstant || e.Type == typeCounter {
 		t.events = append(t.events, trackEv{ts: p.Timestamp, index: p.Index, typ: e.Type})
 	}
+	if n := len(e.ExtraCounterValues); n > 0 {
+		if n > len(e.ExtraCounterTrackUUIDs) {
+			c.bad(p, "%d extra_counter_values for %d extra counter track(s)", n, len(e.ExtraCounterTrackUUIDs))
+		}
+		if e.DefaultExtraTracks && p.Flags&seqNeedsIncrementalState == 0 {
+			c.bad(p, "extra_counter_values on the defaults' tracks without SEQ_NEEDS_INCREMENTAL_STATE")
+		}
+		for _, u := range e.ExtraCounterTrackUUIDs[:min(n, len(e.ExtraCounterTrackUUIDs))] {
+			if t := c.track(u); t.extraAt == 0 {
+				t.extraAt = p.Index + 1
+			}
+		}
+	}
 	for _, id := range e.FlowIDs {
 		f := c.flow(id, p.Index)
 		f.sources++
@@ -349,6 +368,9 @@ func (c *checker) finish() {
 	slices.Sort(uuids)
 	for _, u := range uuids {
 		t := c.tracks[u]
+		if t.extraAt > 0 && (!t.described || !t.counter) {
+			c.bad(at(t.extraAt-1), "extra counter value for track %d, which is not a described counter track", u)
+		}
 		if len(t.events) == 0 {
 			continue
 		}

@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -80,7 +81,9 @@ func (r *resolver) resolve(p *Packet) {
 		if r.defaults == nil {
 			r.defaults = make(map[uint32]Defaults)
 		}
-		r.defaults[p.Seq] = p.Defaults
+		d := p.Defaults // p's slices are reused by the next packet
+		d.ExtraCounterTrackUUIDs = slices.Clone(d.ExtraCounterTrackUUIDs)
+		r.defaults[p.Seq] = d
 	}
 	var def Defaults
 	var hasDef bool
@@ -90,6 +93,11 @@ func (r *resolver) resolve(p *Packet) {
 	if p.HasEvent && !p.Event.HasTrackUUID && hasDef && def.HasTrackUUID {
 		e := &p.Event
 		e.TrackUUID, e.HasTrackUUID, e.DefaultTrack = def.TrackUUID, true, true
+	}
+	if p.HasEvent && len(p.Event.ExtraCounterValues) > 0 && len(p.Event.ExtraCounterTrackUUIDs) == 0 && hasDef {
+		e := &p.Event
+		e.ExtraCounterTrackUUIDs = append(e.ExtraCounterTrackUUIDs, def.ExtraCounterTrackUUIDs...)
+		e.DefaultExtraTracks = len(e.ExtraCounterTrackUUIDs) > 0
 	}
 	p.Timestamp = p.RawTimestamp
 	if p.ClockSnapshot {

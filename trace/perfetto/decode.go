@@ -76,6 +76,10 @@ type Defaults struct {
 	HasClockID   bool
 	TrackUUID    uint64 // track_event_defaults.track_uuid
 	HasTrackUUID bool
+	// ExtraCounterTrackUUIDs is track_event_defaults.
+	// extra_counter_track_uuids: the counter tracks of an event's
+	// ExtraCounterValues when it names none.
+	ExtraCounterTrackUUIDs []uint64
 }
 
 // TrackEvent is a decoded TrackEvent.
@@ -96,9 +100,16 @@ type TrackEvent struct {
 	HasCounterValue    bool
 	DoubleCounterValue float64
 	HasDoubleCounter   bool
-	Annotations        []Annotation
-	FlowIDs            []uint64
-	TerminatingFlowIDs []uint64
+	// ExtraCounterValues are values for counter tracks at the event's
+	// time, ExtraCounterValues[i] for ExtraCounterTrackUUIDs[i]: the
+	// event's extra_counter_track_uuids or, if it names none, its
+	// sequence's defaults' (DefaultExtraTracks).
+	ExtraCounterValues     []int64
+	ExtraCounterTrackUUIDs []uint64
+	DefaultExtraTracks     bool
+	Annotations            []Annotation
+	FlowIDs                []uint64
+	TerminatingFlowIDs     []uint64
 	// Other counts the fields present besides type and track_uuid.
 	Other int
 }
@@ -217,6 +228,7 @@ func (p *Packet) reset(idx, off int) {
 	*p = Packet{Index: idx, Offset: off, Packed: packed, Clocks: clocks}
 	ev.reset()
 	p.Event = ev
+	p.Defaults = Defaults{ExtraCounterTrackUUIDs: p.Defaults.ExtraCounterTrackUUIDs[:0]}
 	p.Interned = Interned{
 		Names:           intern.Names[:0],
 		Categories:      intern.Categories[:0],
@@ -226,11 +238,13 @@ func (p *Packet) reset(idx, off int) {
 
 func (e *TrackEvent) reset() {
 	*e = TrackEvent{
-		CategoryIIDs:       e.CategoryIIDs[:0],
-		Categories:         e.Categories[:0],
-		Annotations:        e.Annotations[:0],
-		FlowIDs:            e.FlowIDs[:0],
-		TerminatingFlowIDs: e.TerminatingFlowIDs[:0],
+		CategoryIIDs:           e.CategoryIIDs[:0],
+		Categories:             e.Categories[:0],
+		Annotations:            e.Annotations[:0],
+		ExtraCounterValues:     e.ExtraCounterValues[:0],
+		ExtraCounterTrackUUIDs: e.ExtraCounterTrackUUIDs[:0],
+		FlowIDs:                e.FlowIDs[:0],
+		TerminatingFlowIDs:     e.TerminatingFlowIDs[:0],
 	}
 }
 
@@ -391,15 +405,7 @@ func (p *Packet) decodeEvent(it, parent *fieldIter) {
 				e.Categories = append(e.Categories, string(it.val))
 			}
 		case fTECategoryIIDs:
-			switch it.typ {
-			case protowire.VarintType:
-				e.CategoryIIDs = append(e.CategoryIIDs, it.u)
-			case protowire.BytesType:
-				p.Packed = append(p.Packed, "TrackEvent.category_iids")
-				e.CategoryIIDs = unpackVarints(e.CategoryIIDs, it)
-			default:
-				it.want("TrackEvent", protowire.VarintType)
-			}
+			e.CategoryIIDs = repeatedVarint(p, it, e.CategoryIIDs, "TrackEvent.category_iids")
 		case fTECounterValue:
 			if it.want("TrackEvent", protowire.VarintType) {
 				e.CounterValue, e.HasCounterValue = int64(it.u), true
@@ -408,6 +414,10 @@ func (p *Packet) decodeEvent(it, parent *fieldIter) {
 			if it.want("TrackEvent", protowire.Fixed64Type) {
 				e.DoubleCounterValue, e.HasDoubleCounter = math.Float64frombits(it.u), true
 			}
+		case fTEExtraUUIDs:
+			e.ExtraCounterTrackUUIDs = repeatedVarint(p, it, e.ExtraCounterTrackUUIDs, "TrackEvent.extra_counter_track_uuids")
+		case fTEExtraValues:
+			e.ExtraCounterValues = repeatedVarint(p, it, e.ExtraCounterValues, "TrackEvent.extra_counter_values")
 		case fTEAnnotations:
 			if it.want("TrackEvent", protowire.BytesType) {
 				e.Annotations = append(e.Annotations, decodeAnnotation(it.sub(), it))
@@ -431,7 +441,21 @@ func (p *Packet) decodeEvent(it, parent *fieldIter) {
 	}
 }
 
-func unpackVarints(dst []uint64, it *fieldIter) []uint64 {
+// repeatedVarint appends to dst the repeated TrackEvent varint field that
+// it holds: one value, or packed values (noted in p.Packed as name).
+func repeatedVarint[T uint64 | int64](p *Packet, it *fieldIter, dst []T, name string) []T {
+	switch it.typ {
+	case protowire.VarintType:
+		return append(dst, T(it.u))
+	case protowire.BytesType:
+		p.Packed = append(p.Packed, name)
+		return unpackVarints(dst, it)
+	}
+	it.want("TrackEvent", protowire.VarintType)
+	return dst
+}
+
+func unpackVarints[T uint64 | int64](dst []T, it *fieldIter) []T {
 	b := it.val
 	for len(b) > 0 {
 		v, n := protowire.ConsumeVarint(b)
@@ -439,7 +463,7 @@ func unpackVarints(dst []uint64, it *fieldIter) []uint64 {
 			it.fail("packed varint: " + protowire.ParseError(n).Error())
 			return dst
 		}
-		dst = append(dst, v)
+		dst = append(dst, T(v))
 		b = b[n:]
 	}
 	return dst
@@ -620,8 +644,15 @@ func decodeDefaults(d *Defaults, it, parent *fieldIter) {
 			}
 			sub := it.sub()
 			for sub.next() {
-				if sub.num == fDefTrackUUID && sub.want("TrackEventDefaults", protowire.VarintType) {
-					d.TrackUUID, d.HasTrackUUID = sub.u, true
+				switch sub.num {
+				case fDefTrackUUID:
+					if sub.want("TrackEventDefaults", protowire.VarintType) {
+						d.TrackUUID, d.HasTrackUUID = sub.u, true
+					}
+				case fDefExtraUUIDs:
+					if sub.want("TrackEventDefaults", protowire.VarintType) {
+						d.ExtraCounterTrackUUIDs = append(d.ExtraCounterTrackUUIDs, sub.u)
+					}
 				}
 			}
 			propagate(sub, it)

@@ -39,8 +39,11 @@
 //	            a packet queued here, later stolen), "wake" (target),
 //	            "woken" (blocked: 1 if the worker had been blocked, 0 if
 //	            it was polling for its wake-up or had not yet parked)
-//	uuid 16+N…  counter tracks, described on first use: "bucket: STAGE",
-//	            "parked workers", "local deque: worker i" (under the worker)
+//	uuid 16+N…  with Options.Origins, worker i's "queued from (wsched
+//	            simulate)" counter track (16+N+i, under the worker; see
+//	            Origins); then counter tracks, described on first use:
+//	            "bucket: STAGE", "parked workers", "local deque: worker i"
+//	            (under the worker)
 //
 // Each steal draws one flow arrow, from where the stolen packet was queued
 // to its slice on the thief (terminating_flow_ids): a "queued" instant
@@ -57,17 +60,31 @@
 // # Origins
 //
 // With Options.Origins, each packet slice also says how its packet was
-// queued, for `wsched simulate`: an annotation "queued" (ArgQueued) whose
-// value is code + (N + 4) × d, N the trace's workers, d the nanoseconds
-// from the packet's queuing stamp to its begin, and code 1 for a packet
-// queued without a stamp (designated), 2 for an add (its stamp is the
-// add's born_ns, or a few nanoseconds after it for a later packet of the
-// same call), 3 for an add taken from a priority lane, 4 + i for a spawn
-// on worker i (its stamp lies within the spawning packet's slice on worker
-// i's track). It costs about 8 bytes a slice: 37.0 against 29.0 on the run
-// of TestBytesPerSliceRealRun (go test -run BytesPerSlice -v
-// ./trace/perfetto/). A slice without it was recorded by a scheduler that
-// did not say, or its queuing lies outside an Overwrite recorder's window.
+// queued, for `wsched simulate`: where (a code: 1 designated, 2 an add, 3
+// an add taken from a priority lane, 4 + i a spawn on worker i; the
+// Queued* constants) and when (a stamp: for an add, its born_ns or a few
+// nanoseconds after it for a later packet of the same call; for a spawn, a
+// time within the spawning packet's slice on worker i's track; for a
+// designated packet none, and its begin stands in). The slice's BEGIN
+// carries one extra_counter_values entry for its worker's origins track
+// (a counter track described with DescOrigins, named in the sequence's
+// TrackEventDefaults.extra_counter_track_uuids, so the event names no
+// track). Its value is relative to the sequence's earlier slices (the
+// stamp of its previous slice of the same code, or its previous slice's
+// begin; the code left out when it repeats): the rules are in
+// trace/internal/origin, which the writer and trace/simulate share, and
+// a reader must step through every packet slice of a sequence in order.
+// In the Perfetto UI the track draws these values as a counter under the
+// worker; they mean nothing as a quantity.
+//
+// It costs about 3 bytes a slice (a tag and a varint of 1 to 3 bytes):
+// 32.4 against 30.0 on the run of TestBytesPerSliceRealRun (go test -run
+// BytesPerSlice -v ./trace/perfetto/), and 31.9 to 34.1 on the traces
+// `wsched demo` writes (32.5 over all of them), which carried a "queued"
+// annotation of about 8 bytes a slice in the format before (ArgQueued;
+// trace/simulate still reads it). A slice without a value was recorded by
+// a scheduler that did not say, or its queuing lies outside an Overwrite
+// recorder's window.
 //
 // What each recorder event becomes is decided in trace/internal/timeline,
 // shared with trace/chromejson so both exports show the same thing.

@@ -276,7 +276,7 @@ func TestProtocDecodesOfficialProtos(t *testing.T) {
 	if root == "" || err != nil {
 		t.Skip("set PERFETTO_PROTOS to a google/perfetto checkout and put protoc on PATH to run")
 	}
-	for _, name := range []string{"small.pftrace.golden", "small-absolute.pftrace.golden"} {
+	for _, name := range []string{"small.pftrace.golden", "small-origins.pftrace.golden", "small-absolute.pftrace.golden"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		require.NoError(t, err)
 		cmd := exec.Command(protoc, "-I"+root, "--decode=perfetto.protos.Trace", "protos/perfetto/trace/trace.proto")
@@ -290,6 +290,11 @@ func TestProtocDecodesOfficialProtos(t *testing.T) {
 		packets := 0
 		require.NoError(t, Decode(data, func(*Packet) error { packets++; return nil }))
 		require.Equal(t, packets, strings.Count(text, "\npacket {")+1, "%s: packets", name)
+		if name == "small-origins.pftrace.golden" {
+			for _, want := range []string{"extra_counter_track_uuids: 18", "extra_counter_values: "} {
+				require.Contains(t, text, want)
+			}
+		}
 		if name == "small.pftrace.golden" {
 			for _, want := range []string{"is_incremental: true", "trace_packet_defaults {", "timestamp_clock_id: 64", "track_event_defaults {"} {
 				require.Contains(t, text, want)

@@ -74,6 +74,9 @@ func dump(data []byte) (string, error) {
 			if d := p.Defaults; d.HasTrackUUID {
 				fmt.Fprintf(&b, " track=%d", d.TrackUUID)
 			}
+			for _, u := range p.Defaults.ExtraCounterTrackUUIDs {
+				fmt.Fprintf(&b, " extra=%d", u)
+			}
 		}
 		if p.Interned.Present {
 			fmt.Fprintf(&b, " intern(n=%d c=%d a=%d)", len(p.Interned.Names), len(p.Interned.Categories), len(p.Interned.AnnotationNames))
@@ -126,6 +129,13 @@ func dump(data []byte) (string, error) {
 			if e.HasCounterValue {
 				fmt.Fprintf(&b, " value=%d", e.CounterValue)
 			}
+			for i, v := range e.ExtraCounterValues {
+				if i < len(e.ExtraCounterTrackUUIDs) {
+					fmt.Fprintf(&b, " extra(%d)=%d", e.ExtraCounterTrackUUIDs[i], v)
+				} else {
+					fmt.Fprintf(&b, " extra(?)=%d", v)
+				}
+			}
 			for _, f := range e.FlowIDs {
 				fmt.Fprintf(&b, " flow_out=%d", f)
 			}
@@ -139,14 +149,25 @@ func dump(data []byte) (string, error) {
 	return b.String(), err
 }
 
-// TestGolden writes a small deterministic trace and compares its bytes and
-// its dump with testdata/small.pftrace.golden and testdata/small.txt. Run with
-// -update after an intended format change, and review the .txt diff.
+// TestGolden writes a small deterministic trace, without and with
+// Origins, and compares its bytes and its dump with
+// testdata/small{,-origins}.pftrace.golden and .txt. Run with -update after
+// an intended format change, and review the .txt diff.
 func TestGolden(t *testing.T) {
-	data, _, _ := writeChecked(t, synth.Small())
+	for _, origins := range []bool{false, true} {
+		name := "small"
+		if origins {
+			name = "small-origins"
+		}
+		t.Run(name, func(t *testing.T) { golden(t, name, Options{Origins: origins}) })
+	}
+}
+
+func golden(t *testing.T, name string, opts Options) {
+	data, _, _ := writeCheckedWith(t, synth.Small(), opts)
 	text, err := dump(data)
 	require.NoError(t, err)
-	binPath, txtPath := filepath.Join("testdata", "small.pftrace.golden"), filepath.Join("testdata", "small.txt")
+	binPath, txtPath := filepath.Join("testdata", name+".pftrace.golden"), filepath.Join("testdata", name+".txt")
 	if *update {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		require.NoError(t, os.WriteFile(binPath, data, 0o644))

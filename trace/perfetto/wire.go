@@ -32,6 +32,7 @@ const (
 	fDefClockID    = 58
 	fDefTrackEvent = 11
 	fDefTrackUUID  = 11
+	fDefExtraUUIDs = 31
 
 	// TrackDescriptor
 	fTDUUID        = 1
@@ -65,6 +66,8 @@ const (
 	fTEName          = 23
 	fTECounterValue  = 30
 	fTEDoubleCounter = 44
+	fTEExtraUUIDs    = 31
+	fTEExtraValues   = 12
 	fTEFlowIDs       = 47
 	fTETermFlowIDs   = 48
 

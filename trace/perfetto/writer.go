@@ -13,6 +13,7 @@ import (
 
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/internal/atomicfile"
+	"github.com/wsched/wsched/trace/internal/origin"
 	"github.com/wsched/wsched/trace/internal/timeline"
 )
 
@@ -41,6 +42,11 @@ const (
 	DescStages  = "wsched:stages"
 	DescWorker  = "wsched:worker:"
 	DescCounter = "wsched:counter:"
+	// DescOrigins, followed by "I/N", describes the counter track of
+	// worker I's origins (Options.Origins) in a trace of N workers: N
+	// sets their codes (trace/internal/origin), whatever the process
+	// track claims.
+	DescOrigins = "wsched:origins:"
 )
 
 // Names of the slices, instants and annotations the writer adds besides
@@ -72,25 +78,28 @@ type Options struct {
 	Pid int32
 	// ProcessName names the process track; "" means "wsched".
 	ProcessName string
-	// Origins writes how each packet was queued, as an annotation
-	// "queued" on its slice (see doc.go, Origins), for `wsched simulate`:
-	// about 8 more bytes a packet slice.
+	// Origins writes how each packet was queued, for `wsched simulate`:
+	// a value on its worker's "queued from" counter track at each packet
+	// slice's begin (see Origins in the package doc), about 3 more bytes
+	// a packet slice.
 	Origins bool
 }
 
-// ArgQueued is the annotation that Options.Origins writes on a packet
-// slice: code + (workers + 4) × (ns from when the packet was queued to its
-// begin), code being 1 for a packet queued without a stamp (designated),
-// 2 for an add, 3 for an add taken from a priority lane, 4 + i for a spawn
-// on worker i.
+// ArgQueued is the annotation by which files of the format before
+// DescOrigins said how a packet slice's packet was queued: code + (workers
+// + 4) × (ns from when the packet was queued to its begin), with the
+// codes below. trace/simulate still reads it.
 const ArgQueued = "queued"
 
-// Codes of ArgQueued.
+// Codes of where a packet was queued, in ArgQueued and in the values of
+// the origins tracks: 1 for a packet queued without a stamp (designated),
+// 2 for an add, 3 for an add taken from a priority lane, 4 + i for a spawn
+// on worker i.
 const (
-	QueuedNone     = 1
-	QueuedAdd      = 2
-	QueuedPriority = 3
-	QueuedWorker0  = 4
+	QueuedNone     = origin.None
+	QueuedAdd      = origin.Add
+	QueuedPriority = origin.Priority
+	QueuedWorker0  = origin.Worker0
 )
 
 // Stats describe what Write wrote.
@@ -121,13 +130,18 @@ func (s Stats) BytesPerSlice() float64 {
 // default track, where its incremental clock stands, and which iids it has
 // defined since its incremental state was last cleared.
 type sequence struct {
-	id      uint32
-	track   uint64 // TrackEventDefaults.track_uuid: events on it omit track_uuid
-	started bool
-	last    int64  // time of the sequence's last packet on clockIncremental
-	names   []bool // event-name iid defined on this sequence
-	cats    []bool
-	annots  []bool
+	id    uint32
+	track uint64 // TrackEventDefaults.track_uuid: events on it omit track_uuid
+	// originTrack (Options.Origins, a worker's sequence) is the counter
+	// track of the origins, in TrackEventDefaults.extra_counter_track_uuids;
+	// org encodes them.
+	originTrack uint64
+	org         origin.Codec
+	started     bool
+	last        int64  // time of the sequence's last packet on clockIncremental
+	names       []bool // event-name iid defined on this sequence
+	cats        []bool
+	annots      []bool
 }
 
 // iidTable assigns trace-global iids (from 1) to strings.
@@ -265,9 +279,24 @@ func (w *writer) header(processName string) {
 
 	w.workers = make([]*sequence, nw)
 	for i := range nw {
-		w.workers[i] = &sequence{id: uint32(seqWorker0 + i), track: uuidWorker0 + uint64(i)}
+		seq := &sequence{id: uint32(seqWorker0 + i), track: uuidWorker0 + uint64(i)}
+		w.workers[i] = seq
+		if w.origins {
+			seq.originTrack, seq.org = w.nextUUID, origin.New(nw)
+			w.nextUUID++
+		}
 		td := w.threadTrack(uuidWorker0+uint64(i), w.pid+1+int32(i), "worker "+strconv.Itoa(i), DescWorker+strconv.Itoa(i))
-		w.emit(w.workers[i], 0, nil, td, nil)
+		w.emit(seq, 0, nil, td, nil)
+		if w.origins {
+			td := w.sub[:0]
+			td = appendVarintField(td, fTDUUID, seq.originTrack)
+			td = appendStringField(td, fTDName, "queued from (wsched simulate)")
+			td = appendVarintField(td, fTDParentUUID, seq.track)
+			td = appendBytesField(td, fTDCounter, appendVarintField(w.frame[:0], fCDUnit, unitCount))
+			td = appendStringField(td, fTDDescription, DescOrigins+strconv.Itoa(i)+"/"+strconv.Itoa(nw))
+			w.sub = td
+			w.emit(seq, 0, nil, td, nil)
+		}
 	}
 }
 
@@ -361,8 +390,10 @@ func (w *writer) op(op *timeline.Op) {
 	if op.Slice == timeline.SlicePacket {
 		te = w.categoryField(seq, te, op.Stage, op.Category)
 	}
-	if w.origins && op.Slice == timeline.SlicePacket && op.QueuedFrom != trace.FromUnknown {
-		te = w.annotUint(seq, te, ArgQueued, queuedValue(op, w.s.Workers()))
+	if op.Slice == timeline.SlicePacket && seq.originTrack != 0 {
+		if v, ok := w.origin(seq, op); ok {
+			te = appendVarintField(te, fTEExtraValues, v)
+		}
 	}
 	for _, a := range op.Args {
 		switch a.Kind {
@@ -501,6 +532,10 @@ func (w *writer) clear(seq *sequence, at int64, dropped bool) {
 	cs = appendBytesField(cs, fCSClocks, clk)
 	def := appendVarintField(w.clr[2][:0], fDefClockID, clockIncremental)
 	clk = appendVarintField(clk[:0], fDefTrackUUID, seq.track)
+	if seq.originTrack != 0 {
+		clk = appendVarintField(clk, fDefExtraUUIDs, seq.originTrack)
+		seq.org.Reset()
+	}
 	def = appendBytesField(def, fDefTrackEvent, clk)
 
 	p := appendVarintField(w.clr[3][:0], fSequenceID, uint64(seq.id))
@@ -563,12 +598,18 @@ func (w *writer) write(p []byte) int {
 	return len(fr) + len(p)
 }
 
-// queuedValue is a packet slice's ArgQueued value.
-func queuedValue(op *timeline.Op, workers int) uint64 {
+// origin encodes how op's packet was queued, or steps seq's codec past a
+// slice that does not say.
+func (w *writer) origin(seq *sequence, op *timeline.Op) (uint64, bool) {
 	var code uint64
 	switch from := op.QueuedFrom; {
+	case from == trace.FromUnknown:
+		seq.org.Skip(op.Time)
+		return 0, false
 	case from == trace.FromNone:
-		code = QueuedNone
+		// Queued without a stamp: the value carries none (the slice's
+		// begin stands in).
+		return seq.org.Encode(QueuedNone, op.Time, op.Time)
 	case from == trace.FromAdd && op.Priority:
 		code = QueuedPriority
 	case from == trace.FromAdd:
@@ -576,5 +617,5 @@ func queuedValue(op *timeline.Op, workers int) uint64 {
 	default:
 		code = QueuedWorker0 + uint64(from)
 	}
-	return code + uint64(workers+QueuedWorker0)*uint64(max(op.Time-op.Queued, 0))
+	return seq.org.Encode(code, min(op.Queued, op.Time), op.Time)
 }

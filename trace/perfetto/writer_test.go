@@ -23,8 +23,17 @@ import (
 // returns the bytes and stats.
 func writeChecked(t *testing.T, s *trace.Snapshot) ([]byte, Stats, CheckStats) {
 	t.Helper()
+	return writeCheckedWith(t, s, Options{})
+}
+
+// writeCheckedWith is writeChecked with opts (Pid 4242 unless set).
+func writeCheckedWith(t *testing.T, s *trace.Snapshot, opts Options) ([]byte, Stats, CheckStats) {
+	t.Helper()
+	if opts.Pid == 0 {
+		opts.Pid = 4242
+	}
 	var buf bytes.Buffer
-	st, err := Write(&buf, s, Options{Pid: 4242})
+	st, err := Write(&buf, s, opts)
 	require.NoError(t, err, "Write")
 	require.Equal(t, int64(buf.Len()), st.Bytes, "Stats.Bytes against the bytes written")
 	cs, err := Check(buf.Bytes())

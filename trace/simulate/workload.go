@@ -131,7 +131,7 @@ type slice struct {
 	begin, end int64
 	name       int32
 	stage      string
-	code       uint64 // perfetto.ArgQueued's code; 0 = none
+	code       uint64 // where it was queued (perfetto.Queued*); 0 = not said
 	queued     int64  // from the annotation; valid when code != 0
 	stolen     bool
 	cycle      int32
@@ -171,13 +171,15 @@ func Load(data []byte) (*Workload, error) {
 	wl := &Workload{Config: DefaultConfig()}
 	var decls wsfile.Decls
 	type open struct {
-		start  int64
-		name   string
-		cat    string
-		code   uint64
-		stolen bool
-		arg    int64
-		park   bool
+		start   int64
+		name    string
+		cat     string
+		code    uint64 // from the origins track, or ArgQueued's value (legacy)
+		queued  int64  // from the origins track: valid when decoded
+		decoded bool
+		stolen  bool
+		arg     int64
+		park    bool
 	}
 	type track struct {
 		role   byte // 'p' process, 'c' control, 's' stages, 'w' worker, 'o' other
@@ -271,8 +273,10 @@ func Load(data []byte) (*Workload, error) {
 						return fail(p, "category iid %d not defined", e.CategoryIIDs[0])
 					}
 					o.cat = c
-					if a, ok := decls.Arg(e, perfetto.ArgQueued); ok && a.Kind == perfetto.AnnotUint {
-						o.code = a.Uint
+					if code, stamp, ok := decls.Origin(e, t); ok {
+						o.code, o.queued, o.decoded = code, stamp, true
+					} else if a, ok := decls.Arg(e, perfetto.ArgQueued); ok && a.Kind == perfetto.AnnotUint {
+						o.code = a.Uint // a file of the format before the origins tracks
 					}
 					o.stolen = len(e.TerminatingFlowIDs) > 0
 				} else {
@@ -304,7 +308,9 @@ func Load(data []byte) (*Workload, error) {
 					break
 				}
 				s := slice{worker: tr.worker, begin: o.start, end: t, name: intern(o.name), stage: o.cat, stolen: o.stolen, cycle: -1}
-				if o.code != 0 {
+				if o.decoded {
+					s.code, s.queued = o.code, o.queued
+				} else if o.code != 0 {
 					m := uint64(wl.Workers + perfetto.QueuedWorker0)
 					code, d := o.code%m, o.code/m
 					if code >= 1 && d <= uint64(o.start) {

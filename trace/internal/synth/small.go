@@ -9,7 +9,8 @@ import (
 // that uses every hook and every counter kind once or more: parks and wakes
 // by the control goroutine and by a worker, a stamped steal (its flow
 // starts where the stolen packet was spawned), END and BEGIN at the same
-// time, an Unconstrained packet, two stages. Golden tests write it; its
+// time, an Unconstrained packet, two stages, packets that say how they
+// were queued (an add, a spawn, a steal, a designated packet). Golden tests write it; its
 // events are listed below in recording order.
 func Small() *trace.Snapshot {
 	var now int64
@@ -23,6 +24,7 @@ func Small() *trace.Snapshot {
 	w0.Park()
 	w1.Park()
 	at(2000)
+	added := c.Stamp() // the stamp of an add (not recorded here) of ScanStack
 	c.CycleBegin(1)
 	c.StageOpen(1, prep)
 	c.Counter(trace.CounterBucketDepth, 1, 1)
@@ -32,7 +34,7 @@ func Small() *trace.Snapshot {
 	w0.Unpark()
 	w0.WakeReceived(true) // it had blocked: 1 ms after the wake-up was sent
 	w0.Counter(trace.CounterBucketDepth, 1, 0)
-	w0.PacketBegin(scan, 1, 0)
+	w0.PacketBeginQueued(scan, 1, 0, -1, added, false)
 	at(3500)
 	born := w0.Stamp()                      // worker 0 spawns two packets (stamped 3500)...
 	w0.Counter(trace.CounterLocalLen, 0, 2) // ...and queues them
@@ -49,11 +51,11 @@ func Small() *trace.Snapshot {
 	w1.PacketBegin(mark, 1, 2<<40|1)
 	at(5000)
 	w0.PacketEnd()
-	w0.PacketBegin(mark, 1, 0) // END and BEGIN at the same time
+	w0.PacketBeginQueued(mark, 1, 0, 0, born, false) // END and BEGIN at the same time; the other packet spawned at 3500
 	w0.Counter(trace.CounterLocalLen, 0, 0)
 	at(6000)
 	w1.PacketEnd()
-	w1.PacketBegin(fin, 0, 0) // an Unconstrained packet
+	w1.PacketBeginQueued(fin, 0, 0, -2, 0, false) // an Unconstrained packet, designated
 	at(6500)
 	w1.PacketEnd()
 	w1.Park()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wsched/wsched/trace/internal/origin"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -31,13 +32,16 @@ const (
 	Stages
 	Worker
 	Counter
+	// Origins: the counter track that holds a worker's origins
+	// (perfetto.Options.Origins).
+	Origins
 )
 
 // Track is a track descriptor as wsched reads it.
 type Track struct {
 	Role Role
-	// Worker is the worker a Worker track belongs to (0 ≤ Worker <
-	// Decls.Workers).
+	// Worker is the worker a Worker or Origins track belongs to (0 ≤
+	// Worker < Decls.Workers).
 	Worker int
 	// Counter is what follows perfetto.DescCounter in a Counter track's
 	// description ("KIND:INDEX", parsed by the reader that draws it).
@@ -52,12 +56,18 @@ type Decls struct {
 	// Workers is its "workers=N", 0 if it said none.
 	Workers int
 
-	seqs map[uint32]*strs
-	cur  *strs
+	seqs    map[uint32]*strs
+	cur     *strs
+	origins map[uint64]int // Origins tracks: uuid → the workers their codes count
 }
 
-// strs is one sequence's interned strings, each map made on first use.
-type strs struct{ names, cats, annots map[uint64]string }
+// strs is one sequence's incremental state: its interned strings, each
+// map made on first use, and its origins codec (org.Codes() == 0 until
+// first use).
+type strs struct {
+	names, cats, annots map[uint64]string
+	org                 origin.Codec
+}
 
 // Packet takes in p's interned strings (a sequence's are dropped when p
 // clears its incremental state) and, when p describes a track, what the
@@ -117,9 +127,49 @@ func (d *Decls) track(td *perfetto.TrackDesc) (Track, error) {
 		return Track{Role: Worker, Worker: n}, nil
 	case strings.HasPrefix(desc, perfetto.DescCounter):
 		return Track{Role: Counter, Counter: strings.TrimPrefix(desc, perfetto.DescCounter)}, nil
+	case strings.HasPrefix(desc, perfetto.DescOrigins):
+		is, ns, _ := strings.Cut(strings.TrimPrefix(desc, perfetto.DescOrigins), "/")
+		i, err1 := strconv.Atoi(is)
+		n, err2 := strconv.Atoi(ns)
+		if err1 != nil || err2 != nil || i < 0 || i >= n || n > MaxWorkers || !td.Counter {
+			return Track{}, fmt.Errorf("bad origins track %q", desc)
+		}
+		if d.origins == nil {
+			d.origins = make(map[uint64]int)
+		}
+		d.origins[td.UUID] = n
+		return Track{Role: Origins, Worker: i}, nil
 	}
 	return Track{}, nil
 }
+
+// Origin reads how the packet of a packet slice was queued: the slice's
+// BEGIN is the last packet's event, at time begin. The reader calls it
+// for every packet slice BEGIN, in file order, whether or not the file
+// has origins: each sequence's values are relative to its earlier slices
+// (trace/internal/origin), and their codes count the workers the origins
+// track's description says. ok is false for a slice without a valid value
+// on an Origins track; code 4 + i is then a spawn on worker i, which the
+// caller checks against the workers it has.
+func (d *Decls) Origin(e *perfetto.TrackEvent, begin int64) (code uint64, stamp int64, ok bool) {
+	if len(d.origins) == 0 || d.cur == nil {
+		return 0, 0, false
+	}
+	org := &d.cur.org
+	for i, u := range e.ExtraCounterTrackUUIDs {
+		if n, ok := d.origins[u]; ok && i < len(e.ExtraCounterValues) {
+			if org.Codes() != uint64(n)+origin.Worker0 {
+				org.SetWorkers(n) // first use (or another track's: a file of no writer)
+			}
+			return org.Decode(uint64(e.ExtraCounterValues[i]), begin)
+		}
+	}
+	org.Skip(begin)
+	return 0, 0, false
+}
+
+// HasOrigins reports whether the file has described an Origins track.
+func (d *Decls) HasOrigins() bool { return len(d.origins) > 0 }
 
 // Name returns the event name interned as iid on the last packet's
 // sequence.

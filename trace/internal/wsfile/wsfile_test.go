@@ -1,11 +1,13 @@
 package wsfile
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
@@ -151,4 +153,41 @@ func TestTracksTable(t *testing.T) {
 	assert.ErrorContains(t, err, "event on track 4 before its descriptor")
 	_, _, err = ts.Event(&perfetto.Packet{Timestamp: 1 << 63, Event: perfetto.TrackEvent{TrackUUID: 3}})
 	assert.ErrorContains(t, err, "timestamp out of range")
+}
+
+// TestOriginAfterSliceWithout: a packet slice that does not say how its
+// packet was queued still moves its sequence's reference, so the next
+// slice's origin, written against that slice's begin, reads back: worker
+// 0 runs A (queuing unknown) and then B, spawned 10 ns into A.
+func TestOriginAfterSliceWithout(t *testing.T) {
+	b := tracebuf.NewBuilder(1)
+	name := b.Intern("P")
+	b.CycleBegin(100, 1)
+	b.PacketBegin(0, 1000, name, 1, 0, tracebuf.FromUnknown, 0, false)
+	b.PacketEnd(0, 2000)
+	b.PacketBegin(0, 5000, name, 1, 0, 0, 1010, false)
+	b.PacketEnd(0, 6000)
+	b.CycleEnd(7000, 1)
+	var buf bytes.Buffer
+	_, err := perfetto.Write(&buf, b.Snapshot(), perfetto.Options{Origins: true})
+	require.NoError(t, err)
+
+	var d Decls
+	type org struct {
+		code  uint64
+		stamp int64
+		ok    bool
+	}
+	var got []org
+	require.NoError(t, perfetto.Decode(buf.Bytes(), func(p *perfetto.Packet) error {
+		_, _, err := d.Packet(p)
+		require.NoError(t, err)
+		if p.HasEvent && p.Event.Type == 1 && len(p.Event.CategoryIIDs) > 0 {
+			c, s, ok := d.Origin(&p.Event, int64(p.Timestamp))
+			got = append(got, org{c, s, ok})
+		}
+		return nil
+	}))
+	require.True(t, d.HasOrigins())
+	assert.Equal(t, []org{{}, {perfetto.QueuedWorker0, 1010, true}}, got)
 }

@@ -488,10 +488,13 @@ func (x *TracePacketDefaults) GetTrackEventDefaults() *TrackEventDefaults {
 // Defaults for the TrackEvents of one sequence: an event without a
 // track_uuid is on this track.
 type TrackEventDefaults struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TrackUuid     *uint64                `protobuf:"varint,11,opt,name=track_uuid,json=trackUuid" json:"track_uuid,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	TrackUuid *uint64                `protobuf:"varint,11,opt,name=track_uuid,json=trackUuid" json:"track_uuid,omitempty"`
+	// The counter tracks of an event's extra_counter_values when it names
+	// none itself.
+	ExtraCounterTrackUuids []uint64 `protobuf:"varint,31,rep,name=extra_counter_track_uuids,json=extraCounterTrackUuids" json:"extra_counter_track_uuids,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *TrackEventDefaults) Reset() {
@@ -529,6 +532,13 @@ func (x *TrackEventDefaults) GetTrackUuid() uint64 {
 		return *x.TrackUuid
 	}
 	return 0
+}
+
+func (x *TrackEventDefaults) GetExtraCounterTrackUuids() []uint64 {
+	if x != nil {
+		return x.ExtraCounterTrackUuids
+	}
+	return nil
 }
 
 type TrackDescriptor struct {
@@ -798,7 +808,12 @@ type TrackEvent struct {
 	TrackUuid          *uint64                `protobuf:"varint,11,opt,name=track_uuid,json=trackUuid" json:"track_uuid,omitempty"`
 	CounterValue       *int64                 `protobuf:"varint,30,opt,name=counter_value,json=counterValue" json:"counter_value,omitempty"`
 	DoubleCounterValue *float64               `protobuf:"fixed64,44,opt,name=double_counter_value,json=doubleCounterValue" json:"double_counter_value,omitempty"`
-	DebugAnnotations   []*DebugAnnotation     `protobuf:"bytes,4,rep,name=debug_annotations,json=debugAnnotations" json:"debug_annotations,omitempty"`
+	// Values for counter tracks at the event's time: extra_counter_values[i]
+	// is for extra_counter_track_uuids[i], or for the sequence's
+	// TrackEventDefaults' i-th uuid when the event names none.
+	ExtraCounterTrackUuids []uint64           `protobuf:"varint,31,rep,name=extra_counter_track_uuids,json=extraCounterTrackUuids" json:"extra_counter_track_uuids,omitempty"`
+	ExtraCounterValues     []int64            `protobuf:"varint,12,rep,name=extra_counter_values,json=extraCounterValues" json:"extra_counter_values,omitempty"`
+	DebugAnnotations       []*DebugAnnotation `protobuf:"bytes,4,rep,name=debug_annotations,json=debugAnnotations" json:"debug_annotations,omitempty"`
 	// Flow ids are global to the trace; an id on two events draws an arrow.
 	FlowIds            []uint64 `protobuf:"fixed64,47,rep,name=flow_ids,json=flowIds" json:"flow_ids,omitempty"`
 	TerminatingFlowIds []uint64 `protobuf:"fixed64,48,rep,name=terminating_flow_ids,json=terminatingFlowIds" json:"terminating_flow_ids,omitempty"`
@@ -890,6 +905,20 @@ func (x *TrackEvent) GetDoubleCounterValue() float64 {
 		return *x.DoubleCounterValue
 	}
 	return 0
+}
+
+func (x *TrackEvent) GetExtraCounterTrackUuids() []uint64 {
+	if x != nil {
+		return x.ExtraCounterTrackUuids
+	}
+	return nil
+}
+
+func (x *TrackEvent) GetExtraCounterValues() []int64 {
+	if x != nil {
+		return x.ExtraCounterValues
+	}
+	return nil
 }
 
 func (x *TrackEvent) GetDebugAnnotations() []*DebugAnnotation {
@@ -1325,10 +1354,11 @@ const file_trace_perfetto_perfettopb_perfetto_proto_rawDesc = "" +
 	"\x12unit_multiplier_ns\x18\x04 \x01(\x04R\x10unitMultiplierNs\"\x9a\x01\n" +
 	"\x13TracePacketDefaults\x12,\n" +
 	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12U\n" +
-	"\x14track_event_defaults\x18\v \x01(\v2#.perfetto.protos.TrackEventDefaultsR\x12trackEventDefaults\"3\n" +
+	"\x14track_event_defaults\x18\v \x01(\v2#.perfetto.protos.TrackEventDefaultsR\x12trackEventDefaults\"n\n" +
 	"\x12TrackEventDefaults\x12\x1d\n" +
 	"\n" +
-	"track_uuid\x18\v \x01(\x04R\ttrackUuid\"\xb3\x02\n" +
+	"track_uuid\x18\v \x01(\x04R\ttrackUuid\x129\n" +
+	"\x19extra_counter_track_uuids\x18\x1f \x03(\x04R\x16extraCounterTrackUuids\"\xb3\x02\n" +
 	"\x0fTrackDescriptor\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\x04R\x04uuid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12<\n" +
@@ -1354,7 +1384,7 @@ const file_trace_perfetto_perfettopb_perfetto_proto_rawDesc = "" +
 	"\fUNIT_TIME_NS\x10\x01\x12\x0e\n" +
 	"\n" +
 	"UNIT_COUNT\x10\x02\x12\x13\n" +
-	"\x0fUNIT_SIZE_BYTES\x10\x03\"\xb4\x04\n" +
+	"\x0fUNIT_SIZE_BYTES\x10\x03\"\xa1\x05\n" +
 	"\n" +
 	"TrackEvent\x12#\n" +
 	"\rcategory_iids\x18\x03 \x03(\x04R\fcategoryIids\x12\x1e\n" +
@@ -1368,7 +1398,9 @@ const file_trace_perfetto_perfettopb_perfetto_proto_rawDesc = "" +
 	"\n" +
 	"track_uuid\x18\v \x01(\x04R\ttrackUuid\x12#\n" +
 	"\rcounter_value\x18\x1e \x01(\x03R\fcounterValue\x120\n" +
-	"\x14double_counter_value\x18, \x01(\x01R\x12doubleCounterValue\x12M\n" +
+	"\x14double_counter_value\x18, \x01(\x01R\x12doubleCounterValue\x129\n" +
+	"\x19extra_counter_track_uuids\x18\x1f \x03(\x04R\x16extraCounterTrackUuids\x120\n" +
+	"\x14extra_counter_values\x18\f \x03(\x03R\x12extraCounterValues\x12M\n" +
 	"\x11debug_annotations\x18\x04 \x03(\v2 .perfetto.protos.DebugAnnotationR\x10debugAnnotations\x12\x19\n" +
 	"\bflow_ids\x18/ \x03(\x06R\aflowIds\x120\n" +
 	"\x14terminating_flow_ids\x180 \x03(\x06R\x12terminatingFlowIds\"j\n" +
