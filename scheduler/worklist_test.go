@@ -203,8 +203,8 @@ func TestWorklistFailureNamesIt(t *testing.T) {
 					return errWorklistBoom
 				}
 				if *it < 20000 {
-					f.Add(*it + 1)
-					f.Add(*it + 20001) // a leaf
+					f.Add(*it + 20001) // a leaf, left below the chain
+					f.Add(*it + 1)     // fed last: runs next
 					fed.Add(2)
 				}
 				return nil
@@ -423,4 +423,80 @@ func TestReducer(t *testing.T) {
 
 	assert.Panics(t, func() { NewReducer[int](s, nil).Result() })
 	assert.Panics(t, func() { NewReducer[int](nil, nil) })
+}
+
+// bigTreeItem is a treeItem with a payload: an item of more than two
+// words, which a worklist runs in its place on the stack.
+type bigTreeItem struct {
+	treeItem
+	pad [3]int64
+}
+
+// TestWorklistRunsInStackOrder: on one worker a worklist runs its items
+// in the order of the sequential loop over an explicit stack (the item
+// fed last runs next), for items of one word and of four, fed by Add and
+// by Next, and Feeder.Len counts the items waiting.
+func TestWorklistRunsInStackOrder(t *testing.T) {
+	const fanout, depth = 3, 5
+	children := func(it treeItem) []treeItem {
+		if it.depth == depth {
+			return nil
+		}
+		var c []treeItem
+		for i := range int32(fanout) {
+			c = append(c, treeItem{it.depth + 1, it.index*fanout + i})
+		}
+		return c
+	}
+	var want []treeItem
+	var wantLen []int // the items waiting as each one runs
+	for stack := []treeItem{{}}; len(stack) > 0; {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		want = append(want, it)
+		wantLen = append(wantLen, len(stack))
+		stack = append(stack, children(it)...)
+	}
+	require.Len(t, want, treeSize(fanout, depth))
+
+	t.Run("small", func(t *testing.T) {
+		s := newSched(t, Config{Workers: 1})
+		var got []treeItem
+		var gotLen []int
+		wl, err := NewWorklist(s, "tree", func(w *Worker, it *treeItem, f *Feeder[treeItem]) error {
+			got = append(got, *it)
+			gotLen = append(gotLen, f.Len())
+			for _, c := range children(*it) {
+				f.Add(c)
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		require.NoError(t, wl.Add([]treeItem{{}}))
+		require.NoError(t, runCycle(t, s))
+		assert.Equal(t, want, got)
+		assert.Equal(t, wantLen, gotLen, "Feeder.Len")
+	})
+	t.Run("big", func(t *testing.T) {
+		s := newSched(t, Config{Workers: 1})
+		var got []treeItem
+		var gotLen []int
+		wl, err := NewWorklist(s, "tree", func(w *Worker, it *bigTreeItem, f *Feeder[bigTreeItem]) error {
+			got = append(got, it.treeItem)
+			gotLen = append(gotLen, f.Len())
+			for k, c := range children(it.treeItem) {
+				if k%2 == 0 {
+					f.Add(bigTreeItem{treeItem: c})
+				} else {
+					f.Next().treeItem = c
+				}
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		require.NoError(t, wl.Add([]bigTreeItem{{}}))
+		require.NoError(t, runCycle(t, s))
+		assert.Equal(t, want, got)
+		assert.Equal(t, wantLen, gotLen, "Feeder.Len")
+	})
 }

@@ -132,7 +132,7 @@ func NewWorklistExec(g *Graph, workers int, opts ...scheduler.WorklistOption) (*
 	e.count = scheduler.NewReducer(s, func(a, b int64) int64 { return a + b })
 	offs, targets, m, count := g.Offsets, g.Targets, e.m, e.count
 	e.wl, err = scheduler.NewWorklist(s, "reach", func(w *scheduler.Worker, v *uint32, f *scheduler.Feeder[uint32]) error {
-		u := *v // read before any Add: the docs do not say *v survives one
+		u := *v
 		for _, t := range targets[offs[u]:offs[u+1]] {
 			if m.TrySet(t) {
 				f.Add(t)
