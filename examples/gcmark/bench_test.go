@@ -78,7 +78,7 @@ func BenchmarkGCMark(b *testing.B) {
 					})
 				}
 			}
-			for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+			for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers, TraceWorklist} {
 				for _, workers := range []int{1, 2} {
 					b.Run(fmt.Sprintf("marker=%v/workers=%d", tracing, workers), func(b *testing.B) {
 						m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing})

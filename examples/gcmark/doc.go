@@ -57,7 +57,7 @@
 // does. Prepare: ClearMarks packets clear the mark bitmap, and a root
 // packet per mutator stack and one for the code cache decode their slots
 // (about 100 ns each, [DefaultRootSlotWork]) and hand the referents to
-// Closure. Closure traces, in one of three designs, by default the one
+// Closure. Closure traces, in one of four designs, by default the one
 // [TraceAuto] chooses from the heap. In [TracePartitioned] the objects are
 // cut into ranges of whole lines of
 // the mark bitmap, each marked depth-first with plain bits by one packet
@@ -65,7 +65,10 @@
 // packet: described below, and in partition.go. [TraceDepthFirst] makes
 // each packet a mark stack, shared bitmap and CAS bits, split for idle
 // workers; [TraceEdgeBuffers] is MMTk's design (buffers of up to 4,096
-// references, marked, the winners' slots gathered into new buffers).
+// references, marked, the winners' slots gathered into new buffers);
+// [TraceWorklist] is the mark loop as a scheduler.Worklist (a body per
+// object that feeds the referents it marks), kept to measure the library's
+// worklist against the marker built for the job (below).
 // Release: Sweep packets count the live objects and bytes.
 //
 // A [Baseline] is a marker without the scheduler, a whole cycle per Mark:
@@ -236,6 +239,23 @@
 // batches of 32 against 1 object at a time: seq-dfs 102 against 181 ms,
 // dfs/1 113 against 201, dfs/2 68 against 107; 48 and 64 are no faster,
 // 8 and 16 slower (134 and 113 ms for seq-dfs).
+//
+// # Why Closure is not the library's Worklist
+//
+// [TraceWorklist] writes the mark loop as the scheduler's docs tell users
+// to: a Worklist of objects, whose body scans one and feeds the referents
+// it marks. On the real heaps it runs at 0.54–0.59× seq-dfs's speed on 1
+// worker and 1.0–1.16× on 2, against the depth-first design's 0.99–1.03×
+// and 1.51–1.65× in the same rounds:
+//
+//	go run ./examples/gcmark/main -dump /tmp/typecheck.dump -compare seq-dfs,seq-dfs-atomic,dfs,worklist -workers 1,2 -rounds 7
+//
+// The gap is the batch above: a body that sees one object cannot overlap
+// the next objects' header misses. With the batch off (-batch 1) dfs/1
+// takes 195 ms a cycle on the typecheck heap and the worklist 242, within
+// 24%; with it on, dfs/1 takes 140. The rest is the CAS per slot (dfs
+// marks with plain bits on one worker) and the worklist's cost per item.
+// Figures: benchmarks/results/xeon2/gcmark-realheaps.
 //
 // # When to split, and what to give away
 //

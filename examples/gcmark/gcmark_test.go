@@ -318,7 +318,7 @@ func TestMarkAfterCancel(t *testing.T) {
 	if testing.Short() {
 		moments, step = 8, 3*step
 	}
-	for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+	for _, tracing := range []Tracing{TracePartitioned, TraceDepthFirst, TraceEdgeBuffers, TraceWorklist} {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%v/workers=%d", tracing, workers), func(t *testing.T) {
 				m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing, RootSlotWork: -1})
@@ -530,7 +530,7 @@ func TestEveryDesignOnEveryHeap(t *testing.T) {
 	for _, h := range heaps {
 		want := h.MarkSequential()
 		require.Greater(t, want.Count(), 1000, "%v", h)
-		for _, tracing := range []Tracing{TraceAuto, TracePartitioned, TraceDepthFirst, TraceEdgeBuffers} {
+		for _, tracing := range []Tracing{TraceAuto, TracePartitioned, TraceDepthFirst, TraceEdgeBuffers, TraceWorklist} {
 			for _, workers := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("%.20s/%v/workers=%d", h.String(), tracing, workers), func(t *testing.T) {
 					m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: tracing, RootSlotWork: -1})

@@ -139,9 +139,15 @@ const (
 	// slots of the objects it marked into new buffers, spawned as packets
 	// when full: the heap is read breadth-first, ChunkSlots at a time.
 	TraceEdgeBuffers
+	// TraceWorklist marks with a scheduler.Worklist of objects, the
+	// library's depth-first loop (worklist.go): the body scans one object
+	// and feeds the referents it marks (by CAS, with any number of
+	// workers). The Closure stage's figures (Result.Stages) count only
+	// its seed packets: the worklist's packets are not timed.
+	TraceWorklist
 )
 
-// String returns the design's name: auto, parts, dfs or edges.
+// String returns the design's name: auto, parts, dfs, edges or worklist.
 func (t Tracing) String() string {
 	switch t {
 	case TraceAuto:
@@ -152,6 +158,8 @@ func (t Tracing) String() string {
 		return "edges"
 	case TracePartitioned:
 		return "parts"
+	case TraceWorklist:
+		return "worklist"
 	}
 	return fmt.Sprintf("Tracing(%d)", uint8(t))
 }
@@ -160,7 +168,7 @@ func (t Tracing) String() string {
 func (t Tracing) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler: "auto", "parts",
-// "dfs" or "edges".
+// "dfs", "edges" or "worklist".
 func (t *Tracing) UnmarshalText(b []byte) error {
 	switch string(b) {
 	case "auto":
@@ -171,8 +179,10 @@ func (t *Tracing) UnmarshalText(b []byte) error {
 		*t = TraceEdgeBuffers
 	case "parts":
 		*t = TracePartitioned
+	case "worklist":
+		*t = TraceWorklist
 	default:
-		return fmt.Errorf("gcmark: unknown tracing %q (want auto, parts, dfs or edges)", b)
+		return fmt.Errorf("gcmark: unknown tracing %q (want auto, parts, dfs, edges or worklist)", b)
 	}
 	return nil
 }
@@ -219,6 +229,8 @@ type Marker struct {
 
 	workers    []workerState // workers[w] is touched only by worker w during a cycle
 	splitEvery int
+
+	wl *scheduler.Worklist[uint32] // TraceWorklist
 
 	parts       []partition        // TracePartitioned: each partition's inbox
 	partPackets []scheduler.Packet // a *markPartition per partition, queued in Closure each cycle
@@ -271,7 +283,7 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 	if opts.Trace == TraceAuto {
 		opts.Trace, crossing = chooseTracing(h, s.Workers(), opts.Partitions)
 	}
-	if opts.Trace > TraceEdgeBuffers || opts.Partitions < 0 || opts.CodeCache > CodeCacheSplit || opts.SplitEvery < 0 || !(opts.SplitShare > 0 && opts.SplitShare < 1) || opts.Batch < 0 || opts.Batch > MaxBatch {
+	if opts.Trace > TraceWorklist || opts.Partitions < 0 || opts.CodeCache > CodeCacheSplit || opts.SplitEvery < 0 || !(opts.SplitShare > 0 && opts.SplitShare < 1) || opts.Batch < 0 || opts.Batch > MaxBatch {
 		s.Close()
 		return nil, fmt.Errorf("gcmark: bad options: Trace %v, CodeCache %v, SplitEvery %d, SplitShare %v, Batch %d, Partitions %d",
 			opts.Trace, opts.CodeCache, opts.SplitEvery, opts.SplitShare, opts.Batch, opts.Partitions)
@@ -294,6 +306,12 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 		// CAS (the CAS cost one worker 4-8%).
 		m.splitEvery = cancelCheck
 		m.plain = opts.Trace == TraceDepthFirst
+	}
+	if opts.Trace == TraceWorklist {
+		if err := m.newMarkWorklist(); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("gcmark: %w", err)
+		}
 	}
 	if opts.Trace == TracePartitioned {
 		parts := opts.Partitions
@@ -498,7 +516,7 @@ func (p *scanCodeCacheRoots) PacketName() string { return "ScanCodeCacheRoots" }
 func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) error {
 	ws := &m.workers[w.ID()]
 	switch m.opts.Trace {
-	case TraceDepthFirst:
+	case TraceDepthFirst, TraceWorklist:
 		return m.scanRootsDFS(ws, slots)
 	case TracePartitioned:
 		m.scanPartitionRoots(ws, slots)
@@ -528,8 +546,9 @@ func (m *Marker) scanRoots(w *scheduler.Worker, slots []uint32) error {
 	return nil
 }
 
-// scanRootsDFS is scanRoots for TraceDepthFirst: the buffers become
-// markStack packets, which claim their referents.
+// scanRootsDFS is scanRoots for TraceDepthFirst and TraceWorklist: the
+// buffers become markStack (or seedWorklist) packets, which claim their
+// referents.
 func (m *Marker) scanRootsDFS(ws *workerState, slots []uint32) error {
 	rounds := m.opts.RootSlotWork
 	out := m.getStack(ws)
@@ -542,17 +561,26 @@ func (m *Marker) scanRootsDFS(ws *workerState, slots []uint32) error {
 		}
 		out = append(out, v)
 		if len(out) == ChunkSlots {
-			if err := m.sched.Add(markStack{m: m, objs: out}, stageClosure); err != nil {
+			if err := m.sched.Add(m.rootPacket(out), stageClosure); err != nil {
 				return err
 			}
 			out = m.getStack(ws)
 		}
 	}
 	if len(out) > 0 {
-		return m.sched.Add(markStack{m: m, objs: out}, stageClosure)
+		return m.sched.Add(m.rootPacket(out), stageClosure)
 	}
 	m.putStack(ws, out)
 	return nil
+}
+
+// rootPacket is the Closure packet of root referents objs: a mark stack,
+// or for TraceWorklist a seed of the worklist.
+func (m *Marker) rootPacket(objs []uint32) scheduler.Packet {
+	if m.opts.Trace == TraceWorklist {
+		return seedWorklist{m: m, objs: objs}
+	}
+	return markStack{m: m, objs: objs}
 }
 
 // decode is the stand-in for decoding a root slot: rounds of xorshift.

@@ -23,7 +23,7 @@
 // other processes used more than a tenth of a CPU while it ran.
 //
 // A marker is a baseline's name (seq-dfs, seq-dfs-atomic, seq-bfs,
-// goroutines) or a Closure design (parts, dfs, edges) on the scheduler,
+// goroutines) or a Closure design (parts, dfs, edges, worklist) on the scheduler,
 // each at every count of -workers (the sequential ones at one). -sweep
 // batch compares the batch sizes of seq-dfs and dfs at every count of
 // -workers; -sweep parts the parts marker's partitions per worker (1 to
@@ -73,7 +73,7 @@ func main() {
 	flag.TextVar(&cfg.Steal, "steal", scheduler.StealPolicy(0), "steal policy: steal-one, steal-half, default")
 	flag.IntVar(&cfg.StealLimit, "steal-limit", 0, "most packets a steal-half steal takes, 1…128 (0: the default, 128)")
 	flag.TextVar(&cfg.Local, "local", scheduler.LocalPolicy(0), "local order: local-private, local-lifo, local-fifo, default")
-	flag.TextVar(&opts.Trace, "closure", gcmark.TraceAuto, "Closure design: auto (parts or dfs, chosen from the heap), parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers) or edges (MMTk's 4096-slot edge buffers)")
+	flag.TextVar(&opts.Trace, "closure", gcmark.TraceAuto, "Closure design: auto (parts or dfs, chosen from the heap), parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers), edges (MMTk's 4096-slot edge buffers) or worklist (a scheduler.Worklist of objects)")
 	flag.IntVar(&opts.Partitions, "partitions", 0, "parts: ranges of objects (0: one with one worker, else the default per worker)")
 	flag.IntVar(&opts.SplitEvery, "split-every", 0, "dfs: objects scanned between two ShouldSplit calls (0: the default)")
 	flag.Float64Var(&opts.SplitShare, "split-share", 0, "dfs: share of the mark stack given away on a split (0: the default)")
@@ -293,7 +293,7 @@ func contenders(list, sweep string, opts gcmark.Options, workers []int) ([]*cont
 		}
 		var tr gcmark.Tracing
 		if err := tr.UnmarshalText([]byte(name)); err != nil {
-			return nil, fmt.Errorf("-compare: %q is neither a baseline (seq-dfs, seq-dfs-atomic, seq-bfs, goroutines) nor a Closure design (auto, dfs, edges, parts)", name)
+			return nil, fmt.Errorf("-compare: %q is neither a baseline (seq-dfs, seq-dfs-atomic, seq-bfs, goroutines) nor a Closure design (auto, dfs, edges, parts, worklist)", name)
 		}
 		for _, w := range workers {
 			o := opts

@@ -1,0 +1,81 @@
+package gcmark
+
+import (
+	"github.com/wsched/wsched/scheduler"
+)
+
+// The worklist design (TraceWorklist): the Closure stage is one
+// scheduler.Worklist of objects. Its body scans one marked object and
+// feeds each referent it marks; the library keeps the stack, depth-first,
+// and splits its oldest items off while a worker is idle. This is the
+// mark loop as the scheduler's docs tell users to write it: no stack
+// buffers, SplitEvery or SplitShare of the Marker's own. What it does not
+// do that TraceDepthFirst does: pop a batch of objects at once to overlap
+// their header loads (Options.Batch), or mark plainly with one worker.
+
+// newMarkWorklist makes m's worklist.
+func (m *Marker) newMarkWorklist() error {
+	wl, err := scheduler.NewWorklist(m.sched, "MarkObject", m.markObject)
+	if err != nil {
+		return err
+	}
+	m.wl = wl
+	return nil
+}
+
+// markObject is the worklist's body: it scans *o, which its feeder
+// marked, and feeds the referents it marks, last slot first, so that the
+// first slot runs next, as scanDFS runs them.
+func (m *Marker) markObject(w *scheduler.Worker, o *uint32, f *scheduler.Feeder[uint32]) error {
+	h := m.heap
+	at := h.Offsets[*o]
+	s := h.Words[at+1 : at+1+h.Words[at]]
+	var slots int64
+	for j := len(s) - 1; j >= 0; j-- { // the first slot fed last, so run next
+		c := s[j]
+		if c == Null {
+			continue
+		}
+		slots++
+		if casMark(m.marks, c) {
+			f.Add(c)
+		}
+	}
+	ws := &m.workers[w.ID()]
+	ws.slots += slots
+	ws.marked++
+	return nil
+}
+
+// seedWorklist is a Closure packet of root referents for the worklist
+// design: it claims them and feeds those it marked to the worklist (as
+// the worklist's packets, spawned on this worker by value).
+type seedWorklist struct {
+	m    *Marker
+	objs []uint32
+}
+
+// PacketName names the packet.
+func (p seedWorklist) PacketName() string { return "SeedWorklist" }
+
+func (p seedWorklist) Run(w *scheduler.Worker) error {
+	m := p.m
+	t := m.clock.Now()
+	ws := &m.workers[w.ID()]
+	won := p.objs[:0]
+	slots := int64(0)
+	for _, o := range p.objs {
+		if o == Null {
+			continue
+		}
+		slots++
+		if casMark(m.marks, o) {
+			won = append(won, o)
+		}
+	}
+	ws.slots += slots
+	m.wl.Spawn(w, won...)
+	m.putStack(ws, p.objs)
+	m.clock.Done(w.ID(), int(stageClosure), t)
+	return nil
+}
