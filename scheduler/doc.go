@@ -59,9 +59,9 @@
 //   - Recursion, graph traversal, mark loops: work that a sequential
 //     program writes as a loop over a stack. Where an item costs under
 //     about 1 µs, write it as a Worklist (the body handles one item and
-//     feeds the items it finds): on one worker it costs 5–8 ns an item
-//     over the fastest sequential search of the UTS trees (about 5% of
-//     their 120–150 ns nodes; BenchmarkTargets in benchmarks/uts), and it
+//     feeds the items it finds): on one worker it costs 2–4 ns an item
+//     over the fastest sequential search of the UTS trees (about 3% of
+//     their 120–130 ns nodes; BenchmarkTargets in benchmarks/uts), and it
 //     splits only while a worker is idle. A packet per node (SpawnOrRun)
 //     costs 18–24 ns a node beyond a function call
 //     (BenchmarkSpawnOrRunNode), over 2% of an item under 1 µs; Spawn
@@ -172,8 +172,8 @@
 //	go test -run '^$' -bench Targets -benchtime 9x ./benchmarks/uts/   (in the benchmarks module)
 //	go test -run '^$' -bench SpawnOrRunNode -count 5 ./scheduler/
 //
-//	a worklist item over the fastest sequential search, 1 worker   +8 ns (T1), +8 ns (T3), medians
-//	  its efficiency on 2 workers, T_seq ÷ (2·T)                   0.97 (T1), 0.93 (T3)
+//	a worklist item over the fastest sequential search, 1 worker   +3.4–4.2 ns (T1), +1.8–2.3 ns (T3), medians
+//	  its efficiency on 2 workers, T_seq ÷ (2·T)                   0.87–0.96 (T1), 0.95–0.98 (T3)
 //	a SpawnOrRun child over a plain call (40-byte node)            18–24 ns
 //
 // benchmarks/README.md compares wsched with goroutines, errgroup, a
