@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync/atomic"
 
 	"github.com/wsched/wsched/internal/policy"
@@ -98,6 +99,7 @@ type Feeder[T any] struct {
 	items []T
 	lo    int // items[:lo] were split off or run: the stack is items[lo:]
 	cur   T   // the running item (drain)
+	taken []T // the items of the running body's last Take
 	wl    *Worklist[T]
 	busy  bool // a drain runs on this worker's stack
 	// Counts, written by the owner, read once Run has returned: items
@@ -128,6 +130,30 @@ func (f *Feeder[T]) Next() *T {
 		f.items = f.items[:len(f.items)+1]
 	}
 	return &f.items[len(f.items)-1]
+}
+
+// Take takes up to n of the waiting items off the top of the stack, the
+// newest first, for the running body to handle in the same call, and
+// returns them (nil for n ≤ 0 or an empty stack): so that a body can
+// start the memory loads of several items before it works on any of
+// them, as a mark loop that pops a batch of objects does. The slice is
+// the Feeder's own, valid until the body's next Take or its return;
+// feeding does not write over it. Taken items count as run; they
+// allocate nothing once the Feeder has taken that many at once.
+func (f *Feeder[T]) Take(n int) []T {
+	n = min(n, len(f.items)-f.lo)
+	if n <= 0 {
+		return nil
+	}
+	top := len(f.items) - n
+	f.taken = append(f.taken[:0], f.items[top:]...)
+	slices.Reverse(f.taken)
+	if f.wl.ptrs {
+		clear(f.items[top:])
+	}
+	f.items = f.items[:top]
+	f.ran += uint64(n)
+	return f.taken
 }
 
 // Len returns how many items wait on the stack, the running item not
@@ -354,10 +380,17 @@ func (wl *Worklist[T]) drain(w *Worker, f *Feeder[T]) error {
 			w.item = describeItem(f.cur)
 			break
 		}
+		k := len(f.taken)
+		if k > 0 { // the body took k more items
+			if ptrs {
+				clear(f.taken)
+			}
+			f.taken = f.taken[:0]
+		}
 		if s.nIdle() != 0 && len(f.items)-f.lo >= 2 {
 			wl.split(w, f)
 		}
-		if check--; check == 0 {
+		if check -= 1 + k; check <= 0 {
 			check = worklistCheck
 			if s.abort.Load() {
 				break
@@ -380,7 +413,9 @@ func (f *Feeder[T]) drop() {
 	if f.wl.ptrs {
 		var zero T
 		f.cur = zero
+		clear(f.taken)
 	}
+	f.taken = f.taken[:0]
 	f.busy = false
 }
 

@@ -274,74 +274,103 @@ func TestWorklistStopsOnCancel(t *testing.T) {
 // from the worklist once Run has returned, whether they ran, were split
 // off, or were dropped by an abort.
 func TestWorklistDropsReferences(t *testing.T) {
+	for _, take := range []bool{false, true} {
+		for _, aborted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("take=%v/aborted=%v", take, aborted), func(t *testing.T) {
+				dropsReferences(t, take, aborted)
+			})
+		}
+	}
+}
+
+// dropsReferences is TestWorklistDropsReferences for one case: take, a
+// body that takes up to 2 more items (Feeder.Take); aborted, a body that
+// fails at item 3000.
+func dropsReferences(t *testing.T, take, aborted bool) {
 	type ref struct {
 		p *payload
 		k int
 	}
-	for _, aborted := range []bool{false, true} {
-		t.Run(fmt.Sprintf("aborted=%v", aborted), func(t *testing.T) {
-			s := newSched(t, Config{Workers: 2})
-			tr := &tracker{}
-			ps := make([]*payload, 20000)
-			for i := range ps {
-				ps[i] = tr.packet().p
-			}
-			wl, err := NewWorklist(s, "refs", func(w *Worker, it *ref, f *Feeder[ref]) error {
-				it.p.runs.Add(1)
-				if aborted && it.k == 3000 {
-					return errWorklistBoom
-				}
-				for _, c := range []int{2*it.k + 1, 2*it.k + 2} {
-					if c < len(ps) {
-						f.Add(ref{ps[c], c})
-					}
-				}
-				return nil
-			})
-			require.NoError(t, err)
-			require.NoError(t, wl.Add([]ref{{ps[0], 0}}))
-			err = runCycle(t, s)
-			if aborted {
-				require.ErrorIs(t, err, errWorklistBoom)
-			} else {
-				require.NoError(t, err)
-				require.Equal(t, int64(len(ps)), tr.runs.Load())
-			}
-			ps = nil
-			require.Zero(t, tr.alive(), "items reachable after Run returned")
-		})
-	}
-}
-
-// TestWorklistAllocatesNothingPerItem: once its stacks have grown, a
-// worklist's cycle of 100,000 items allocates only what its seeding Add
-// does (the box of one packet and the slice of packets).
-func TestWorklistAllocatesNothingPerItem(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
 	s := newSched(t, Config{Workers: 2})
-	wl, err := NewWorklist(s, "chain", func(w *Worker, it *[3]int64, f *Feeder[[3]int64]) error {
-		if it[0] < 50_000 {
-			f.Add([3]int64{it[0] + 1, 0, 0})
-			f.Add([3]int64{1 << 40, 0, 0}) // a leaf
+	tr := &tracker{}
+	ps := make([]*payload, 20000)
+	for i := range ps {
+		ps[i] = tr.packet().p
+	}
+	wl, err := NewWorklist(s, "refs", func(w *Worker, it *ref, f *Feeder[ref]) error {
+		var batch []ref
+		if take {
+			batch = f.Take(2)
+		}
+		for _, x := range append([]ref{*it}, batch...) {
+			x.p.runs.Add(1)
+			if aborted && x.k == 3000 {
+				return errWorklistBoom
+			}
+			for _, c := range []int{2*x.k + 1, 2*x.k + 2} {
+				if c < len(ps) {
+					f.Add(ref{ps[c], c})
+				}
+			}
 		}
 		return nil
 	})
 	require.NoError(t, err)
-	cycle := func() {
-		if err := wl.Add([][3]int64{{0, 0, 0}}); err != nil {
-			panic(err)
-		}
-		if err := s.Run(context.Background()); err != nil {
-			panic(err)
-		}
+	require.NoError(t, wl.Add([]ref{{ps[0], 0}}))
+	err = runCycle(t, s)
+	if aborted {
+		require.ErrorIs(t, err, errWorklistBoom)
+	} else {
+		require.NoError(t, err)
+		require.Equal(t, int64(len(ps)), tr.runs.Load())
 	}
-	for range 3 {
-		cycle() // grow the stacks, arenas and deques
+	ps = nil
+	require.Zero(t, tr.alive(), "items reachable after Run returned")
+	runtime.KeepAlive(wl) // the worklist, its stacks with it, is still in use
+}
+
+// TestWorklistAllocatesNothingPerItem: once its stacks have grown, a
+// worklist's cycle of 100,000 items allocates only what its seeding Add
+// does (the box of one packet and the slice of packets), with a body
+// that runs one item and with one that takes up to 3 more (Feeder.Take).
+func TestWorklistAllocatesNothingPerItem(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
 	}
-	allocs := testing.AllocsPerRun(20, cycle)
-	assert.LessOrEqual(t, allocs, 4.0, "allocations per cycle of 100,001 items")
+	for _, take := range []int{0, 3} {
+		t.Run(fmt.Sprintf("take=%d", take), func(t *testing.T) {
+			s := newSched(t, Config{Workers: 2})
+			feed := func(it *[3]int64, f *Feeder[[3]int64]) {
+				if it[0] < 50_000 {
+					f.Add([3]int64{it[0] + 1, 0, 0})
+					f.Add([3]int64{1 << 40, 0, 0}) // a leaf
+				}
+			}
+			wl, err := NewWorklist(s, "chain", func(w *Worker, it *[3]int64, f *Feeder[[3]int64]) error {
+				taken := f.Take(take)
+				feed(it, f)
+				for i := range taken {
+					feed(&taken[i], f)
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			cycle := func() {
+				if err := wl.Add([][3]int64{{0, 0, 0}}); err != nil {
+					panic(err)
+				}
+				if err := s.Run(context.Background()); err != nil {
+					panic(err)
+				}
+			}
+			for range 3 {
+				cycle() // grow the stacks, arenas and deques
+			}
+			allocs := testing.AllocsPerRun(20, cycle)
+			assert.LessOrEqual(t, allocs, 4.0, "allocations per cycle of 100,001 items")
+			assert.Equal(t, uint64(24*100_001), wl.Stats().Items, "items run (3 cycles, AllocsPerRun's 1 + 20)")
+		})
+	}
 }
 
 // TestWorklistMisuse: bad arguments to NewWorklist are ErrInvalid, and a
@@ -499,4 +528,114 @@ func TestWorklistRunsInStackOrder(t *testing.T) {
 		assert.Equal(t, want, got)
 		assert.Equal(t, wantLen, gotLen, "Feeder.Len")
 	})
+}
+
+// TestFeederTake: a body that takes up to 3 more items (Feeder.Take)
+// gets the waiting items newest first, in the order a sequential loop
+// that pops 4 at a time gets them; Take(0), Take(−1) and a Take on an
+// empty stack return nothing and take nothing; taken items count as run;
+// and on 1 to 4 workers, with splits, every node runs exactly once.
+func TestFeederTake(t *testing.T) {
+	const fanout, depth = 3, 6
+	children := func(it treeItem) []treeItem {
+		if it.depth == depth {
+			return nil
+		}
+		var c []treeItem
+		for i := range int32(fanout) {
+			c = append(c, treeItem{it.depth + 1, it.index*fanout + i})
+		}
+		return c
+	}
+	n := treeSize(fanout, depth)
+	var want []treeItem
+	var wantLen []int // the items waiting once each body has taken
+	for stack := []treeItem{{}}; len(stack) > 0; {
+		k := min(4, len(stack))
+		batch := make([]treeItem, 0, k)
+		for range k {
+			batch = append(batch, stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+		}
+		wantLen = append(wantLen, len(stack))
+		for _, it := range batch {
+			want = append(want, it)
+			stack = append(stack, children(it)...)
+		}
+	}
+	require.Len(t, want, n)
+
+	t.Run("order", func(t *testing.T) {
+		s := newSched(t, Config{Workers: 1})
+		var got []treeItem
+		var gotLen []int
+		wl, err := NewWorklist(s, "tree", func(w *Worker, it *treeItem, f *Feeder[treeItem]) error {
+			before := f.Len()
+			if f.Take(0) != nil || f.Take(-1) != nil || f.Len() != before {
+				return errors.New("Take(0) or Take(-1) took items")
+			}
+			taken := f.Take(3)
+			if len(taken) != min(3, before) || f.Len() != before-len(taken) {
+				return fmt.Errorf("Take(3) with %d waiting took %d and left %d", before, len(taken), f.Len())
+			}
+			if f.Len() == 0 && f.Take(1) != nil {
+				return errors.New("Take on an empty stack took an item")
+			}
+			gotLen = append(gotLen, f.Len())
+			for _, x := range append([]treeItem{*it}, taken...) {
+				got = append(got, x)
+				for _, c := range children(x) {
+					f.Add(c)
+				}
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		require.NoError(t, wl.Add([]treeItem{{}}))
+		require.NoError(t, runCycle(t, s))
+		assert.Equal(t, want, got)
+		assert.Equal(t, wantLen, gotLen, "Feeder.Len after Take")
+		st := wl.Stats()
+		assert.Equal(t, uint64(n), st.Items, "taken items count as run")
+		assert.Zero(t, st.Dropped)
+	})
+	for _, workers := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			s := newSched(t, Config{Workers: workers})
+			seen := make([]atomic.Int32, n)
+			first := make([]int, depth+1)
+			for d := 1; d <= depth; d++ {
+				first[d] = treeSize(fanout, d-1)
+			}
+			count := NewReducer(s, func(a, b int64) int64 { return a + b })
+			wl, err := NewWorklist(s, "tree", func(w *Worker, it *treeItem, f *Feeder[treeItem]) error {
+				var batch [8]treeItem
+				batch[0] = *it
+				k := 1 + copy(batch[1:], f.Take(7))
+				for _, x := range batch[:k] {
+					seen[first[x.depth]+int(x.index)].Add(1)
+					*count.Local(w)++
+					for _, c := range children(x) {
+						f.Add(c)
+					}
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			for cycle := range 3 {
+				count.Reset()
+				require.NoError(t, wl.Add([]treeItem{{}}))
+				require.NoError(t, runCycle(t, s))
+				require.Equal(t, int64(n), count.Result(), "cycle %d: nodes counted", cycle)
+				for i := range seen {
+					if r := seen[i].Load(); r != int32(cycle+1) {
+						require.FailNowf(t, "a node ran other than once", "cycle %d: node %d ran %d times", cycle, i, r)
+					}
+				}
+			}
+			st := wl.Stats()
+			assert.Equal(t, uint64(3*n), st.Items, "items")
+			assert.Zero(t, st.Dropped, "dropped")
+		})
+	}
 }

@@ -23,27 +23,40 @@ func (m *Marker) newMarkWorklist() error {
 	return nil
 }
 
-// markObject is the worklist's body: it scans *o, which its feeder
-// marked, and feeds the referents it marks, last slot first, so that the
-// first slot runs next, as scanDFS runs them.
+// markObject is the worklist's body: it takes up to Options.Batch − 1
+// more objects off the stack (Feeder.Take), loads the headers of all of
+// them in one pass, so that their cache misses overlap, and then scans
+// each, newest first, feeding the referents it marks last slot first, so
+// that the first slot runs next: scanDFS's batch and order.
 func (m *Marker) markObject(w *scheduler.Worker, o *uint32, f *scheduler.Feeder[uint32]) error {
 	h := m.heap
-	at := h.Offsets[*o]
-	s := h.Words[at+1 : at+1+h.Words[at]]
+	off, words := h.Offsets, h.Words
+	var at, hd [MaxBatch]uint32
+	at[0] = off[*o]
+	hd[0] = words[at[0]]
+	taken := f.Take(m.opts.Batch - 1)
+	for i, t := range taken { // independent loads
+		at[i+1] = off[t]
+		hd[i+1] = words[at[i+1]]
+	}
+	k := len(taken) + 1
 	var slots int64
-	for j := len(s) - 1; j >= 0; j-- { // the first slot fed last, so run next
-		c := s[j]
-		if c == Null {
-			continue
-		}
-		slots++
-		if casMark(m.marks, c) {
-			f.Add(c)
+	for i := range k {
+		s := words[at[i]+1 : at[i]+1+hd[i]]
+		for j := len(s) - 1; j >= 0; j-- {
+			c := s[j]
+			if c == Null {
+				continue
+			}
+			slots++
+			if casMark(m.marks, c) {
+				f.Add(c)
+			}
 		}
 	}
 	ws := &m.workers[w.ID()]
 	ws.slots += slots
-	ws.marked++
+	ws.marked += int64(k)
 	return nil
 }
 
