@@ -32,18 +32,38 @@ func treeSize(fanout, depth int) int {
 	return n
 }
 
+// treeChildren returns the children of it in a complete tree of the
+// given fan-out and depth, first to last.
+func treeChildren(it treeItem, fanout, depth int) []treeItem {
+	if int(it.depth) == depth {
+		return nil
+	}
+	c := make([]treeItem, fanout)
+	for i := range c {
+		c[i] = treeItem{it.depth + 1, it.index*int32(fanout) + int32(i)}
+	}
+	return c
+}
+
+// treeSlot returns, for a complete tree of the given fan-out and depth,
+// the function that numbers its nodes 0 to treeSize−1, depth by depth.
+func treeSlot(fanout, depth int) func(treeItem) int {
+	first := make([]int, depth+1) // the number of each depth's first node
+	for d := 1; d <= depth; d++ {
+		first[d] = treeSize(fanout, d-1)
+	}
+	return func(it treeItem) int { return first[it.depth] + int(it.index) }
+}
+
 // newTreeWorklist makes a worklist that searches a complete tree of the
 // given fan-out and depth, marking each node in seen (which must hold
 // treeSize entries) and counting the nodes on each worker in the reducer.
 func newTreeWorklist(t *testing.T, s *Scheduler, fanout, depth int, seen []atomic.Int32, opts ...WorklistOption) (*Worklist[treeItem], *Reducer[int64]) {
 	t.Helper()
 	count := NewReducer(s, func(a, b int64) int64 { return a + b })
-	first := make([]int, depth+1) // the index in seen of each depth's first node
-	for d := 1; d <= depth; d++ {
-		first[d] = treeSize(fanout, d-1)
-	}
+	slot := treeSlot(fanout, depth)
 	wl, err := NewWorklist(s, "tree", func(w *Worker, it *treeItem, f *Feeder[treeItem]) error {
-		seen[first[it.depth]+int(it.index)].Add(1)
+		seen[slot(*it)].Add(1)
 		*count.Local(w)++
 		if int(it.depth) < depth {
 			for i := range int32(fanout) {
@@ -467,16 +487,7 @@ type bigTreeItem struct {
 // by Next, and Feeder.Len counts the items waiting.
 func TestWorklistRunsInStackOrder(t *testing.T) {
 	const fanout, depth = 3, 5
-	children := func(it treeItem) []treeItem {
-		if it.depth == depth {
-			return nil
-		}
-		var c []treeItem
-		for i := range int32(fanout) {
-			c = append(c, treeItem{it.depth + 1, it.index*fanout + i})
-		}
-		return c
-	}
+	children := func(it treeItem) []treeItem { return treeChildren(it, fanout, depth) }
 	var want []treeItem
 	var wantLen []int // the items waiting as each one runs
 	for stack := []treeItem{{}}; len(stack) > 0; {
@@ -537,16 +548,7 @@ func TestWorklistRunsInStackOrder(t *testing.T) {
 // and on 1 to 4 workers, with splits, every node runs exactly once.
 func TestFeederTake(t *testing.T) {
 	const fanout, depth = 3, 6
-	children := func(it treeItem) []treeItem {
-		if it.depth == depth {
-			return nil
-		}
-		var c []treeItem
-		for i := range int32(fanout) {
-			c = append(c, treeItem{it.depth + 1, it.index*fanout + i})
-		}
-		return c
-	}
+	children := func(it treeItem) []treeItem { return treeChildren(it, fanout, depth) }
 	n := treeSize(fanout, depth)
 	var want []treeItem
 	var wantLen []int // the items waiting once each body has taken
@@ -603,17 +605,14 @@ func TestFeederTake(t *testing.T) {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
 			s := newSched(t, Config{Workers: workers})
 			seen := make([]atomic.Int32, n)
-			first := make([]int, depth+1)
-			for d := 1; d <= depth; d++ {
-				first[d] = treeSize(fanout, d-1)
-			}
+			slot := treeSlot(fanout, depth)
 			count := NewReducer(s, func(a, b int64) int64 { return a + b })
 			wl, err := NewWorklist(s, "tree", func(w *Worker, it *treeItem, f *Feeder[treeItem]) error {
 				var batch [8]treeItem
 				batch[0] = *it
 				k := 1 + copy(batch[1:], f.Take(7))
 				for _, x := range batch[:k] {
-					seen[first[x.depth]+int(x.index)].Add(1)
+					seen[slot(x)].Add(1)
 					*count.Local(w)++
 					for _, c := range children(x) {
 						f.Add(c)
