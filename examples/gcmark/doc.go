@@ -243,19 +243,23 @@
 // # Why Closure is not the library's Worklist
 //
 // [TraceWorklist] writes the mark loop as the scheduler's docs tell users
-// to: a Worklist of objects, whose body scans one and feeds the referents
-// it marks. On the real heaps it runs at 0.54–0.59× seq-dfs's speed on 1
-// worker and 1.0–1.16× on 2, against the depth-first design's 0.99–1.03×
-// and 1.51–1.65× in the same rounds:
+// to: a Worklist of objects, whose body takes up to Options.Batch − 1 more
+// objects off its stack (Feeder.Take), loads their headers in one pass as
+// the batch above does, scans them, and feeds the referents it marks.
+// On the real heaps (typecheck / index / built), 7 rounds on a 2-vCPU AMD
+// EPYC, it runs at 0.92 / 0.97 / 0.91× seq-dfs's speed on 1 worker and
+// 1.62 / 1.70 / 1.55× on 2, against the depth-first design's 1.00 / 0.99
+// / 0.98× and 1.32 / 1.49 / 1.53× in the same rounds
+// (benchmarks/results/epyc2/gcmark-realheaps/worklist-take-compare.txt):
 //
 //	go run ./examples/gcmark/main -dump /tmp/typecheck.dump -compare seq-dfs,seq-dfs-atomic,dfs,worklist -workers 1,2 -rounds 7
 //
-// The gap is the batch above: a body that sees one object cannot overlap
-// the next objects' header misses. With the batch off (-batch 1) dfs/1
-// takes 195 ms a cycle on the typecheck heap and the worklist 242, within
-// 24%; with it on, dfs/1 takes 140. The rest is the CAS per slot (dfs
-// marks with plain bits on one worker) and the worklist's cost per item.
-// Figures: benchmarks/results/xeon2/gcmark-realheaps.
+// Closure stays the depth-first design for now: on 1 worker it marks with
+// plain bits and the worklist with a CAS per slot (seq-dfs-atomic runs at
+// 0.89–0.96× seq-dfs), and the 2-worker lead rests on 7 rounds of one
+// machine. Without Take a body sees one object and cannot overlap the
+// next objects' header misses: on a 2-vCPU Xeon it ran at 0.54–0.59× on 1
+// worker and 1.0–1.16× on 2 (benchmarks/results/xeon2/gcmark-realheaps).
 //
 // # When to split, and what to give away
 //

@@ -140,9 +140,9 @@ const (
 	// when full: the heap is read breadth-first, ChunkSlots at a time.
 	TraceEdgeBuffers
 	// TraceWorklist marks with a scheduler.Worklist of objects, the
-	// library's depth-first loop (worklist.go): the body scans one object
-	// and feeds the referents it marks (by CAS, with any number of
-	// workers). The Closure stage's figures (Result.Stages) count only
+	// library's depth-first loop (worklist.go): the body takes a batch of
+	// objects off the stack (Feeder.Take), scans them and feeds the
+	// referents it marks (by CAS, with any number of workers). The Closure stage's figures (Result.Stages) count only
 	// its seed packets: the worklist's packets are not timed.
 	TraceWorklist
 )

@@ -5,13 +5,13 @@ import (
 )
 
 // The worklist design (TraceWorklist): the Closure stage is one
-// scheduler.Worklist of objects. Its body scans one marked object and
-// feeds each referent it marks; the library keeps the stack, depth-first,
-// and splits its oldest items off while a worker is idle. This is the
-// mark loop as the scheduler's docs tell users to write it: no stack
-// buffers, SplitEvery or SplitShare of the Marker's own. What it does not
-// do that TraceDepthFirst does: pop a batch of objects at once to overlap
-// their header loads (Options.Batch), or mark plainly with one worker.
+// scheduler.Worklist of objects. Its body takes a batch of marked objects
+// off the stack (Feeder.Take, Options.Batch of them with its own), scans
+// them and feeds each referent it marks; the library keeps the stack,
+// depth-first, and splits its oldest items off while a worker is idle.
+// This is the mark loop as the scheduler's docs tell users to write it:
+// no stack buffers, SplitEvery or SplitShare of the Marker's own. What it
+// does not do that TraceDepthFirst does: mark plainly with one worker.
 
 // newMarkWorklist makes m's worklist.
 func (m *Marker) newMarkWorklist() error {
