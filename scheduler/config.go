@@ -254,6 +254,9 @@ const unconstrainedName = "Unconstrained"
 // traceConfig describes the validated cfg for a trace (Recorder.SetConfig):
 // what `wsched simulate` replays a trace under unless told otherwise.
 func (cfg Config) traceConfig() string {
-	return fmt.Sprintf("wake=%s steal=%s steal_limit=%d take=%s bucket_batch=%d local=%s spins=%d park_spin_ns=%d max_queued=%d",
-		cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Take, cfg.BucketBatch, cfg.Local, cfg.Spins, int64(cfg.ParkSpin), cfg.MaxQueued)
+	return policy.Settings{
+		Wake: policy.Kind(cfg.Wake), Steal: policy.Kind(cfg.Steal), Take: policy.Kind(cfg.Take), Local: policy.Kind(cfg.Local),
+		StealLimit: cfg.StealLimit, BucketBatch: cfg.BucketBatch, Spins: cfg.Spins, ParkSpin: cfg.ParkSpin,
+		MaxQueued: cfg.MaxQueued, LearnHeavy: cfg.LearnHeavy,
+	}.String()
 }

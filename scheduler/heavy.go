@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 	"unsafe"
+
+	"github.com/wsched/wsched/internal/policy"
 )
 
 // Learned heavy packets (Config.LearnHeavy): the scheduler times every
@@ -40,26 +42,30 @@ import (
 
 // HeavyShare is the share of a stage's work per worker (its packets' run
 // time summed, divided by the workers) that a packet type's mean run in
-// the stage must reach for Config.LearnHeavy to mark it heavy.
-const HeavyShare = 0.5
+// the stage must reach for Config.LearnHeavy to mark it heavy. The rule
+// is internal/policy's PickHeavy, which `wsched simulate` calls too.
+const HeavyShare = policy.HeavyShare
 
 // MaxHeavyTypes is the most packet types Config.LearnHeavy marks heavy at
 // once (the longest first): a stage with more heavy types than this has no
 // few packets that bound it.
-const MaxHeavyTypes = 8
+const MaxHeavyTypes = policy.MaxHeavyTypes
+
+// heavyKey is a heavy set member's packet type: its type word, and for a
+// Namer type (namer) the name too, since one Go type may carry packets of
+// many names (the prepare example's scanRoots is ScanMutatorRoots and
+// ScanCodeCacheRoots).
+type heavyKey struct {
+	word  unsafe.Pointer
+	name  string
+	namer bool // compare the packet's PacketName with name
+}
 
 // heavySet is the published set of heavy packet types, each with the
-// stage where it was heavy: a type word each,
-// and for a Namer type the name too, since one Go type may carry packets
-// of many names (the prepare example's scanRoots is ScanMutatorRoots and
-// ScanCodeCacheRoots). Immutable.
+// stage where it was heavy. Immutable.
 type heavySet struct {
-	n      int
-	words  [MaxHeavyTypes]unsafe.Pointer
-	names  [MaxHeavyTypes]string
-	stages [MaxHeavyTypes]StageID
-	namer  [MaxHeavyTypes]bool // compare the packet's PacketName with names[i]
-	miss   [MaxHeavyTypes]bool // kept from the set before, below the share in the last cycle
+	n int
+	e [MaxHeavyTypes]policy.Heavy[heavyKey]
 }
 
 // has reports whether p, whose type word is tw, is in the set for stage
@@ -67,21 +73,11 @@ type heavySet struct {
 // PacketName call.
 func (h *heavySet) has(tw unsafe.Pointer, p Packet, st StageID) bool {
 	for i := range h.n {
-		if h.words[i] != tw || h.stages[i] != st {
+		e := &h.e[i]
+		if e.Key.word != tw || e.Stage != int(st) {
 			continue
 		}
-		if !h.namer[i] || p.(Namer).PacketName() == h.names[i] {
-			return true
-		}
-	}
-	return false
-}
-
-// hasEntry reports whether the set holds the type word tw named name in
-// stage st.
-func (h *heavySet) hasEntry(tw unsafe.Pointer, name string, st StageID) bool {
-	for i := range h.n {
-		if h.words[i] == tw && h.names[i] == name && h.stages[i] == st {
+		if !e.Key.namer || p.(Namer).PacketName() == e.Key.name {
 			return true
 		}
 	}
@@ -165,48 +161,25 @@ func (s *sched) learnHeavy() {
 		}
 		merged = append(merged, r)
 	}
-	heavy := buf.heavy[:0] // indices into merged whose mean run reached HeavyShare
-	for i, c := range merged {
-		// A type alone in its stage has nothing to be placed before; on
-		// one worker the order does not change when a stage ends; and
-		// Unconstrained work runs beside every stage, its designated
-		// packets in a place of their own.
-		if c.total == work[c.stage] || s.n == 1 || c.stage == Unconstrained {
-			continue
-		}
-		share := float64(work[c.stage]) / float64(s.n)
-		if float64(c.total)/float64(c.n) >= HeavyShare*share {
-			heavy = append(heavy, i)
-		}
+	tt := buf.tt[:0]
+	for _, c := range merged {
+		tt = append(tt, policy.TypeTime{Stage: int(c.stage), N: c.n, Total: c.total})
 	}
-	mean := func(i int) time.Duration { return merged[i].total / time.Duration(merged[i].n) }
-	slices.SortFunc(heavy, func(a, b int) int { return cmp.Compare(mean(b), mean(a)) })
-	var hs heavySet
+	heavy := policy.PickHeavy(tt, work, s.n, buf.heavy[:0])
+	next := buf.next[:0]
 	for _, i := range heavy {
 		c := merged[i]
-		name := s.reg.entry(c.idx).name
-		if hs.n == MaxHeavyTypes {
-			break
-		}
-		hs.words[hs.n], hs.names[hs.n], hs.stages[hs.n], hs.namer[hs.n] = c.word, name, c.stage, c.namer
-		hs.n++
+		next = append(next, policy.Heavy[heavyKey]{Key: heavyKey{c.word, s.reg.entry(c.idx).name, c.namer}, Stage: int(c.stage)})
 	}
-	// A type leaves the set after two cycles in a row below the share, not
-	// one: a run of another type stretched by a preemption (milliseconds
-	// on a busy host) inflates its stage's work for one cycle.
 	old := s.heavy.Load()
 	if old != nil {
-		for i := range old.n {
-			if old.miss[i] || hs.n == MaxHeavyTypes || hs.hasEntry(old.words[i], old.names[i], old.stages[i]) {
-				continue
-			}
-			hs.words[hs.n], hs.names[hs.n], hs.stages[hs.n] = old.words[i], old.names[i], old.stages[i]
-			hs.namer[hs.n], hs.miss[hs.n] = old.namer[i], true
-			hs.n++
-		}
+		next = policy.CarryHeavy(next, old.e[:old.n])
 	}
+	var hs heavySet
+	hs.n = copy(hs.e[:], next)
 	clear(recs)
-	buf.work, buf.recs, buf.heavy = work, recs, heavy
+	clear(next)
+	buf.work, buf.recs, buf.heavy, buf.tt, buf.next = work, recs, heavy, tt, next
 	switch {
 	case hs.n == 0:
 		s.heavy.Store(nil)
@@ -221,7 +194,9 @@ func (s *sched) learnHeavy() {
 type learnScratch struct {
 	work  []time.Duration
 	recs  []learnRec
+	tt    []policy.TypeTime
 	heavy []int
+	next  []policy.Heavy[heavyKey]
 }
 
 // heavyOf reports whether learning has marked p's type heavy in stage st.
@@ -249,7 +224,7 @@ func (h *Scheduler) HeavyTypes() []HeavyType {
 	}
 	out := make([]HeavyType, hs.n)
 	for i := range out {
-		out[i] = HeavyType{hs.names[i], hs.stages[i]}
+		out[i] = HeavyType{hs.e[i].Key.name, StageID(hs.e[i].Stage)}
 	}
 	return out
 }

@@ -6,12 +6,17 @@
 // in its replay, so that a simulated run makes exactly the decisions a real
 // one makes: there is one decision code, not two that can drift.
 //
-// Every decision function here is small enough to inline and allocates
-// nothing (go build -gcflags=-m ./internal/policy/); Kind.String, which
-// names a policy in messages, is the exception.
+// Every decision function on a hot path here is small enough to inline
+// and allocates nothing (go build -gcflags=-m ./internal/policy/). The
+// exceptions run once a cycle or less: Kind.String and Settings.String,
+// which name policies in messages and traces, and PickHeavy and
+// CarryHeavy, the learned-heavy choice made at a cycle's end, which
+// allocate nothing into buffers with room (TestHeavyAllocs).
 package policy
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -328,3 +333,115 @@ const (
 	// MaxStage is the largest StageID (11 bits in the task word).
 	MaxStage = 1<<11 - 1
 )
+
+// Settings are the scheduler configuration a trace records (its "wsched
+// config" argument) and `wsched simulate` replays under unless told
+// otherwise: the scheduler writes its own, resolved, and a replay that
+// records writes the one it ran.
+type Settings struct {
+	Wake, Steal, Take, Local Kind
+	StealLimit, BucketBatch  int
+	Spins                    int
+	ParkSpin                 time.Duration
+	MaxQueued                int
+	LearnHeavy               bool
+}
+
+// String is Settings as a trace records them: space-separated key=value
+// pairs, the keys wake, steal, steal_limit, take, bucket_batch, local,
+// spins, park_spin_ns, max_queued and learn_heavy.
+func (c Settings) String() string {
+	return "wake=" + c.Wake.String() + " steal=" + c.Steal.String() +
+		" steal_limit=" + strconv.Itoa(c.StealLimit) + " take=" + c.Take.String() +
+		" bucket_batch=" + strconv.Itoa(c.BucketBatch) + " local=" + c.Local.String() +
+		" spins=" + strconv.Itoa(c.Spins) + " park_spin_ns=" + strconv.FormatInt(int64(c.ParkSpin), 10) +
+		" max_queued=" + strconv.Itoa(c.MaxQueued) + " learn_heavy=" + strconv.FormatBool(c.LearnHeavy)
+}
+
+// Learned heavy packets (scheduler.Config.LearnHeavy, and `wsched
+// simulate`'s learn_heavy): at each cycle's normal end the packet types
+// whose mean run in a stage reached HeavyShare of that stage's work per
+// worker are marked heavy, at most MaxHeavyTypes, the longest mean first;
+// one that drops below the share stays for one more cycle (CarryHeavy).
+// The scheduler's heavy.go documents the model and its costs.
+
+// HeavyShare is the share of a stage's work per worker (its packets' run
+// time summed, divided by the workers) that a packet type's mean run in
+// the stage must reach to be marked heavy.
+const HeavyShare = 0.5
+
+// MaxHeavyTypes is the most packet types marked heavy at once: a stage
+// with more heavy types than this has no few packets that bound it.
+const MaxHeavyTypes = 8
+
+// TypeTime is one packet type's runs in one stage of a cycle: how many,
+// and their total run time.
+type TypeTime struct {
+	Stage int
+	N     int64
+	Total time.Duration
+}
+
+// PickHeavy appends to out the indices of ts (one entry per type and
+// stage) whose mean run reached HeavyShare of their stage's work per
+// worker, the longest mean first, at most MaxHeavyTypes; work[st] is the
+// total run time of stage st's packets, workers the workers. Never
+// picked: Unconstrained work (stage 0, which runs beside every stage), a
+// type alone in its stage (nothing to place it before), any type on one
+// worker (order does not change when a stage ends).
+func PickHeavy(ts []TypeTime, work []time.Duration, workers int, out []int) []int {
+	first := len(out)
+	if workers <= 1 {
+		return out
+	}
+	for i, c := range ts {
+		if c.Stage == 0 || c.N == 0 || c.Stage >= len(work) || c.Total == work[c.Stage] {
+			continue
+		}
+		share := float64(work[c.Stage]) / float64(workers)
+		if float64(c.Total)/float64(c.N) >= HeavyShare*share {
+			out = append(out, i)
+		}
+	}
+	picked := out[first:]
+	mean := func(i int) time.Duration { return ts[i].Total / time.Duration(ts[i].N) }
+	slices.SortStableFunc(picked, func(a, b int) int { return cmp.Compare(mean(b), mean(a)) })
+	return out[:first+min(len(picked), MaxHeavyTypes)]
+}
+
+// Heavy is one member of a learned heavy set: a packet type (Key: a type
+// word and name in the scheduler, a name in a replay), the stage where it
+// was heavy, and whether it was below the share in the last cycle (kept
+// from the set before by CarryHeavy).
+type Heavy[K comparable] struct {
+	Key    K
+	Stage  int
+	Missed bool
+}
+
+// CarryHeavy appends to next (the types PickHeavy picked from the cycle
+// that just ended) those of old (the set before it) that next lacks and
+// that had not missed already, marked Missed, while next holds fewer than
+// MaxHeavyTypes: a type leaves the set after two cycles in a row below
+// the share, not one, since one run of another type stretched by a
+// preemption (milliseconds on a busy host) inflates its stage's work for
+// one cycle.
+func CarryHeavy[K comparable](next, old []Heavy[K]) []Heavy[K] {
+	n := len(next)
+	for _, o := range old {
+		if o.Missed || len(next) == MaxHeavyTypes {
+			continue
+		}
+		found := false
+		for _, e := range next[:n] {
+			if e.Key == o.Key && e.Stage == o.Stage {
+				found = true
+				break
+			}
+		}
+		if !found {
+			next = append(next, Heavy[K]{Key: o.Key, Stage: o.Stage, Missed: true})
+		}
+	}
+	return next
+}

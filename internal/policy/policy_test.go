@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,4 +136,107 @@ func TestOfferGiveUpPolling(t *testing.T) {
 	assert.False(t, Polling(200_000, 200_000))
 	assert.False(t, Polling(0, -1), "no poll")
 	assert.Equal(t, SourceSteal, FindOrder[len(FindOrder)-1])
+}
+
+// TestPickHeavy: a type is picked when its mean run reaches HeavyShare of
+// its stage's work per worker, longest mean first, at most MaxHeavyTypes;
+// never in stage 0, alone in its stage, or on one worker.
+func TestPickHeavy(t *testing.T) {
+	ms := time.Millisecond
+	// Stage 1: 8 ms of work on 2 workers, 4 ms a worker; the share is 2 ms.
+	ts := []TypeTime{
+		{Stage: 1, N: 1, Total: 3 * ms},  // mean 3 ms: heavy
+		{Stage: 1, N: 5, Total: 5 * ms},  // mean 1 ms: light
+		{Stage: 0, N: 1, Total: 50 * ms}, // unconstrained: never
+		{Stage: 2, N: 1, Total: 9 * ms},  // alone in stage 2: never
+		{Stage: 3, N: 0, Total: 0},       // no runs
+		{Stage: 3, N: 2, Total: 4 * ms},  // mean 2 ms, exactly the share of stage 3
+		{Stage: 3, N: 4, Total: 4 * ms},
+	}
+	work := []time.Duration{50 * ms, 8 * ms, 9 * ms, 8 * ms}
+	got := PickHeavy(ts, work, 2, nil)
+	require.Equal(t, []int{0, 5}, got, "longest mean first; the share itself is enough")
+	require.Empty(t, PickHeavy(ts, work, 1, nil), "one worker: nothing to reorder")
+
+	// It appends: what out held stays.
+	require.Equal(t, []int{7, 0, 5}, PickHeavy(ts, work, 2, []int{7}))
+
+	// Four workers: stage 1's share is 1 ms, so both of its types are picked.
+	require.Equal(t, []int{0, 5, 1, 6}, PickHeavy(ts, work, 4, nil))
+
+	// A stage whose work is out of range of work is skipped, not a panic.
+	require.Empty(t, PickHeavy([]TypeTime{{Stage: 9, N: 1, Total: ms}}, work, 2, nil))
+
+	// The cap: 12 equal types in one stage on 16 workers are all heavy,
+	// only MaxHeavyTypes are kept, and among equal means the first.
+	var many []TypeTime
+	var w time.Duration
+	for i := range 12 {
+		many = append(many, TypeTime{Stage: 1, N: 1, Total: time.Duration(100+i) * time.Microsecond})
+		w += many[i].Total
+	}
+	got = PickHeavy(many, []time.Duration{0, w}, 16, nil)
+	require.Len(t, got, MaxHeavyTypes)
+	require.Equal(t, []int{11, 10, 9, 8, 7, 6, 5, 4}, got)
+}
+
+// TestCarryHeavy: a type that drops below the share stays one cycle,
+// marked Missed, and leaves after a second; one heavy again in between
+// starts over.
+func TestCarryHeavy(t *testing.T) {
+	a := Heavy[string]{Key: "a", Stage: 1}
+	b := Heavy[string]{Key: "b", Stage: 1}
+	aIn2 := Heavy[string]{Key: "a", Stage: 2}
+
+	set := CarryHeavy([]Heavy[string]{a}, nil)
+	require.Equal(t, []Heavy[string]{a}, set)
+
+	// a misses once: kept, marked; b is new.
+	set = CarryHeavy([]Heavy[string]{b}, set)
+	require.Equal(t, []Heavy[string]{b, {Key: "a", Stage: 1, Missed: true}}, set)
+
+	// a is heavy again: the mark goes; b misses.
+	set = CarryHeavy([]Heavy[string]{a}, set)
+	require.Equal(t, []Heavy[string]{a, {Key: "b", Stage: 1, Missed: true}}, set)
+
+	// Nothing heavy: a is kept once more, b (missed twice) leaves.
+	set = CarryHeavy(nil, set)
+	require.Equal(t, []Heavy[string]{{Key: "a", Stage: 1, Missed: true}}, set)
+	set = CarryHeavy(nil, set)
+	require.Empty(t, set)
+
+	// The same key in another stage is another member.
+	set = CarryHeavy([]Heavy[string]{aIn2}, []Heavy[string]{a})
+	require.Equal(t, []Heavy[string]{aIn2, {Key: "a", Stage: 1, Missed: true}}, set)
+
+	// Carried members never push the set past MaxHeavyTypes.
+	var full, old []Heavy[string]
+	for i := range MaxHeavyTypes {
+		full = append(full, Heavy[string]{Key: string(rune('A' + i)), Stage: 1})
+	}
+	old = []Heavy[string]{{Key: "z", Stage: 1}}
+	require.Len(t, CarryHeavy(full, old), MaxHeavyTypes)
+}
+
+// TestHeavyAllocs: picking and carrying allocate nothing into buffers
+// with room (the scheduler calls them at every cycle's end).
+func TestHeavyAllocs(t *testing.T) {
+	ts := []TypeTime{{Stage: 1, N: 1, Total: 3 * time.Millisecond}, {Stage: 1, N: 5, Total: 5 * time.Millisecond}}
+	work := []time.Duration{0, 8 * time.Millisecond}
+	out := make([]int, 0, 8)
+	next := make([]Heavy[int], 0, MaxHeavyTypes)
+	old := []Heavy[int]{{Key: 1, Stage: 1}}
+	allocs := testing.AllocsPerRun(100, func() {
+		out = PickHeavy(ts, work, 2, out[:0])
+		next = CarryHeavy(append(next[:0], Heavy[int]{Key: out[0], Stage: 1}), old)
+	})
+	require.Zero(t, allocs)
+}
+
+// TestSettingsString: the keys a trace's "wsched config" holds.
+func TestSettingsString(t *testing.T) {
+	s := Settings{Wake: WakeOne, Steal: StealHalf, Take: TakeFair, Local: LocalPrivate,
+		StealLimit: 32, BucketBatch: 16, Spins: 8, ParkSpin: 50 * time.Microsecond, MaxQueued: 0, LearnHeavy: true}
+	assert.Equal(t, "wake="+WakeOne.String()+" steal="+StealHalf.String()+" steal_limit=32 take="+TakeFair.String()+
+		" bucket_batch=16 local="+LocalPrivate.String()+" spins=8 park_spin_ns=50000 max_queued=0 learn_heavy=true", s.String())
 }
