@@ -38,7 +38,9 @@ configuration, comma-separated: a policy name (wake-all, wake-n, steal-one,
 steal-half, take-fair, take-fixed, take-guided, local-lifo, ...) or
 key=value (steal_limit, bucket_batch, spins, park_spin, wake_calls: a wake
 policy for the add calls that chose one, priority=NAME: queue the packets
-named NAME in the priority lane, seed).
+named NAME in the priority lane, learn_heavy=true|false: learn the heavy
+packet types from each cycle as scheduler.Config.LearnHeavy does and queue
+them in the priority lane from the next, seed).
 
 -against TRACE2 compares the prediction at TRACE2's worker count with
 what TRACE2 recorded (the same job), per stage: median makespans and the

@@ -29,6 +29,13 @@ type Config struct {
 	// (their add call is split: these packets go to the priority lane,
 	// the rest as recorded), the fix for a known-heavy packet queued late.
 	Priority []string
+	// LearnHeavy replays scheduler.Config.LearnHeavy: from each cycle's
+	// packet costs the replay picks the heavy packet types as the
+	// scheduler does (policy.PickHeavy and CarryHeavy, a type being a
+	// packet name), and in the cycles after it queues their packets of
+	// Add and AddAll calls (How AddNormal) to their stage in the priority
+	// lane, one add each.
+	LearnHeavy bool
 	// Seed seeds the steal victims' choice (each worker's generator, as
 	// the scheduler seeds it, xor Seed).
 	Seed uint64
@@ -84,6 +91,11 @@ func (c *Config) set(key, val string) error {
 	case "park_spin_ns":
 		n, err = num(-1, int64(time.Second))
 		c.ParkSpin = time.Duration(n)
+	case "learn_heavy":
+		c.LearnHeavy, err = strconv.ParseBool(val)
+		if err != nil {
+			err = fmt.Errorf("config %s=%q: want true or false", key, val)
+		}
 	}
 	return err
 }
@@ -92,7 +104,8 @@ func (c *Config) set(key, val string) error {
 // takes it: a policy name alone ("wake-all", "steal-one", "take-fair",
 // "local-lifo"), or wake, steal, take, local, steal_limit, bucket_batch,
 // spins, park_spin (a duration), wake_calls (a wake policy for the add
-// calls that chose one), priority (a packet name; may repeat), seed.
+// calls that chose one), priority (a packet name; may repeat),
+// learn_heavy (true or false), seed.
 func (c *Config) Set(kv string) error {
 	k, v, ok := strings.Cut(kv, "=")
 	if !ok {
@@ -140,7 +153,7 @@ func (c *Config) Set(kv string) error {
 		}
 		c.Seed = n
 		return nil
-	case "wake", "steal", "take", "local", "steal_limit", "bucket_batch", "spins":
+	case "wake", "steal", "take", "local", "steal_limit", "bucket_batch", "spins", "learn_heavy":
 		return c.set(k, v)
 	}
 	return fmt.Errorf("%q: unknown key %q", kv, k)
@@ -155,6 +168,9 @@ func (c Config) String() string {
 	}
 	for _, p := range c.Priority {
 		s += " priority=" + p
+	}
+	if c.LearnHeavy {
+		s += " learn_heavy=true"
 	}
 	if c.Seed != 0 {
 		s += " seed=" + strconv.FormatUint(c.Seed, 10)

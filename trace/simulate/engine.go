@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/internal/tracebuf"
@@ -58,6 +59,9 @@ func Run(wl *Workload, cfg Config, opts Options) (*Result, error) {
 		}
 		t = s.now
 		res.Cycles = append(res.Cycles, cr)
+		if cfg.LearnHeavy {
+			s.learnHeavy(cy)
+		}
 	}
 	res.Events, res.steps = s.events, s.steps
 	res.summarize()
@@ -190,6 +194,10 @@ type sim struct {
 	costs  Costs
 	n      int
 	prioOf map[int32]bool // packet names queued with priority (cfg.Priority)
+	// heavy is the learned heavy set (cfg.LearnHeavy), keyed by packet
+	// name, decided at each cycle's end from its packets' costs.
+	heavy []policy.Heavy[int32]
+	learn learnScratch
 
 	h      eventHeap
 	seq    uint64
@@ -261,8 +269,9 @@ func newSim(wl *Workload, cfg Config, costs Costs, record bool) *sim {
 	}
 	if record {
 		s.rec = tracebuf.NewBuilder(s.n)
-		s.rec.SetConfig(fmt.Sprintf("wake=%s steal=%s steal_limit=%d take=%s bucket_batch=%d local=%s spins=%d park_spin_ns=%d max_queued=0",
-			cfg.Wake, cfg.Steal, cfg.StealLimit, cfg.Take, cfg.BucketBatch, cfg.Local, cfg.Spins, int64(cfg.ParkSpin)))
+		s.rec.SetConfig(policy.Settings{Wake: cfg.Wake, Steal: cfg.Steal, Take: cfg.Take, Local: cfg.Local,
+			StealLimit: cfg.StealLimit, BucketBatch: cfg.BucketBatch, Spins: cfg.Spins, ParkSpin: cfg.ParkSpin,
+			LearnHeavy: cfg.LearnHeavy}.String())
 		for _, name := range wl.Names {
 			s.names = append(s.names, s.rec.Intern(name))
 		}
@@ -579,7 +588,7 @@ func (s *sim) add(ai int32, by int32, wake bool) {
 	// Priority of its own, queued first.
 	rest := 0
 	for _, p := range a.Packets {
-		if a.How == trace.AddPriority || !s.prioOf[s.cy.Packets[p].Name] {
+		if !s.toPrio(a, p) {
 			rest++
 			continue
 		}
@@ -599,7 +608,7 @@ func (s *sim) add(ai int32, by int32, wake bool) {
 	}
 	prio := a.How == trace.AddPriority
 	for _, p := range a.Packets {
-		if !prio && s.prioOf[s.cy.Packets[p].Name] {
+		if s.toPrio(a, p) {
 			continue
 		}
 		s.queued(p, trace.FromAdd, prio)
@@ -627,6 +636,75 @@ func (s *sim) add(ai int32, by int32, wake bool) {
 		k = policy.SingleWake(k)
 	}
 	s.wakeForAdd(rest, k, by)
+}
+
+// toPrio reports whether packet p of add a leaves the call for an add of
+// its own to the priority lane: it is named in cfg.Priority, or (an Add
+// or AddAll, as the scheduler's LearnHeavy looks at) learned heavy in its
+// stage.
+func (s *sim) toPrio(a *Add, p int32) bool {
+	if a.How == trace.AddPriority {
+		return false
+	}
+	name := s.cy.Packets[p].Name
+	if s.prioOf[name] {
+		return true
+	}
+	if a.How != trace.AddNormal {
+		return false
+	}
+	for _, h := range s.heavy {
+		if h.Key == name && h.Stage == int(a.Stage) {
+			return true
+		}
+	}
+	return false
+}
+
+// learnScratch is learnHeavy's buffers, kept from cycle to cycle.
+type learnScratch struct {
+	work  []time.Duration
+	index map[[2]int32]int // (name, stage) to tt
+	keys  [][2]int32
+	tt    []policy.TypeTime
+	pick  []int
+}
+
+// learnHeavy decides the heavy set from cycle cy's packets as the
+// scheduler's learnHeavy does from its timings: a packet's run is its
+// recorded cost, a type is a packet name in a stage.
+func (s *sim) learnHeavy(cy *Cycle) {
+	l := &s.learn
+	if l.index == nil {
+		l.index = map[[2]int32]int{}
+	}
+	clear(l.index)
+	l.work = append(l.work[:0], make([]time.Duration, cy.Stages+1)...)
+	l.keys, l.tt = l.keys[:0], l.tt[:0]
+	for i := range cy.Packets {
+		pk := &cy.Packets[i]
+		if int(pk.Stage) > cy.Stages {
+			continue
+		}
+		d := time.Duration(pk.Cost)
+		l.work[pk.Stage] += d
+		k := [2]int32{pk.Name, pk.Stage}
+		j, ok := l.index[k]
+		if !ok {
+			j = len(l.tt)
+			l.index[k] = j
+			l.keys = append(l.keys, k)
+			l.tt = append(l.tt, policy.TypeTime{Stage: int(pk.Stage)})
+		}
+		l.tt[j].N++
+		l.tt[j].Total += d
+	}
+	l.pick = policy.PickHeavy(l.tt, l.work, s.n, l.pick[:0])
+	next := make([]policy.Heavy[int32], 0, policy.MaxHeavyTypes)
+	for _, j := range l.pick {
+		next = append(next, policy.Heavy[int32]{Key: l.keys[j][0], Stage: int(l.keys[j][1])})
+	}
+	s.heavy = policy.CarryHeavy(next, s.heavy)
 }
 
 // queued records when and by whom packet p was queued.

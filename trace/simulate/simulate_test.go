@@ -51,6 +51,16 @@ func (b *builder) packet(name string, stage int, cost int64) int32 {
 	return int32(len(b.cy.Packets) - 1)
 }
 
+// shortsThenHeavy makes n packets named short of cost short in stage st,
+// then one named heavy of cost heavy.
+func (b *builder) shortsThenHeavy(st, n int, short, heavy int64) []int32 {
+	var ps []int32
+	for range n {
+		ps = append(ps, b.packet("short", st, short))
+	}
+	return append(ps, b.packet("heavy", st, heavy))
+}
+
 // add queues ps by an add call, made by packet by at at (by < 0: before
 // the cycle).
 func (b *builder) add(how trace.AddHow, stage int, by int32, at float64, ps ...int32) int32 {
@@ -153,22 +163,31 @@ func TestFindOrder(t *testing.T) {
 	assert.Equal(t, policy.FindOrder[:len(policy.FindOrder)-1], got, "sources in the order they ran")
 }
 
+// luindexMini is the luindex shape in miniature over cycles cycles (the
+// same packets in each): one bulk add of 64 short packets with a heavy
+// one last, on 2 workers under wake-all, steal-one, batch takes and FIFO
+// local order.
+func luindexMini(cycles int) (*Workload, Config) {
+	b := newBuilder(2, 1)
+	b.add(trace.AddNormal, 1, -1, 0, b.shortsThenHeavy(1, 64, 30_000, 1_000_000)...)
+	wl := b.done()
+	for i := 2; i <= cycles; i++ {
+		cy := wl.Cycles[0]
+		cy.Number, cy.Gap = uint64(i), 1_000_000
+		wl.Cycles = append(wl.Cycles, cy)
+	}
+	cfg := DefaultConfig()
+	cfg.Workers, cfg.Wake, cfg.Steal, cfg.Take, cfg.Local = 2, policy.WakeAll, policy.StealOne, policy.TakeFixed, policy.LocalFIFO
+	return wl, cfg
+}
+
 // TestHeavyPacketPriority: the luindex shape in miniature. One bulk add
 // of 64 short packets with a heavy one last, wake-all, batches of 32 on
 // 2 workers: the heavy one starts after a batch. With it in the priority
 // lane (Config.Priority) the stage ends near its bound (the wake-up of
 // the second worker, 0.1 ms here, is the rest).
 func TestHeavyPacketPriority(t *testing.T) {
-	b := newBuilder(2, 1)
-	var ps []int32
-	for range 64 {
-		ps = append(ps, b.packet("short", 1, 30_000))
-	}
-	ps = append(ps, b.packet("heavy", 1, 1_000_000))
-	b.add(trace.AddNormal, 1, -1, 0, ps...)
-	wl := b.done()
-	cfg := DefaultConfig()
-	cfg.Workers, cfg.Wake, cfg.Steal, cfg.Take, cfg.Local = 2, policy.WakeAll, policy.StealOne, policy.TakeFixed, policy.LocalFIFO
+	wl, cfg := luindexMini(1)
 	late, err := Run(wl, cfg, Options{Costs: &testCosts})
 	require.NoError(t, err)
 	cfg.Priority = []string{"heavy"}
@@ -177,6 +196,83 @@ func TestHeavyPacketPriority(t *testing.T) {
 	t.Logf("ratio %.3f as queued, %.3f with the heavy packet in the priority lane", late.Stages[0].Ratio, early.Stages[0].Ratio)
 	assert.Greater(t, late.Stages[0].Ratio, 1.3)
 	assert.Less(t, early.Stages[0].Ratio, 1.15)
+}
+
+// TestLearnHeavyReplay: the same miniature over three cycles, recorded
+// without learning, replayed with learn_heavy. The first cycle runs as
+// queued (nothing learned yet); from the second the replay queues the
+// heavy packet in the priority lane, as the scheduler's LearnHeavy does,
+// and predicts what the Priority hint gives, while the replay without it
+// stays late in every cycle.
+func TestLearnHeavyReplay(t *testing.T) {
+	wl, cfg := luindexMini(3)
+	ratios := func(cfg Config) []float64 {
+		r, err := Run(wl, cfg, Options{Costs: &testCosts})
+		require.NoError(t, err)
+		var out []float64
+		for _, c := range r.Cycles {
+			out = append(out, c.Stages[0].Ratio)
+		}
+		return out
+	}
+	plain := ratios(cfg)
+	hinted := cfg
+	hinted.Priority = []string{"heavy"}
+	hint := ratios(hinted)
+	cfg.LearnHeavy = true
+	learned := ratios(cfg)
+	t.Logf("ratios by cycle: as queued %.3f, with Priority %.3f, learning %.3f", plain, hint, learned)
+	for i := range plain {
+		assert.Greater(t, plain[i], 1.3, "cycle %d as queued", i+1)
+	}
+	assert.InDelta(t, plain[0], learned[0], 1e-9, "cycle 1: nothing learned yet")
+	for i := 1; i < len(learned); i++ {
+		assert.InDelta(t, hint[i], learned[i], 1e-9, "cycle %d: the learned set is the hint", i+1)
+		assert.Less(t, learned[i], 1.15, "cycle %d", i+1)
+	}
+
+	// Recorded with learning, the replay's trace says so, and its heavy
+	// packet's adds are priority adds of their own from cycle 2 on.
+	r, err := Run(wl, cfg, Options{Costs: &testCosts, Record: true})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = perfetto.Write(&buf, r.Snapshot(), perfetto.Options{Origins: true})
+	require.NoError(t, err)
+	back, err := Load(buf.Bytes())
+	require.NoError(t, err)
+	require.True(t, back.HasConfig)
+	assert.True(t, back.Config.LearnHeavy)
+	for ci, cy := range back.Cycles {
+		prio := 0
+		for _, a := range cy.Adds {
+			if a.How == trace.AddPriority {
+				prio += len(a.Packets)
+				assert.Equal(t, "heavy", back.Names[cy.Packets[a.Packets[0]].Name])
+			}
+		}
+		assert.Equal(t, min(ci, 1), prio, "cycle %d's priority adds", ci+1)
+	}
+}
+
+// TestLearnHeavyOnlyItsStage: a type learned heavy in one stage is routed
+// there only, and only from Add and AddAll calls (not Lend).
+func TestLearnHeavyOnlyItsStage(t *testing.T) {
+	b := newBuilder(2, 2)
+	ps := b.shortsThenHeavy(1, 16, 30_000, 1_000_000)
+	b.add(trace.AddNormal, 1, -1, 0, ps...)
+	lend := b.add(trace.AddLend, 1, -1, 0, b.packet("heavy", 1, 1_000_000), b.packet("short", 1, 30_000))
+	light := b.shortsThenHeavy(2, 8, 10_000, 10_000)
+	other := b.add(trace.AddNormal, 2, -1, 0, light...)
+	wl := b.done()
+	s := newSim(wl, Config{}.with(DefaultConfig(), 2), testCosts, false)
+	s.cy = &wl.Cycles[0]
+	s.learnHeavy(s.cy)
+	require.Equal(t, []policy.Heavy[int32]{{Key: b.name("heavy"), Stage: 1}}, s.heavy)
+	cy := &wl.Cycles[0]
+	assert.True(t, s.toPrio(&cy.Adds[0], ps[len(ps)-1]))
+	assert.False(t, s.toPrio(&cy.Adds[0], ps[0]))
+	assert.False(t, s.toPrio(&cy.Adds[lend], cy.Adds[lend].Packets[0]), "lent slices are not looked at")
+	assert.False(t, s.toPrio(&cy.Adds[other], light[len(light)-1]), "heavy in stage 1, not in 2")
 }
 
 // TestDeterministic: the same workload and configuration give the same
@@ -396,11 +492,11 @@ func TestNoOrigins(t *testing.T) {
 func TestConfigSet(t *testing.T) {
 	c := DefaultConfig()
 	for _, kv := range []string{"wake-all", "steal-one", "take-fair", "local-lifo", "steal_limit=8", "bucket_batch=16",
-		"spins=4", "park_spin=10us", "wake_calls=wake-n", "priority=Heavy", "seed=7"} {
+		"spins=4", "park_spin=10us", "wake_calls=wake-n", "priority=Heavy", "learn_heavy=true", "seed=7"} {
 		require.NoError(t, c.Set(kv), kv)
 	}
-	assert.Equal(t, "wake-all steal-one steal_limit=8 take-fair bucket_batch=16 local-lifo spins=4 park_spin=10µs wake_calls=wake-n priority=Heavy seed=7", c.String())
-	for _, bad := range []string{"fast", "steal_limit=0", "steal_limit=x", "park_spin=2s", "wake_calls=steal-one", "priority=", "nope=1", "wake=steal-one"} {
+	assert.Equal(t, "wake-all steal-one steal_limit=8 take-fair bucket_batch=16 local-lifo spins=4 park_spin=10µs wake_calls=wake-n priority=Heavy learn_heavy=true seed=7", c.String())
+	for _, bad := range []string{"fast", "steal_limit=0", "steal_limit=x", "park_spin=2s", "wake_calls=steal-one", "priority=", "nope=1", "wake=steal-one", "learn_heavy=maybe"} {
 		assert.Error(t, c.Set(bad), bad)
 	}
 	c.Workers = MaxWorkers + 1
