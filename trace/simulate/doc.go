@@ -33,20 +33,44 @@
 // steal's size (StealLimit, StealCount), whom an add or a stage opening
 // wakes (AddWakes, SingleWake, OpenWakes), the surplus rule (Surplus),
 // what a worker offers idle ones (WantsWork, Offer), when a searcher
-// parks (GiveUp), whether a parked worker still polls (Polling), and the
+// parks (GiveUp), whether a parked worker still polls (Polling), the
 // order in which a worker looks for work (FindOrder, which the replay
-// walks after each packet). The scheduler calls the same functions.
+// walks after each packet), and which packet types LearnHeavy marks heavy
+// (PickHeavy, CarryHeavy). The constants and limits are policy's too (the
+// private stack's PrivCap, MaxTake, MaxWorkers, MaxStage, the defaults
+// DefaultBucketBatch, DefaultSpins, DefaultParkSpin and the default
+// policies), and a trace's configuration is written by the one
+// policy.Settings.String that both sides call.
 //
-// The rest is the scheduler's control flow, which the replay mirrors by
-// hand, each function named after the scheduler's (engine.go): find and
-// its search rounds (find.go), park's steps P1-P6 and the wake-ups W2-W3
-// (wake.go), the last-parked decision advance (stage.go), push and
-// offerAll (worker.go), Add, AddAll and AddDesignated (scheduler.go).
-// Tests pin the two together: the scheduler's TestFindOrder and this
-// package's run the same scenario (a designated packet, 257 spawns of
-// which 128 spill to the deque, a held batch, a priority packet, a
-// normal one) and both compare the order with policy.FindOrder; change
-// either, and one fails.
+// The control flow between those decisions is the replay's own, each
+// function named after the scheduler's (engine.go): find and its search
+// rounds (find.go), park's steps P1-P6 and the wake-ups W2-W3 (wake.go),
+// the last-parked decision advance (stage.go), push and offerAll
+// (worker.go), Add, AddAll and AddDesignated (scheduler.go). The other
+// design, driving the scheduler's own worker loop on a virtual clock, was
+// weighed and not taken: that loop is goroutines parked on channels,
+// lock-free deques and atomics, and a virtual clock would need every
+// park, wake, steal and clock read behind an interface that the hot path
+// pays for (a spawned packet costs the scheduler 6-21 ns, scheduler's doc;
+// an indirect call at each of its half-dozen such points is a measurable
+// share), or a
+// second build of the loop under a tag, which is the second copy again.
+// A replay also runs at 4,094 virtual workers on one goroutine, with
+// nothing to schedule but events.
+//
+// What keeps the two flows together is tests that run the real scheduler
+// and its replay and compare what each decided, one for one:
+// TestReplayDecisionsOneWorker (a spawn tree whose packets add to a later
+// stage, a priority packet and a designated one, three cycles on one
+// worker) and TestReplayDecisionsTwoWorkers (two workers whose
+// interleaving is fixed by millisecond gaps: spawns, two steals a cycle,
+// an offer of the private stack to an idle worker, wakes and parks) check
+// every packet begun, on which worker, from which lane and stage, every
+// steal's victim and size, every wake, park and add call and every stage
+// opening and close. The scheduler's TestFindOrder and this package's run
+// the same scenario (a designated packet, 257 spawns of which 128 spill
+// to the deque, a held batch, a priority packet, a normal one) against
+// policy.FindOrder. Change either flow, and one of them fails.
 //
 // # Approximations
 //
@@ -57,12 +81,14 @@
 //     that share caches and memory bandwidth, or a host's CPUs with other
 //     jobs, take longer than recorded; on fewer, shorter.
 //   - A spawn's stamp is the spawning worker's newest event, not a clock
-//     reading of its own (a spawn reads no clock), so the replay does not
-//     know when within its parent a packet was spawned: it takes the
-//     latest moment the recording allows, the parent's end, or the child's
-//     begin if it began earlier elsewhere (a steal while the parent ran).
-//     A parent that spawns early and then computes long gives its children
-//     away later in the replay than it did.
+//     reading of its own (a spawn reads no clock), so the replay knows
+//     only that a packet was spawned after its stamp and before the next
+//     event on its parent's worker: it takes the latest moment the
+//     recording allows, the earliest of that next event, the parent's end
+//     and the child's begin if it began elsewhere (a steal while the
+//     parent ran). A parent that spawns early and then computes long with
+//     no event on its track in between gives its children away later in
+//     the replay than it did.
 //   - An add from a packet is placed in the packet that was running when
 //     it was stamped (the most recently begun one if several were): the
 //     add's call cannot tell which worker makes it.

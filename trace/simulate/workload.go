@@ -189,6 +189,9 @@ func Load(data []byte) (*Workload, error) {
 	}
 	tracks := wsfile.Tracks[track]{}
 	usedWorkers := map[int32]bool{} // the workers whose tracks hold events
+	// marks holds, per worker, the times of the events on its track: a
+	// spawn happened before the first of them after its stamp.
+	marks := map[int32][]int64{}
 	nameIdx := map[string]int32{}
 	var (
 		slices_ []slice
@@ -244,9 +247,12 @@ func Load(data []byte) (*Workload, error) {
 		if err != nil {
 			return fail(p, "%v", err)
 		}
-		if tr.role == 'w' && !tr.used {
-			tr.used = true
-			usedWorkers[tr.worker] = true
+		if tr.role == 'w' {
+			if !tr.used {
+				tr.used = true
+				usedWorkers[tr.worker] = true
+			}
+			marks[tr.worker] = append(marks[tr.worker], t)
 		}
 		name, ok := decls.EventName(e)
 		if !ok {
@@ -378,6 +384,9 @@ func Load(data []byte) (*Workload, error) {
 		}
 		return nil, err
 	}
+	for _, ms := range marks {
+		slices.Sort(ms) // in order on a track as written; a forged file may not be
+	}
 	if !decls.Wsched {
 		return nil, analyzeErrNotWsched
 	}
@@ -396,7 +405,7 @@ func Load(data []byte) (*Workload, error) {
 		return nil, fmt.Errorf("%w: it claims %d workers (the process track's workers=%d) and holds events on %d worker track(s); every worker of a wsched run records its first park on its own track",
 			ErrClaimedWorkers, wl.Workers, wl.Workers, wl.WorkerTracks)
 	}
-	if err := wl.build(slices_, cycles, stages, adds); err != nil {
+	if err := wl.build(slices_, cycles, stages, adds, marks); err != nil {
 		return nil, err
 	}
 	return wl, nil
@@ -406,8 +415,9 @@ func Load(data []byte) (*Workload, error) {
 var analyzeErrNotWsched = errors.New("not a wsched trace (no \"" + perfetto.DescProcess + "\" process track)")
 
 // build places the recorded packets and adds in their cycles and links
-// each packet to what queued it.
-func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds []addRec) error {
+// each packet to what queued it; marks are the event times on each
+// worker's track, sorted.
+func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds []addRec, marks map[int32][]int64) error {
 	slices.SortFunc(cycles, func(a, b cycleRec) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
 	for i := 1; i < len(cycles); i++ {
 		if cycles[i].start < cycles[i-1].end {
@@ -665,8 +675,16 @@ func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds
 			par := &ss[parent[i]]
 			pp := &cy.Packets[par.idx]
 			// Spawned at or after its stamp, and at the latest when its
-			// parent ended or it began elsewhere: the latest is taken.
+			// parent ended, when it began elsewhere, or when the parent's
+			// worker recorded its next event after the stamp (the stamp is
+			// that worker's newest event at the spawn): the latest is
+			// taken.
 			u := min(par.end, s.begin)
+			if ms := marks[par.worker]; len(ms) > 0 {
+				if j, _ := slices.BinarySearch(ms, s.queued+1); j < len(ms) {
+					u = max(min(u, ms[j]), s.queued)
+				}
+			}
 			perCycle[s.cycle] = append(perCycle[s.cycle], actRec{par.idx, act{at: fraction(u-pp.Begin, pp.Cost), ref: s.idx}, s.queued})
 		case addOf[i] >= 0:
 		default:
