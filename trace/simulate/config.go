@@ -34,7 +34,10 @@ type Config struct {
 	// scheduler does (policy.PickHeavy and CarryHeavy, a type being a
 	// packet name), and in the cycles after it queues their packets of
 	// Add and AddAll calls (How AddNormal) to their stage in the priority
-	// lane, one add each.
+	// lane, one add each. A trace does not tell AddValues' calls from
+	// AddAll's, nor a value packet from another: the replay learns and
+	// routes value packets too, where the scheduler leaves them as added
+	// (they count in their stage's work only).
 	LearnHeavy bool
 	// Seed seeds the steal victims' choice (each worker's generator, as
 	// the scheduler seeds it, xor Seed).

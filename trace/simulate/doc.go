@@ -94,6 +94,9 @@
 //     add's call cannot tell which worker makes it.
 //   - A join's continuation is replayed as a spawn by the member that
 //     finished last in the recording.
+//   - Under learn_heavy, a value packet (AddValues, SpawnValue) is learned
+//     and routed like any other: a trace does not tell it apart, while
+//     the scheduler's LearnHeavy leaves value packets as added.
 //   - A designated packet goes to worker target mod Workers; a program
 //     that adds one per worker adds as many as it had workers.
 //   - The costs are medians measured on one machine; a wake-up's latency,
