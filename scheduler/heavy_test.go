@@ -218,9 +218,11 @@ func TestLearnHeavyByName(t *testing.T) {
 // the next make it heavy in neither (with one record per type, its mean
 // over both stages was set against the later stage's work, where it is
 // alone, and it was marked heavy), while a long packet of another type
-// in the first stage still is. (The light type's total counts wholly to
-// the first stage's work in the tracker: a bound that can only err
-// toward "below the share".)
+// in the first stage still is. (Stats totals are per type, not per
+// stage, so the tracker counts the light type's one run in the second
+// stage to the first stage's work too: an error of one short packet's
+// time in a stage of milliseconds, which changes the expected set only
+// if the long packet's mean lies within that much of the share.)
 func TestLearnHeavyPerStage(t *testing.T) {
 	s := newSched(t, Config{Workers: 2, Stages: []string{"load", "report"}, LearnHeavy: true})
 	var seq, at atomic.Int64

@@ -167,8 +167,12 @@ func TestPickHeavy(t *testing.T) {
 	// A stage whose work is out of range of work is skipped, not a panic.
 	require.Empty(t, PickHeavy([]TypeTime{{Stage: 9, N: 1, Total: ms}}, work, 2, nil))
 
-	// The cap: 12 equal types in one stage on 16 workers are all heavy,
-	// only MaxHeavyTypes are kept, and among equal means the first.
+	// Equal means keep their order in ts.
+	tie := []TypeTime{{Stage: 1, N: 1, Total: 2 * ms}, {Stage: 1, N: 2, Total: 4 * ms}, {Stage: 1, N: 1, Total: 2 * ms}}
+	require.Equal(t, []int{0, 1, 2}, PickHeavy(tie, []time.Duration{0, 8 * ms}, 4, nil))
+
+	// The cap: 12 types in one stage on 16 workers are all heavy, and
+	// only the MaxHeavyTypes longest are kept.
 	var many []TypeTime
 	var w time.Duration
 	for i := range 12 {

@@ -5,8 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,7 +90,12 @@ func replayDecisions(t *testing.T, cfg scheduler.Config, cycles int, job func(*s
 	require.Zero(t, wl.Orphans)
 	r, err := Run(wl, Config{}.with(wl.Config, cfg.Workers), Options{Record: true})
 	require.NoError(t, err)
-	return decisions(snap), decisions(r.Snapshot())
+	real, replayed = decisions(snap), decisions(r.Snapshot())
+	require.Len(t, replayed, len(real), "buffers")
+	for i := range real {
+		require.NotEmpty(t, real[i], "buffer %d records no decision", i)
+	}
+	return real, replayed
 }
 
 // TestReplayDecisionsOneWorker: a real run on one worker (a spawn tree
@@ -139,8 +144,12 @@ func (p forked) Run(w *scheduler.Worker) error {
 // same order, the same steals (victim, packets moved), wakes, parks and
 // stage openings. A host that stalls a worker for milliseconds (a CPU
 // hog, the race detector on 2 vCPUs) can change the real run's
-// interleaving itself; the scenario is then recorded again, at most five
-// times, and the last recording must run as designed and match.
+// interleaving itself; the scenario is then recorded again until it ran
+// as designed (every worker's decisions as written out below), at most
+// five times (then
+// the test is skipped, saying so: on 2 vCPUs under -race with three CPU
+// hogs beside it, 2 of 10 runs), and that recording's decisions must
+// match the replay's.
 func TestReplayDecisionsTwoWorkers(t *testing.T) {
 	job := func(s *scheduler.Scheduler) error {
 		return s.AddDesignated(0, forked{n: 10_000, kids: 3, child: 4_000})
@@ -148,27 +157,96 @@ func TestReplayDecisionsTwoWorkers(t *testing.T) {
 	cfg := scheduler.Config{Workers: 2, Stages: []string{"Fork"}}
 	for attempt := 1; ; attempt++ {
 		real, replayed := replayDecisions(t, cfg, 2, job)
-		same := true
-		for i := range real {
-			same = same && slices.Equal(real[i], replayed[i])
-		}
-		steals := 0
-		for _, d := range real[1] {
-			if strings.HasPrefix(d, "steal from 0") {
-				steals++
+		// The design, worker by worker: the root on worker 0, which
+		// wakes worker 1 at the spawns and again when it offers its
+		// private stack at the root's end; worker 1 steals one child at
+		// each wake-up and parks after it.
+		var want [2][]string
+		want[0], want[1] = []string{"park"}, []string{"park"}
+		for range 2 {
+			want[0] = append(want[0], "unpark", "run simulate.forked stage 0 priority false", "wake 1", "wake 1",
+				"run Spin0 stage 0 priority false", "park")
+			for range 2 {
+				want[1] = append(want[1], "unpark", "steal from 0 moved 1", "run Spin0 stage 0 priority false", "park")
 			}
 		}
-		designed := steals == 4 // worker 1 stole from worker 0 twice a cycle
-		if same && designed {
-			return
+		designed := slices.Equal(real[0], want[0]) && slices.Equal(real[1], want[1])
+		if !designed && attempt == 5 {
+			t.Skipf("the host did not let the scenario run as designed in 5 recordings; the last: %q", real[:2])
 		}
-		if attempt == 5 {
-			assert.True(t, designed, "worker 1 stole %d times from worker 0, not twice a cycle", steals)
+		if designed {
 			for i := range real {
 				assert.Equal(t, real[i], replayed[i], "buffer %d", i)
 			}
 			return
 		}
-		t.Logf("attempt %d: designed %v, decisions the same %v; recording again", attempt, designed, same)
+		t.Logf("attempt %d: the run did not go as designed; recording again", attempt)
+	}
+}
+
+// late spins for n µs and then spawns kids children of child µs.
+type late struct{ n, kids, child int }
+
+func (p late) Run(w *scheduler.Worker) error {
+	spin{n: p.n}.Run(w)
+	for range p.kids {
+		scheduler.Spawn(w, spin{n: p.child})
+	}
+	return nil
+}
+
+// TestSpawnsPlacedByOwnEvents: a packet that computes for 2 ms and then
+// spawns eight children, while a second worker steals them one at a
+// time (StealOne), the oldest first. Only
+// the spawning worker's own events bound a spawn: the marks a thief
+// leaves on the victim's track (where the stolen packet was queued, that
+// it was stolen) sit at the made-up stamps of the later siblings, near
+// the parent's start, and must not pull the earlier siblings there. Every
+// spawn is placed after the parent's 2 ms of work (a wall-clock spin, so
+// a preemption does not shorten it).
+func TestSpawnsPlacedByOwnEvents(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		rec := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20})
+		s, err := scheduler.New(scheduler.Config{Workers: 2, Tracer: rec, Stages: []string{"Late"}, Steal: scheduler.StealOne})
+		require.NoError(t, err)
+		for range 3 {
+			require.NoError(t, s.AddDesignated(0, late{n: 2_000, kids: 8, child: 1_000}))
+			require.NoError(t, s.Run(context.Background()))
+		}
+		require.NoError(t, s.Close())
+		var buf bytes.Buffer
+		_, err = perfetto.Write(&buf, rec.Snapshot(), perfetto.Options{Origins: true})
+		require.NoError(t, err)
+		wl, err := Load(buf.Bytes())
+		require.NoError(t, err)
+		stolen := 0
+		for _, cy := range wl.Cycles {
+			require.Len(t, cy.Packets, 9)
+			var root int32 = -1
+			for i, p := range cy.Packets {
+				if wl.Names[p.Name] == "simulate.late" {
+					root = int32(i)
+				} else if p.Worker != 0 {
+					stolen++
+				}
+			}
+			require.GreaterOrEqual(t, root, int32(0))
+			acts := cy.acts[cy.actLo[root]:cy.actLo[root+1]]
+			require.Len(t, acts, 8)
+			pk := cy.Packets[root]
+			for _, a := range acts {
+				at := time.Duration(a.at * float64(pk.Cost))
+				assert.GreaterOrEqual(t, at, 2*time.Millisecond, "cycle %d: a spawn placed %v into its parent, before its 2 ms of work ended", cy.Number, at)
+			}
+		}
+		// The case that matters: the thief stole later siblings too (more
+		// than one child in some cycle), leaving marks at their stamps.
+		if stolen > 3 {
+			t.Logf("%d of 24 children ran on the thief", stolen)
+			return
+		}
+		if attempt == 5 {
+			t.Skipf("the thief took at most one child a cycle in 5 recordings (a busy host): no later sibling's marks to test")
+		}
 	}
 }

@@ -70,7 +70,11 @@
 // opening and close. The scheduler's TestFindOrder and this package's run
 // the same scenario (a designated packet, 257 spawns of which 128 spill
 // to the deque, a held batch, a priority packet, a normal one) against
-// policy.FindOrder. Change either flow, and one of them fails.
+// policy.FindOrder. A change to either flow on those paths fails one of
+// them. Not covered by a real-against-replay comparison: bucket takes and
+// held batches on two workers, Lend, sentinels, and learning (whose
+// replay, learnHeavy and its routing, is tested on built workloads:
+// TestLearnHeavyReplay, TestLearnHeavyOnlyItsStage).
 //
 // # Approximations
 //
@@ -96,7 +100,13 @@
 //     finished last in the recording.
 //   - Under learn_heavy, a value packet (AddValues, SpawnValue) is learned
 //     and routed like any other: a trace does not tell it apart, while
-//     the scheduler's LearnHeavy leaves value packets as added.
+//     the scheduler's LearnHeavy leaves value packets as added. The
+//     replay learns after every cycle it replays; the scheduler forgets a
+//     cycle that aborted, which a trace does not mark. An add made during
+//     one cycle for the next is routed by the set learned at the end of
+//     the cycle that made it (the scheduler used the set in force when
+//     the add was made, one cycle older), and a routed packet wakes by the
+//     one-packet rule, not by its call's wake option.
 //   - A designated packet goes to worker target mod Workers; a program
 //     that adds one per worker adds as many as it had workers.
 //   - The costs are medians measured on one machine; a wake-up's latency,
@@ -123,8 +133,8 @@
 //
 // # Costs
 //
-// Load is O(n log n) in time and O(n) in memory in the packets, add calls
-// and stages the file holds, whatever it claims. Run is O(e (log w +
+// Load is O(n log n) in time and O(n) in memory in the packets, add calls,
+// stages and worker-track events the file holds, whatever it claims. Run is O(e (log w +
 // log s)) in time for e simulated events on w workers and s stages (a
 // packet's begin, its spawns and adds, its end; each wake-up, search and
 // park; a stage opening under wake-all wakes every parked worker) and

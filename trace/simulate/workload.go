@@ -189,8 +189,9 @@ func Load(data []byte) (*Workload, error) {
 	}
 	tracks := wsfile.Tracks[track]{}
 	usedWorkers := map[int32]bool{} // the workers whose tracks hold events
-	// marks holds, per worker, the times of the events on its track: a
-	// spawn happened before the first of them after its stamp.
+	// marks holds, per worker, the times of the events it recorded
+	// itself on its track: a spawn happened before the first of them
+	// after its stamp.
 	marks := map[int32][]int64{}
 	nameIdx := map[string]int32{}
 	var (
@@ -247,16 +248,16 @@ func Load(data []byte) (*Workload, error) {
 		if err != nil {
 			return fail(p, "%v", err)
 		}
-		if tr.role == 'w' {
-			if !tr.used {
-				tr.used = true
-				usedWorkers[tr.worker] = true
-			}
-			marks[tr.worker] = append(marks[tr.worker], t)
+		if tr.role == 'w' && !tr.used {
+			tr.used = true
+			usedWorkers[tr.worker] = true
 		}
 		name, ok := decls.EventName(e)
 		if !ok {
 			return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
+		}
+		if tr.role == 'w' && !othersMark(e.Type, name) {
+			marks[tr.worker] = append(marks[tr.worker], t)
 		}
 		num := func(key string) (int64, bool) {
 			v, ok := decls.ArgInt(e, key)
@@ -412,6 +413,15 @@ func Load(data []byte) (*Workload, error) {
 }
 
 // analyzeErrNotWsched mirrors trace/analyze's ErrNotWsched message.
+// othersMark reports whether an event on a worker's track was recorded by
+// another worker: a thief marks where a packet it stole was queued and
+// that it was stolen, and a wrap mark precedes a thief's first event. A
+// spawn stamp is the spawning worker's own newest event, so only the
+// worker's own events bound a spawn.
+func othersMark(typ int32, name string) bool {
+	return typ == 3 && (name == timeline.NameQueued || name == timeline.NameStolen || name == timeline.NameWrapped)
+}
+
 var analyzeErrNotWsched = errors.New("not a wsched trace (no \"" + perfetto.DescProcess + "\" process track)")
 
 // build places the recorded packets and adds in their cycles and links
