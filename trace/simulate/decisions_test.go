@@ -1,8 +1,6 @@
 package simulate
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace"
-	"github.com/wsched/wsched/trace/perfetto"
 )
 
 // decisions lists the scheduling decisions a snapshot records, buffer by
@@ -72,20 +69,8 @@ func decisions(snap *trace.Snapshot) [][]string {
 // and returns both runs' decisions.
 func replayDecisions(t *testing.T, cfg scheduler.Config, cycles int, job func(*scheduler.Scheduler) error) (real, replayed [][]string) {
 	t.Helper()
-	rec := trace.NewRecorder(cfg.Workers, trace.Options{MaxBytes: 8 << 20})
-	cfg.Tracer = rec
-	s, err := scheduler.New(cfg)
-	require.NoError(t, err)
-	for range cycles {
-		require.NoError(t, job(s))
-		require.NoError(t, s.Run(context.Background()))
-	}
-	require.NoError(t, s.Close())
-	snap := rec.Snapshot()
-	var buf bytes.Buffer
-	_, err = perfetto.Write(&buf, snap, perfetto.Options{Origins: true})
-	require.NoError(t, err)
-	wl, err := Load(buf.Bytes())
+	snap, data := recordRun(t, cfg, cycles, job)
+	wl, err := Load(data)
 	require.NoError(t, err)
 	require.Zero(t, wl.Orphans)
 	r, err := Run(wl, Config{}.with(wl.Config, cfg.Workers), Options{Record: true})
@@ -98,22 +83,13 @@ func replayDecisions(t *testing.T, cfg scheduler.Config, cycles int, job func(*s
 	return real, replayed
 }
 
-// TestReplayDecisionsOneWorker: a real run on one worker (a spawn tree
-// whose packets add to a later stage, a priority packet, a designated
-// one, three cycles) and its replay make the same decisions one for one:
+// TestReplayDecisionsOneWorker: a real run on one worker (treeJob: a
+// spawn tree whose packets add to a later stage, a priority packet, a
+// designated one; three cycles) and its replay make the same decisions one for one:
 // the same packets in the same order from the same lanes, the same adds,
 // parks and stage openings.
 func TestReplayDecisionsOneWorker(t *testing.T) {
-	real, replayed := replayDecisions(t, scheduler.Config{Workers: 1, Stages: []string{"Tree", "Later"}}, 3,
-		func(s *scheduler.Scheduler) error {
-			if err := s.Add(spin{n: 30, kids: 2, depth: 5, s: s}); err != nil {
-				return err
-			}
-			if err := s.Add(spin{n: 200, s: s}, scheduler.Priority); err != nil {
-				return err
-			}
-			return s.AddDesignated(0, spin{n: 10, s: s})
-		})
+	real, replayed := replayDecisions(t, scheduler.Config{Workers: 1, Stages: []string{"Tree", "Later"}}, 3, treeJob)
 	for i := range real {
 		assert.Equal(t, real[i], replayed[i], "buffer %d", i)
 	}
@@ -206,18 +182,9 @@ func (p late) Run(w *scheduler.Worker) error {
 // a preemption does not shorten it).
 func TestSpawnsPlacedByOwnEvents(t *testing.T) {
 	for attempt := 1; ; attempt++ {
-		rec := trace.NewRecorder(2, trace.Options{MaxBytes: 8 << 20})
-		s, err := scheduler.New(scheduler.Config{Workers: 2, Tracer: rec, Stages: []string{"Late"}, Steal: scheduler.StealOne})
-		require.NoError(t, err)
-		for range 3 {
-			require.NoError(t, s.AddDesignated(0, late{n: 2_000, kids: 8, child: 1_000}))
-			require.NoError(t, s.Run(context.Background()))
-		}
-		require.NoError(t, s.Close())
-		var buf bytes.Buffer
-		_, err = perfetto.Write(&buf, rec.Snapshot(), perfetto.Options{Origins: true})
-		require.NoError(t, err)
-		wl, err := Load(buf.Bytes())
+		_, data := recordRun(t, scheduler.Config{Workers: 2, Stages: []string{"Late"}, Steal: scheduler.StealOne}, 3,
+			func(s *scheduler.Scheduler) error { return s.AddDesignated(0, late{n: 2_000, kids: 8, child: 1_000}) })
+		wl, err := Load(data)
 		require.NoError(t, err)
 		stolen := 0
 		for _, cy := range wl.Cycles {

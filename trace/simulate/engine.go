@@ -663,7 +663,6 @@ func (s *sim) toPrio(a *Add, p int32) bool {
 
 // learnScratch is learnHeavy's buffers, kept from cycle to cycle.
 type learnScratch struct {
-	work  []time.Duration
 	index map[[2]int32]int // (name, stage) to tt
 	keys  [][2]int32
 	tt    []policy.TypeTime
@@ -679,7 +678,7 @@ func (s *sim) learnHeavy(cy *Cycle) {
 		l.index = map[[2]int32]int{}
 	}
 	clear(l.index)
-	l.work = append(l.work[:0], make([]time.Duration, cy.Stages+1)...)
+	work := make([]time.Duration, cy.Stages+1) // a stage's packets' costs
 	l.keys, l.tt = l.keys[:0], l.tt[:0]
 	for i := range cy.Packets {
 		pk := &cy.Packets[i]
@@ -687,7 +686,7 @@ func (s *sim) learnHeavy(cy *Cycle) {
 			continue
 		}
 		d := time.Duration(pk.Cost)
-		l.work[pk.Stage] += d
+		work[pk.Stage] += d
 		k := [2]int32{pk.Name, pk.Stage}
 		j, ok := l.index[k]
 		if !ok {
@@ -699,7 +698,7 @@ func (s *sim) learnHeavy(cy *Cycle) {
 		l.tt[j].N++
 		l.tt[j].Total += d
 	}
-	l.pick = policy.PickHeavy(l.tt, l.work, s.n, l.pick[:0])
+	l.pick = policy.PickHeavy(l.tt, work, s.n, l.pick[:0])
 	next := make([]policy.Heavy[int32], 0, policy.MaxHeavyTypes)
 	for _, j := range l.pick {
 		next = append(next, policy.Heavy[int32]{Key: l.keys[j][0], Stage: int(l.keys[j][1])})

@@ -336,26 +336,46 @@ func (later) Run(*scheduler.Worker) error {
 	return nil
 }
 
-// record runs cycles of a spawn tree (stage 1) whose packets add to stage
-// 2, a priority packet and a designated one, on workers workers, and
-// returns the trace with origins.
-func record(t testing.TB, workers int, cfg scheduler.Config) []byte {
+// recordRun runs cycles of job on a real scheduler under cfg (its Tracer
+// set here) and returns the recorder's snapshot and its Perfetto file with
+// origins.
+func recordRun(t testing.TB, cfg scheduler.Config, cycles int, job func(*scheduler.Scheduler) error) (*trace.Snapshot, []byte) {
 	t.Helper()
-	rec := trace.NewRecorder(workers, trace.Options{MaxBytes: 8 << 20})
-	cfg.Workers, cfg.Tracer, cfg.Stages = workers, rec, []string{"Tree", "Later"}
+	rec := trace.NewRecorder(cfg.Workers, trace.Options{MaxBytes: 8 << 20})
+	cfg.Tracer = rec
 	s, err := scheduler.New(cfg)
 	require.NoError(t, err)
-	for range 3 {
-		require.NoError(t, s.Add(spin{n: 30, kids: 2, depth: 5, s: s}))
-		require.NoError(t, s.Add(spin{n: 200, s: s}, scheduler.Priority))
-		require.NoError(t, s.AddDesignated(0, spin{n: 10, s: s}))
+	for range cycles {
+		require.NoError(t, job(s))
 		require.NoError(t, s.Run(context.Background()))
 	}
 	require.NoError(t, s.Close())
+	snap := rec.Snapshot()
 	var buf bytes.Buffer
-	_, err = perfetto.Write(&buf, rec.Snapshot(), perfetto.Options{Origins: true})
+	_, err = perfetto.Write(&buf, snap, perfetto.Options{Origins: true})
 	require.NoError(t, err)
-	return buf.Bytes()
+	return snap, buf.Bytes()
+}
+
+// treeJob queues one cycle of record's job: a spawn tree (stage 1) whose
+// packets add to stage 2, a priority packet and a designated one.
+func treeJob(s *scheduler.Scheduler) error {
+	if err := s.Add(spin{n: 30, kids: 2, depth: 5, s: s}); err != nil {
+		return err
+	}
+	if err := s.Add(spin{n: 200, s: s}, scheduler.Priority); err != nil {
+		return err
+	}
+	return s.AddDesignated(0, spin{n: 10, s: s})
+}
+
+// record runs three cycles of treeJob on workers workers, and returns
+// the trace with origins.
+func record(t testing.TB, workers int, cfg scheduler.Config) []byte {
+	t.Helper()
+	cfg.Workers, cfg.Stages = workers, []string{"Tree", "Later"}
+	_, data := recordRun(t, cfg, 3, treeJob)
+	return data
 }
 
 var treeOnce []byte
