@@ -42,13 +42,14 @@ import (
 
 // HeavyShare is the share of a stage's work per worker (its packets' run
 // time summed, divided by the workers) that a packet type's mean run in
-// the stage must reach for Config.LearnHeavy to mark it heavy. The rule
-// is internal/policy's PickHeavy, which `wsched simulate` calls too.
+// the stage must reach for Config.LearnHeavy to mark it heavy: 0.5, half
+// a worker's share. The rule is internal/policy's PickHeavy, which
+// `wsched simulate` calls too (TestHeavyConstants holds the values here).
 const HeavyShare = policy.HeavyShare
 
 // MaxHeavyTypes is the most packet types Config.LearnHeavy marks heavy at
-// once (the longest first): a stage with more heavy types than this has no
-// few packets that bound it.
+// once (the longest first), 8: a stage with more heavy types than this has
+// no few packets that bound it.
 const MaxHeavyTypes = policy.MaxHeavyTypes
 
 // heavyKey is a heavy set member's packet type: its type word, and for a

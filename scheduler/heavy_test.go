@@ -315,3 +315,10 @@ func TestPacketTimingExcludesIdle(t *testing.T) {
 	assert.EqualValues(t, 2, st.Packets[0].Timed)
 	assert.Less(t, st.Packets[0].Max, 10*time.Millisecond, "the idle time between the cycles is not the packet's")
 }
+
+// TestHeavyConstants: the values HeavyShare's and MaxHeavyTypes' docs
+// state.
+func TestHeavyConstants(t *testing.T) {
+	assert.Equal(t, 0.5, HeavyShare)
+	assert.Equal(t, 8, MaxHeavyTypes)
+}

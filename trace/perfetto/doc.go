@@ -23,7 +23,7 @@
 //	            an instant "wsched config" first, with the scheduler's
 //	            policies and limits as string arguments (wake, steal,
 //	            steal_limit, take, bucket_batch, local, spins, park_spin_ns,
-//	            max_queued)
+//	            max_queued, learn_heavy)
 //	uuid 2      thread track "control" (tid = pid): one slice per cycle,
 //	            "queued" instants of packets added from outside the workers,
 //	            an instant "add" per add call (how: add, priority, lend,
