@@ -11,9 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/perfetto"
+	"github.com/wsched/wsched/trace/perfetto/perfettopb"
 )
 
 // codeError is a custom error type: errors.Is compares it by value,
@@ -254,16 +256,18 @@ func TestFuncNames(t *testing.T) {
 		var buf bytes.Buffer
 		_, err = perfetto.Write(&buf, snap, perfetto.Options{})
 		require.NoError(t, err)
+		// Read back through the official schema's generated types.
+		var tr perfettopb.Trace
+		require.NoError(t, proto.Unmarshal(buf.Bytes(), &tr))
 		names := map[string]bool{}
-		require.NoError(t, perfetto.Decode(buf.Bytes(), func(p *perfetto.Packet) error {
-			for _, in := range p.Interned.Names {
-				names[in.Name] = true
+		for _, p := range tr.GetPacket() {
+			for _, in := range p.GetInternedData().GetEventNames() {
+				names[in.GetName()] = true
 			}
-			if p.HasEvent && p.Event.HasName {
-				names[p.Event.Name] = true
+			if n := p.GetTrackEvent().GetName(); n != "" {
+				names[n] = true
 			}
-			return nil
-		}))
+		}
 		assert.True(t, names["root"], "root in the Perfetto export: %v", names)
 		assert.True(t, names["leaf"], "leaf in the Perfetto export: %v", names)
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -391,7 +392,7 @@ func TestBadInput(t *testing.T) {
 // packetBoundary returns the offset of the first packet after frac of data.
 func packetBoundary(t *testing.T, data []byte, frac float64) int {
 	at := -1
-	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		if at < 0 && float64(p.Offset) > frac*float64(len(data)) {
 			at = p.Offset
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,10 +183,10 @@ func load(data []byte) (*model, error) {
 		index int
 	}
 	counterIdx := make(map[counterKey]int)
-	fail := func(p *perfetto.Packet, format string, args ...any) error {
+	fail := func(p *pfwire.Packet, format string, args ...any) error {
 		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, args...))
 	}
-	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		tr, isTrack, err := decls.Packet(p)
 		if err != nil {
 			return fail(p, "%v", err)
@@ -363,7 +364,7 @@ func load(data []byte) (*model, error) {
 		return nil
 	})
 	if err != nil {
-		var de *perfetto.DecodeError
+		var de *pfwire.DecodeError
 		if errors.As(err, &de) {
 			return nil, fmt.Errorf("not a valid Perfetto trace: %w", err)
 		}

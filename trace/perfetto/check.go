@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"math"
 	"slices"
 
@@ -32,8 +33,8 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 // Check validates a Perfetto trace file against the rules Perfetto's trace
 // processor enforces (the rules in the package documentation), whoever wrote it:
 //
-//  1. the file is only `0x0A <len> <TracePacket>` records (else a
-//     *DecodeError);
+//  1. the file is only `0x0A <len> <TracePacket>` records (else an error
+//     that gives the packet and byte where it is not);
 //  2. every TrackEvent packet has a non-zero trusted_packet_sequence_id and
 //     a timestamp;
 //  3. each sequence's first packet sets SEQ_INCREMENTAL_STATE_CLEARED;
@@ -42,7 +43,7 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //     debug annotation name) is defined earlier on its sequence, since the
 //     sequence's last clear;
 //  5. repeated scalars are unpacked; flow_ids and terminating_flow_ids are
-//     fixed64 (a varint there is a *DecodeError);
+//     fixed64 (a varint there is such an error);
 //  6. every event names a track (its track_uuid, or its sequence's default
 //     track) that has a descriptor in the file; uuids are described once;
 //     thread tracks have pid and a tid in int32 range, unique per pid;
@@ -55,10 +56,12 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //  9. every flow id occurs on at least two events, and every terminating
 //     flow id has a source (flow_ids) somewhere;
 //  10. timestamp_clock_id is set only if the file has a ClockSnapshot, and
-//     every timestamp resolves to the trace clock (Packet.Unresolved is
-//     false); Perfetto accepts every ClockSnapshot (Packet.ClockProblem is
-//     empty); a packet with a ClockSnapshot holds no track event or
-//     descriptor (Perfetto reads nothing else of it);
+//     every timestamp resolves to the trace clock (through the snapshots,
+//     as "Reading timestamps" says); Perfetto would accept every
+//     ClockSnapshot (a clock read once in it, sequence-scoped where
+//     incremental, its unit unchanged, none reading less than before); a
+//     packet with a ClockSnapshot holds no track event or descriptor
+//     (Perfetto reads nothing else of it);
 //  11. after a packet sets TracePacketDefaults, every later packet of its
 //     sequence sets SEQ_NEEDS_INCREMENTAL_STATE until the sequence is
 //     cleared again;
@@ -71,7 +74,7 @@ func (e *CheckError) Error() string { return problems.Format("perfetto", e.Total
 //     in the file; a value on the defaults' tracks sets
 //     SEQ_NEEDS_INCREMENTAL_STATE.
 //
-// Timestamps are compared as Decode resolves them. It returns a
+// Timestamps are compared as the package doc's "Reading timestamps" resolves them. It returns a
 // *CheckError listing violations. Memory is O(events).
 func Check(data []byte) (CheckStats, error) {
 	c := checker{
@@ -80,7 +83,7 @@ func Check(data []byte) (CheckStats, error) {
 		tids:   make(map[[2]int64]uint64),
 		flows:  make(map[uint64]*flowCheck),
 	}
-	err := Decode(data, c.packet)
+	err := pfwire.Decode(data, c.packet)
 	if err != nil {
 		return c.stats, err
 	}
@@ -132,7 +135,7 @@ type checker struct {
 	probs    problems.List
 }
 
-func (c *checker) bad(p *Packet, format string, args ...any) {
+func (c *checker) bad(p *pfwire.Packet, format string, args ...any) {
 	where := fmt.Sprintf("packet %d (byte %d): ", p.Index, p.Offset)
 	if p.Offset < 0 {
 		where = fmt.Sprintf("packet %d: ", p.Index)
@@ -149,7 +152,7 @@ func (c *checker) track(uuid uint64) *trackCheck {
 	return t
 }
 
-func (c *checker) packet(p *Packet) error {
+func (c *checker) packet(p *pfwire.Packet) error {
 	c.stats.Packets++
 	if p.PrevDropped {
 		c.stats.PrevDropped++
@@ -171,23 +174,23 @@ func (c *checker) packet(p *Packet) error {
 		if seq == nil {
 			seq = &seqCheck{}
 			c.seqs[p.Seq] = seq
-			if p.Flags&seqIncrementalStateCleared == 0 {
+			if p.Flags&pfwire.SeqIncrementalStateCleared == 0 {
 				c.bad(p, "first packet of sequence %d does not set SEQ_INCREMENTAL_STATE_CLEARED", p.Seq)
 			}
 		}
-		cleared := p.Flags&seqIncrementalStateCleared != 0
+		cleared := p.Flags&pfwire.SeqIncrementalStateCleared != 0
 		if cleared {
 			seq.names = make(map[uint64]bool)
 			seq.cats = make(map[uint64]bool)
 			seq.annots = make(map[uint64]bool)
 			seq.defaults, seq.lost = false, 0
-		} else if p.Flags&seqNeedsIncrementalState == 0 && seq.defaults {
+		} else if p.Flags&pfwire.SeqNeedsIncrementalState == 0 && seq.defaults {
 			c.bad(p, "sequence %d has TracePacketDefaults but this packet does not set SEQ_NEEDS_INCREMENTAL_STATE", p.Seq)
 		}
 		if p.PrevDropped && !cleared && seq.lost == 0 {
 			seq.lost = p.Index + 1
 		}
-		if p.Flags&seqNeedsIncrementalState != 0 && seq.lost > 0 {
+		if p.Flags&pfwire.SeqNeedsIncrementalState != 0 && seq.lost > 0 {
 			c.bad(p, "needs incremental state, but packet %d of sequence %d set previous_packet_dropped and the sequence was not cleared since: Perfetto skips this packet and the sequence's later ones until a clear",
 				seq.lost-1, p.Seq)
 			seq.lost = -1 // reported
@@ -205,14 +208,14 @@ func (c *checker) packet(p *Packet) error {
 		c.bad(p, "a packet with a ClockSnapshot also holds a track event or descriptor, which Perfetto does not read")
 	}
 	if p.Unresolved {
-		if p.Clock >= clockSequenceFirst && p.Clock < clockSequenceEnd {
+		if p.Clock >= pfwire.ClockSequenceFirst && p.Clock < pfwire.ClockSequenceEnd {
 			c.bad(p, "timestamp on clock %d, which no earlier ClockSnapshot on sequence %d relates to BOOTTIME", p.Clock, p.Seq)
 		} else {
 			c.bad(p, "timestamp on clock %d, which no earlier ClockSnapshot relates to BOOTTIME", p.Clock)
 		}
 	}
 	if p.Interned.Present {
-		if p.Flags&seqNeedsIncrementalState == 0 {
+		if p.Flags&pfwire.SeqNeedsIncrementalState == 0 {
 			c.bad(p, "defines interned data without SEQ_NEEDS_INCREMENTAL_STATE")
 		}
 		if seq == nil {
@@ -233,7 +236,7 @@ func (c *checker) packet(p *Packet) error {
 	return nil
 }
 
-func define(c *checker, p *Packet, set map[uint64]bool, entries []InternedString, what string) {
+func define(c *checker, p *pfwire.Packet, set map[uint64]bool, entries []pfwire.InternedString, what string) {
 	for _, e := range entries {
 		if e.IID == 0 {
 			c.bad(p, "%s interned with iid 0", what)
@@ -242,7 +245,7 @@ func define(c *checker, p *Packet, set map[uint64]bool, entries []InternedString
 	}
 }
 
-func (c *checker) descriptor(p *Packet) {
+func (c *checker) descriptor(p *pfwire.Packet) {
 	d := &p.Track
 	if !d.HasUUID || d.UUID == 0 {
 		c.bad(p, "track descriptor without a non-zero uuid")
@@ -272,7 +275,7 @@ func (c *checker) descriptor(p *Packet) {
 	}
 }
 
-func (c *checker) event(p *Packet, seq *seqCheck) {
+func (c *checker) event(p *pfwire.Packet, seq *seqCheck) {
 	e := &p.Event
 	if !p.HasTimestamp {
 		c.bad(p, "track event without timestamp")
@@ -282,7 +285,7 @@ func (c *checker) event(p *Packet, seq *seqCheck) {
 		usesIID = usesIID || a.NameIID != 0
 	}
 	if usesIID {
-		if p.Flags&seqNeedsIncrementalState == 0 {
+		if p.Flags&pfwire.SeqNeedsIncrementalState == 0 {
 			c.bad(p, "uses interned ids without SEQ_NEEDS_INCREMENTAL_STATE")
 		}
 		if seq != nil {
@@ -307,15 +310,15 @@ func (c *checker) event(p *Packet, seq *seqCheck) {
 	}
 	t := c.track(e.TrackUUID)
 	switch e.Type {
-	case typeSliceBegin:
+	case pfwire.TypeSliceBegin:
 		c.stats.Slices++
-	case typeSliceEnd:
+	case pfwire.TypeSliceEnd:
 		if e.Other != 0 {
 			c.bad(p, "slice END on track %d carries %d field(s) besides type and track_uuid", e.TrackUUID, e.Other)
 		}
-	case typeInstant:
+	case pfwire.TypeInstant:
 		c.stats.Instants++
-	case typeCounter:
+	case pfwire.TypeCounter:
 		c.stats.Counters++
 		if !e.HasCounterValue && !e.HasDoubleCounter {
 			c.bad(p, "counter event on track %d without a value", e.TrackUUID)
@@ -323,14 +326,14 @@ func (c *checker) event(p *Packet, seq *seqCheck) {
 	default:
 		c.bad(p, "track event with type %d", e.Type)
 	}
-	if e.Type == typeSliceBegin || e.Type == typeSliceEnd || e.Type == typeInstant || e.Type == typeCounter {
+	if e.Type == pfwire.TypeSliceBegin || e.Type == pfwire.TypeSliceEnd || e.Type == pfwire.TypeInstant || e.Type == pfwire.TypeCounter {
 		t.events = append(t.events, trackEv{ts: p.Timestamp, index: p.Index, typ: e.Type})
 	}
 	if n := len(e.ExtraCounterValues); n > 0 {
 		if n > len(e.ExtraCounterTrackUUIDs) {
 			c.bad(p, "%d extra_counter_values for %d extra counter track(s)", n, len(e.ExtraCounterTrackUUIDs))
 		}
-		if e.DefaultExtraTracks && p.Flags&seqNeedsIncrementalState == 0 {
+		if e.DefaultExtraTracks && p.Flags&pfwire.SeqNeedsIncrementalState == 0 {
 			c.bad(p, "extra_counter_values on the defaults' tracks without SEQ_NEEDS_INCREMENTAL_STATE")
 		}
 		for _, u := range e.ExtraCounterTrackUUIDs[:min(n, len(e.ExtraCounterTrackUUIDs))] {
@@ -360,7 +363,7 @@ func (c *checker) flow(id uint64, idx int) *flowCheck {
 
 // finish runs the whole-file rules.
 func (c *checker) finish() {
-	at := func(index int) *Packet { return &Packet{Index: index, Offset: -1} }
+	at := func(index int) *pfwire.Packet { return &pfwire.Packet{Index: index, Offset: -1} }
 	uuids := make([]uint64, 0, len(c.tracks))
 	for u := range c.tracks {
 		uuids = append(uuids, u)
@@ -390,18 +393,18 @@ func (c *checker) finish() {
 		depth := 0
 		for _, ev := range t.events {
 			switch ev.typ {
-			case typeCounter:
+			case pfwire.TypeCounter:
 				if !t.counter {
 					c.bad(at(ev.index), "counter event on non-counter track %d", u)
 				}
-			case typeSliceBegin, typeInstant:
+			case pfwire.TypeSliceBegin, pfwire.TypeInstant:
 				if t.counter {
 					c.bad(at(ev.index), "slice event on counter track %d", u)
 				}
-				if ev.typ == typeSliceBegin {
+				if ev.typ == pfwire.TypeSliceBegin {
 					depth++
 				}
-			case typeSliceEnd:
+			case pfwire.TypeSliceEnd:
 				if t.counter {
 					c.bad(at(ev.index), "slice event on counter track %d", u)
 				}

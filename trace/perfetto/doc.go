@@ -1,5 +1,5 @@
 // Package perfetto writes a trace.Snapshot as a Perfetto protobuf trace
-// (open it in https://ui.perfetto.dev), and reads and checks such files.
+// (open it in https://ui.perfetto.dev), and checks such files.
 //
 // # Roles
 //
@@ -8,9 +8,11 @@
 //     64 KiB buffer and returns the first write error; WriteFile writes a
 //     temporary file in the target directory, syncs it and renames it, so a
 //     reader never sees half a trace.
-//   - Tools call [Decode] to walk any Perfetto file packet by packet, and
-//     [Check] to validate one against the rules below (tests run it on every
-//     trace they write; `wsched analyze -check` runs it on a file).
+//   - Tools call [Check] to validate a file against the rules below (tests
+//     run it on every trace they write; `wsched analyze -check` runs it on a
+//     file). Reading a wsched file is trace/analyze's and trace/simulate's
+//     job: both read it through one internal decoder and one model
+//     (trace/internal/pfwire, trace/internal/wsfile), decoded once.
 //
 // # Layout
 //
@@ -124,16 +126,17 @@
 //
 // # Reading timestamps
 //
-// [Decode] resolves each packet's Timestamp as Perfetto's trace processor
+// The decoder Check and the readers share resolves each packet's timestamp
+// as Perfetto's trace processor
 // does: on timestamp_clock_id, else on the sequence's default clock, else on
 // the trace clock (BOOTTIME, the clock of a file that says nothing else);
 // a clock other than BOOTTIME through the latest ClockSnapshot that read it
 // with BOOTTIME (for a sequence-scoped clock, on the packet's sequence), an
 // incremental one after adding the delta to its last time. In a file
-// without snapshots or defaults, timestamps are absolute. Packet.RawTimestamp
-// keeps the value written; Packet.Unresolved marks a timestamp on a clock no
-// snapshot relates to BOOTTIME (only through a chain of snapshots, which
-// Perfetto follows and Decode does not).
+// without snapshots or defaults, timestamps are absolute. A timestamp on a
+// clock no snapshot relates to BOOTTIME (only through a chain of snapshots,
+// which Perfetto follows and the decoder does not) is unresolved, and
+// Check reports it.
 //
 // # Rules obeyed (Perfetto's trace processor)
 //
@@ -192,6 +195,6 @@
 //	Write    120-165 ns per recorded event, about 125 allocations per file
 //	         whatever its size (go test -run XXX -bench 'Write|Check'
 //	         -benchtime 20x ./trace/perfetto/)
-//	Check    about 270 ns per packet (Decode's timestamp resolution
+//	Check    about 270 ns per packet (the decoder's timestamp resolution
 //	         included)
 package perfetto

@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,8 +33,8 @@ type wantEvent struct {
 func walkEvents(s *trace.Snapshot) []wantEvent {
 	var out []wantEvent
 	timeline.Walk(s, func(op *timeline.Op) {
-		typ := map[timeline.OpKind]int32{timeline.Begin: typeSliceBegin, timeline.End: typeSliceEnd,
-			timeline.Instant: typeInstant, timeline.Counter: typeCounter}[op.Kind]
+		typ := map[timeline.OpKind]int32{timeline.Begin: pfwire.TypeSliceBegin, timeline.End: pfwire.TypeSliceEnd,
+			timeline.Instant: pfwire.TypeInstant, timeline.Counter: pfwire.TypeCounter}[op.Kind]
 		seq := uint32(seqControl)
 		if op.Buffer >= 0 && op.Buffer < s.Workers() {
 			seq = uint32(seqWorker0 + op.Buffer)
@@ -46,7 +47,7 @@ func walkEvents(s *trace.Snapshot) []wantEvent {
 func decodedEvents(t *testing.T, data []byte) []wantEvent {
 	t.Helper()
 	var out []wantEvent
-	require.NoError(t, Decode(data, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(data, func(p *pfwire.Packet) error {
 		if p.HasEvent {
 			require.False(t, p.Unresolved, "packet %d", p.Index)
 			out = append(out, wantEvent{int64(p.Timestamp), p.Event.Type, p.Seq})
@@ -81,11 +82,11 @@ func pbTimes(t *testing.T, data []byte) []int64 {
 			readings := map[uint32]uint64{}
 			for _, c := range cs.GetClocks() {
 				readings[c.GetClockId()] = c.GetTimestamp()
-				require.Equal(t, c.GetClockId() == clockIncremental, c.GetIsIncremental(), "packet %d clock %d", i, c.GetClockId())
+				require.Equal(t, c.GetClockId() == pfwire.ClockIncremental, c.GetIsIncremental(), "packet %d clock %d", i, c.GetClockId())
 			}
 			require.Len(t, readings, 2, "packet %d", i)
-			require.Equal(t, readings[clockBoottime], readings[clockIncremental], "packet %d", i)
-			clock[seq] = readings[clockIncremental]
+			require.Equal(t, readings[pfwire.ClockBoottime], readings[pfwire.ClockIncremental], "packet %d", i)
+			clock[seq] = readings[pfwire.ClockIncremental]
 			out = append(out, -1)
 			continue
 		}
@@ -94,10 +95,10 @@ func pbTimes(t *testing.T, data []byte) []int64 {
 			id = p.GetTimestampClockId()
 		}
 		switch id {
-		case clockIncremental:
+		case pfwire.ClockIncremental:
 			clock[seq] += p.GetTimestamp()
 			out = append(out, int64(clock[seq]))
-		case 0, clockBoottime:
+		case 0, pfwire.ClockBoottime:
 			out = append(out, int64(p.GetTimestamp()))
 		default:
 			require.FailNow(t, fmt.Sprintf("packet %d on clock %d", i, id))
@@ -114,7 +115,7 @@ func checkTimes(t *testing.T, s *trace.Snapshot, data []byte) {
 	require.Equal(t, walkEvents(s), decodedEvents(t, data))
 	pb := pbTimes(t, data)
 	i := 0
-	require.NoError(t, Decode(data, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(data, func(p *pfwire.Packet) error {
 		if !p.ClockSnapshot {
 			require.Equal(t, pb[i], int64(p.Timestamp), "packet %d", i)
 		}
@@ -155,10 +156,10 @@ func TestDropRestartsSequence(t *testing.T) {
 	require.NotZero(t, cs.PrevDropped)
 	marks := 0
 	afterMark := map[uint32]bool{}
-	require.NoError(t, Decode(data, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(data, func(p *pfwire.Packet) error {
 		if p.PrevDropped {
 			marks++
-			assert.NotZero(t, p.Flags&seqIncrementalStateCleared, "packet %d", p.Index)
+			assert.NotZero(t, p.Flags&pfwire.SeqIncrementalStateCleared, "packet %d", p.Index)
 			assert.True(t, p.ClockSnapshot && p.HasDefaults, "packet %d", p.Index)
 			afterMark[p.Seq] = true
 			return nil
@@ -195,10 +196,10 @@ func TestTimestampBeforeSequenceClock(t *testing.T) {
 	data, _, _ := writeChecked(t, s)
 	checkTimes(t, s, data)
 	absolute := 0
-	require.NoError(t, Decode(data, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(data, func(p *pfwire.Packet) error {
 		if p.HasClockID {
 			absolute++
-			assert.Equal(t, uint32(clockBoottime), p.ClockID)
+			assert.Equal(t, uint32(pfwire.ClockBoottime), p.ClockID)
 			assert.Equal(t, uint64(s.End), p.Timestamp)
 			assert.False(t, p.Delta)
 		}
@@ -222,7 +223,7 @@ func eventLines(t *testing.T, data []byte) []eventLine {
 	names := map[[2]uint64]string{}
 	cats := map[[2]uint64]string{}
 	var out []eventLine
-	require.NoError(t, Decode(data, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(data, func(p *pfwire.Packet) error {
 		for _, e := range p.Interned.Names {
 			names[[2]uint64{uint64(p.Seq), e.IID}] = e.Name
 		}
@@ -256,7 +257,7 @@ func TestAbsoluteTimestampsStillDecode(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Check(old)
 	require.NoError(t, err)
-	require.NoError(t, Decode(old, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(old, func(p *pfwire.Packet) error {
 		assert.False(t, p.Delta || p.Event.DefaultTrack || p.Unresolved, "packet %d", p.Index)
 		return nil
 	}))
@@ -288,7 +289,7 @@ func TestProtocDecodesOfficialProtos(t *testing.T) {
 		text := string(out)
 		require.NotRegexp(t, regexp.MustCompile(`(?m)^\s*[0-9]+[:{ ]`), text, "%s: fields Perfetto's protos do not know", name)
 		packets := 0
-		require.NoError(t, Decode(data, func(*Packet) error { packets++; return nil }))
+		require.NoError(t, pfwire.Decode(data, func(*pfwire.Packet) error { packets++; return nil }))
 		require.Equal(t, packets, strings.Count(text, "\npacket {")+1, "%s: packets", name)
 		if name == "small-origins.pftrace.golden" {
 			for _, want := range []string{"extra_counter_track_uuids: 18", "extra_counter_values: "} {

@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(cat(goodDelta()...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n := 0
-		_ = Decode(data, func(p *Packet) error {
+		_ = pfwire.Decode(data, func(p *pfwire.Packet) error {
 			n++
 			if p.Offset < 0 || p.Offset >= len(data) { // checked first: the fuzzer calls this per packet
 				require.Fail(t, fmt.Sprintf("packet offset %d outside input of %d bytes", p.Offset, len(data)))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func dump(data []byte) (string, error) {
 	names := map[[2]uint64]string{} // (seq, iid) → name
 	cats := map[[2]uint64]string{}
 	annots := map[[2]uint64]string{}
-	err := Decode(data, func(p *Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		seq := uint64(p.Seq)
 		for _, e := range p.Interned.Names {
 			names[[2]uint64{seq, e.IID}] = e.Name
@@ -118,11 +119,11 @@ func dump(data []byte) (string, error) {
 			for _, a := range e.Annotations {
 				fmt.Fprintf(&b, " %s=", annots[[2]uint64{seq, a.NameIID}])
 				switch a.Kind {
-				case AnnotInt:
+				case pfwire.AnnotInt:
 					fmt.Fprint(&b, a.Int)
-				case AnnotUint:
+				case pfwire.AnnotUint:
 					fmt.Fprint(&b, a.Uint)
-				case AnnotString:
+				case pfwire.AnnotString:
 					fmt.Fprintf(&b, "%q", a.String)
 				}
 			}

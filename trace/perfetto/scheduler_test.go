@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"io"
 	"strconv"
 	"strings"
@@ -170,7 +171,7 @@ func stealArrows(t *testing.T, data []byte) map[uint64][2]flowEnd {
 	arrows := map[uint64][2]flowEnd{}
 	type steal struct{ ts, victim int64 }
 	steals := map[int][]steal{} // thief → its steal instants
-	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		sn := seqs[p.Seq]
 		if sn == nil || p.Flags&1 != 0 {
 			sn = &seqNames{map[uint64]string{}, map[uint64]string{}}
@@ -388,7 +389,7 @@ func requireOriginsRoundTrip(t *testing.T, snap *trace.Snapshot) {
 	var decls wsfile.Decls
 	workerOf := map[uint64]int{}
 	got := map[int][]org{}
-	require.NoError(t, perfetto.Decode(buf.Bytes(), func(p *perfetto.Packet) error {
+	require.NoError(t, pfwire.Decode(buf.Bytes(), func(p *pfwire.Packet) error {
 		tk, ok, err := decls.Packet(p)
 		require.NoError(t, err)
 		if ok && tk.Role == wsfile.Worker {

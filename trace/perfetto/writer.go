@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"io"
 	"math"
 	"os"
@@ -259,21 +260,21 @@ func (w *writer) header(processName string) {
 	nw := w.s.Workers()
 
 	td := w.sub[:0]
-	td = appendVarintField(td, fTDUUID, uuidProcess)
-	pd := appendInt32Field(nil, fPDPid, w.pid)
-	pd = appendStringField(pd, fPDName, processName)
-	td = appendBytesField(td, fTDProcess, pd)
-	td = appendStringField(td, fTDDescription, DescProcess+" workers="+strconv.Itoa(nw))
+	td = appendVarintField(td, pfwire.FTDUUID, uuidProcess)
+	pd := appendInt32Field(nil, pfwire.FPDPid, w.pid)
+	pd = appendStringField(pd, pfwire.FPDName, processName)
+	td = appendBytesField(td, pfwire.FTDProcess, pd)
+	td = appendStringField(td, pfwire.FTDDescription, DescProcess+" workers="+strconv.Itoa(nw))
 	w.sub = td
 	w.emit(w.control, 0, nil, td, nil)
 
 	w.emit(w.control, 0, nil, w.threadTrack(uuidControl, w.pid, "control", DescControl), nil)
 
 	td = w.sub[:0]
-	td = appendVarintField(td, fTDUUID, uuidStages)
-	td = appendStringField(td, fTDName, "stages")
-	td = appendVarintField(td, fTDParentUUID, uuidProcess)
-	td = appendStringField(td, fTDDescription, DescStages)
+	td = appendVarintField(td, pfwire.FTDUUID, uuidStages)
+	td = appendStringField(td, pfwire.FTDName, "stages")
+	td = appendVarintField(td, pfwire.FTDParentUUID, uuidProcess)
+	td = appendStringField(td, pfwire.FTDDescription, DescStages)
 	w.sub = td
 	w.emit(w.control, 0, nil, td, nil)
 
@@ -289,11 +290,11 @@ func (w *writer) header(processName string) {
 		w.emit(seq, 0, nil, td, nil)
 		if w.origins {
 			td := w.sub[:0]
-			td = appendVarintField(td, fTDUUID, seq.originTrack)
-			td = appendStringField(td, fTDName, "queued from (wsched simulate)")
-			td = appendVarintField(td, fTDParentUUID, seq.track)
-			td = appendBytesField(td, fTDCounter, appendVarintField(w.frame[:0], fCDUnit, unitCount))
-			td = appendStringField(td, fTDDescription, DescOrigins+strconv.Itoa(i)+"/"+strconv.Itoa(nw))
+			td = appendVarintField(td, pfwire.FTDUUID, seq.originTrack)
+			td = appendStringField(td, pfwire.FTDName, "queued from (wsched simulate)")
+			td = appendVarintField(td, pfwire.FTDParentUUID, seq.track)
+			td = appendBytesField(td, pfwire.FTDCounter, appendVarintField(w.frame[:0], pfwire.FCDUnit, pfwire.UnitCount))
+			td = appendStringField(td, pfwire.FTDDescription, DescOrigins+strconv.Itoa(i)+"/"+strconv.Itoa(nw))
 			w.sub = td
 			w.emit(seq, 0, nil, td, nil)
 		}
@@ -302,13 +303,13 @@ func (w *writer) header(processName string) {
 
 func (w *writer) threadTrack(uuid uint64, tid int32, name, desc string) []byte {
 	td := w.sub[:0]
-	td = appendVarintField(td, fTDUUID, uuid)
-	th := appendInt32Field(w.frame[:0], fThDPid, w.pid)
-	th = appendInt32Field(th, fThDTid, tid)
-	th = appendStringField(th, fThDName, name)
+	td = appendVarintField(td, pfwire.FTDUUID, uuid)
+	th := appendInt32Field(w.frame[:0], pfwire.FThDPid, w.pid)
+	th = appendInt32Field(th, pfwire.FThDTid, tid)
+	th = appendStringField(th, pfwire.FThDName, name)
 	w.frame = th
-	td = appendBytesField(td, fTDThread, th)
-	td = appendStringField(td, fTDDescription, desc)
+	td = appendBytesField(td, pfwire.FTDThread, th)
+	td = appendStringField(td, pfwire.FTDDescription, desc)
 	w.sub = td
 	return td
 }
@@ -344,11 +345,11 @@ func (w *writer) uuid(t timeline.Track, seq *sequence, at int64, name string) ui
 		parent = uuidWorker0 + uint64(t.Index)
 	}
 	td := w.sub[:0]
-	td = appendVarintField(td, fTDUUID, uuid)
-	td = appendStringField(td, fTDName, name)
-	td = appendVarintField(td, fTDParentUUID, parent)
-	td = appendBytesField(td, fTDCounter, appendVarintField(w.frame[:0], fCDUnit, unitCount))
-	td = appendStringField(td, fTDDescription, DescCounter+t.Counter.String()+":"+strconv.Itoa(t.Index))
+	td = appendVarintField(td, pfwire.FTDUUID, uuid)
+	td = appendStringField(td, pfwire.FTDName, name)
+	td = appendVarintField(td, pfwire.FTDParentUUID, parent)
+	td = appendBytesField(td, pfwire.FTDCounter, appendVarintField(w.frame[:0], pfwire.FCDUnit, pfwire.UnitCount))
+	td = appendStringField(td, pfwire.FTDDescription, DescCounter+t.Counter.String()+":"+strconv.Itoa(t.Index))
 	w.sub = td
 	w.emit(seq, at, nil, td, nil)
 	return uuid
@@ -366,20 +367,20 @@ func (w *writer) op(op *timeline.Op) {
 	switch op.Kind {
 	case timeline.End:
 		// An END carries only its type and track (rule 6 in doc.go).
-		n := w.emit(seq, op.Time, w.beginTE(seq, typeSliceEnd, uuid), nil, nil)
+		n := w.emit(seq, op.Time, w.beginTE(seq, pfwire.TypeSliceEnd, uuid), nil, nil)
 		if op.Slice == timeline.SlicePacket {
 			w.stats.SliceBytes += int64(n)
 		}
 		return
 	case timeline.Counter:
-		te := w.beginTE(seq, typeCounter, uuid)
-		te = appendVarintField(te, fTECounterValue, uint64(op.Value))
+		te := w.beginTE(seq, pfwire.TypeCounter, uuid)
+		te = appendVarintField(te, pfwire.FTECounterValue, uint64(op.Value))
 		w.emit(seq, op.Time, te, nil, nil)
 		return
 	}
-	typ := uint64(typeSliceBegin)
+	typ := uint64(pfwire.TypeSliceBegin)
 	if op.Kind == timeline.Instant {
-		typ = typeInstant
+		typ = pfwire.TypeInstant
 	}
 	te := w.beginTE(seq, typ, uuid)
 	if op.NameID != 0 {
@@ -392,7 +393,7 @@ func (w *writer) op(op *timeline.Op) {
 	}
 	if op.Slice == timeline.SlicePacket && seq.originTrack != 0 {
 		if v, ok := w.origin(seq, op); ok {
-			te = appendVarintField(te, fTEExtraValues, v)
+			te = appendVarintField(te, pfwire.FTEExtraValues, v)
 		}
 	}
 	for _, a := range op.Args {
@@ -406,10 +407,10 @@ func (w *writer) op(op *timeline.Op) {
 		}
 	}
 	if op.FlowOut != 0 {
-		te = appendFixed64Field(te, fTEFlowIDs, op.FlowOut)
+		te = appendFixed64Field(te, pfwire.FTEFlowIDs, op.FlowOut)
 	}
 	if op.FlowIn != 0 {
-		te = appendFixed64Field(te, fTETermFlowIDs, op.FlowIn)
+		te = appendFixed64Field(te, pfwire.FTETermFlowIDs, op.FlowIn)
 	}
 	w.te = te
 	n := w.emit(seq, op.Time, te, nil, w.in)
@@ -436,9 +437,9 @@ func (w *writer) packetIID(id trace.NameID) uint64 {
 func (w *writer) beginTE(seq *sequence, typ uint64, uuid uint64) []byte {
 	w.in = w.in[:0]
 	te := w.te[:0]
-	te = appendVarintField(te, fTEType, typ)
+	te = appendVarintField(te, pfwire.FTEType, typ)
 	if uuid != seq.track {
-		te = appendVarintField(te, fTETrackUUID, uuid)
+		te = appendVarintField(te, pfwire.FTETrackUUID, uuid)
 	}
 	return te
 }
@@ -446,9 +447,9 @@ func (w *writer) beginTE(seq *sequence, typ uint64, uuid uint64) []byte {
 // nameField adds name_iid, defining it on seq if needed.
 func (w *writer) nameField(seq *sequence, te []byte, iid uint64) []byte {
 	if !defined(&seq.names, iid) {
-		w.in = appendBytesField(w.in, fIDNames, internedEntry(w.frame[:0], iid, w.names.strs[iid]))
+		w.in = appendBytesField(w.in, pfwire.FIDNames, internedEntry(w.frame[:0], iid, w.names.strs[iid]))
 	}
-	w.te = appendVarintField(te, fTENameIID, iid)
+	w.te = appendVarintField(te, pfwire.FTENameIID, iid)
 	return w.te
 }
 
@@ -459,44 +460,44 @@ func (w *writer) categoryField(seq *sequence, te []byte, stage int, name string)
 		w.stageCat[stage] = iid
 	}
 	if !defined(&seq.cats, iid) {
-		w.in = appendBytesField(w.in, fIDCategories, internedEntry(w.frame[:0], iid, w.cats.strs[iid]))
+		w.in = appendBytesField(w.in, pfwire.FIDCategories, internedEntry(w.frame[:0], iid, w.cats.strs[iid]))
 	}
-	w.te = appendVarintField(te, fTECategoryIIDs, iid)
+	w.te = appendVarintField(te, pfwire.FTECategoryIIDs, iid)
 	return w.te
 }
 
 func (w *writer) annotName(seq *sequence, name string) []byte {
 	iid := w.annots.id(name)
 	if !defined(&seq.annots, iid) {
-		w.in = appendBytesField(w.in, fIDAnnotNames, internedEntry(w.frame[:0], iid, name))
+		w.in = appendBytesField(w.in, pfwire.FIDAnnotNames, internedEntry(w.frame[:0], iid, name))
 	}
-	return appendVarintField(w.sub[:0], fDANameIID, iid)
+	return appendVarintField(w.sub[:0], pfwire.FDANameIID, iid)
 }
 
 func (w *writer) annotInt(seq *sequence, te []byte, name string, v int64) []byte {
-	da := appendVarintField(w.annotName(seq, name), fDAInt, uint64(v))
+	da := appendVarintField(w.annotName(seq, name), pfwire.FDAInt, uint64(v))
 	w.sub = da
-	w.te = appendBytesField(te, fTEAnnotations, da)
+	w.te = appendBytesField(te, pfwire.FTEAnnotations, da)
 	return w.te
 }
 
 func (w *writer) annotUint(seq *sequence, te []byte, name string, v uint64) []byte {
-	da := appendVarintField(w.annotName(seq, name), fDAUint, v)
+	da := appendVarintField(w.annotName(seq, name), pfwire.FDAUint, v)
 	w.sub = da
-	w.te = appendBytesField(te, fTEAnnotations, da)
+	w.te = appendBytesField(te, pfwire.FTEAnnotations, da)
 	return w.te
 }
 
 func (w *writer) annotString(seq *sequence, te []byte, name, v string) []byte {
-	da := appendStringField(w.annotName(seq, name), fDAString, v)
+	da := appendStringField(w.annotName(seq, name), pfwire.FDAString, v)
 	w.sub = da
-	w.te = appendBytesField(te, fTEAnnotations, da)
+	w.te = appendBytesField(te, pfwire.FTEAnnotations, da)
 	return w.te
 }
 
 func internedEntry(b []byte, iid uint64, name string) []byte {
-	b = appendVarintField(b, fINIID, iid)
-	return appendStringField(b, fINName, name)
+	b = appendVarintField(b, pfwire.FINIID, iid)
+	return appendStringField(b, pfwire.FINName, name)
 }
 
 // defined reports whether iid is already defined in set, marking it.
@@ -523,28 +524,28 @@ func (w *writer) clear(seq *sequence, at int64, dropped bool) {
 
 	// clear may run inside emit, whose arguments are the writer's scratch
 	// buffers: it builds its packet in its own.
-	clk := appendVarintField(w.clr[0][:0], fClockID, clockBoottime)
-	clk = appendVarintField(clk, fClockTimestamp, uint64(at))
-	cs := appendBytesField(w.clr[1][:0], fCSClocks, clk)
-	clk = appendVarintField(clk[:0], fClockID, clockIncremental)
-	clk = appendVarintField(clk, fClockTimestamp, uint64(at))
-	clk = appendVarintField(clk, fClockIncrement, 1)
-	cs = appendBytesField(cs, fCSClocks, clk)
-	def := appendVarintField(w.clr[2][:0], fDefClockID, clockIncremental)
-	clk = appendVarintField(clk[:0], fDefTrackUUID, seq.track)
+	clk := appendVarintField(w.clr[0][:0], pfwire.FClockID, pfwire.ClockBoottime)
+	clk = appendVarintField(clk, pfwire.FClockTimestamp, uint64(at))
+	cs := appendBytesField(w.clr[1][:0], pfwire.FCSClocks, clk)
+	clk = appendVarintField(clk[:0], pfwire.FClockID, pfwire.ClockIncremental)
+	clk = appendVarintField(clk, pfwire.FClockTimestamp, uint64(at))
+	clk = appendVarintField(clk, pfwire.FClockIncrement, 1)
+	cs = appendBytesField(cs, pfwire.FCSClocks, clk)
+	def := appendVarintField(w.clr[2][:0], pfwire.FDefClockID, pfwire.ClockIncremental)
+	clk = appendVarintField(clk[:0], pfwire.FDefTrackUUID, seq.track)
 	if seq.originTrack != 0 {
-		clk = appendVarintField(clk, fDefExtraUUIDs, seq.originTrack)
+		clk = appendVarintField(clk, pfwire.FDefExtraUUIDs, seq.originTrack)
 		seq.org.Reset()
 	}
-	def = appendBytesField(def, fDefTrackEvent, clk)
+	def = appendBytesField(def, pfwire.FDefTrackEvent, clk)
 
-	p := appendVarintField(w.clr[3][:0], fSequenceID, uint64(seq.id))
-	p = appendVarintField(p, fSequenceFlags, seqIncrementalStateCleared)
+	p := appendVarintField(w.clr[3][:0], pfwire.FSequenceID, uint64(seq.id))
+	p = appendVarintField(p, pfwire.FSequenceFlags, pfwire.SeqIncrementalStateCleared)
 	if dropped {
-		p = appendVarintField(p, fPreviousDropped, 1)
+		p = appendVarintField(p, pfwire.FPreviousDropped, 1)
 	}
-	p = appendBytesField(p, fClockSnapshot, cs)
-	p = appendBytesField(p, fPacketDefaults, def)
+	p = appendBytesField(p, pfwire.FClockSnapshot, cs)
+	p = appendBytesField(p, pfwire.FPacketDefaults, def)
 	w.clr = [4][]byte{clk, cs, def, p}
 	w.write(p)
 }
@@ -562,26 +563,26 @@ func (w *writer) emit(seq *sequence, ts int64, te, td, interned []byte) int {
 	}
 	p := w.pkt[:0]
 	if ts >= seq.last {
-		p = appendVarintField(p, fTimestamp, uint64(ts-seq.last))
+		p = appendVarintField(p, pfwire.FTimestamp, uint64(ts-seq.last))
 		seq.last = ts
 	} else {
 		// Earlier than the sequence's previous packet (Walk emits in time
 		// order, so only a snapshot with times out of order gets here): an
 		// absolute BOOTTIME timestamp, as the Perfetto SDK writes one. It
 		// leaves the incremental clock where it was.
-		p = appendVarintField(p, fTimestamp, uint64(ts))
-		p = appendVarintField(p, fTimestampClockID, clockBoottime)
+		p = appendVarintField(p, pfwire.FTimestamp, uint64(ts))
+		p = appendVarintField(p, pfwire.FTimestampClockID, pfwire.ClockBoottime)
 	}
-	p = appendVarintField(p, fSequenceID, uint64(seq.id))
+	p = appendVarintField(p, pfwire.FSequenceID, uint64(seq.id))
 	if te != nil {
-		p = appendBytesField(p, fTrackEvent, te)
+		p = appendBytesField(p, pfwire.FTrackEvent, te)
 	}
 	if len(interned) > 0 {
-		p = appendBytesField(p, fInternedData, interned)
+		p = appendBytesField(p, pfwire.FInternedData, interned)
 	}
-	p = appendVarintField(p, fSequenceFlags, seqNeedsIncrementalState)
+	p = appendVarintField(p, pfwire.FSequenceFlags, pfwire.SeqNeedsIncrementalState)
 	if td != nil {
-		p = appendBytesField(p, fTrackDescriptor, td)
+		p = appendBytesField(p, pfwire.FTrackDescriptor, td)
 	}
 	w.pkt = p
 	return w.write(p)
@@ -589,7 +590,7 @@ func (w *writer) emit(seq *sequence, ts int64, te, td, interned []byte) int {
 
 // write frames packet p as a Trace.packet record and returns its size.
 func (w *writer) write(p []byte) int {
-	fr := protowire.AppendTag(w.frame[:0], fTracePacket, protowire.BytesType)
+	fr := protowire.AppendTag(w.frame[:0], pfwire.FTracePacket, protowire.BytesType)
 	fr = protowire.AppendVarint(fr, uint64(len(p)))
 	w.frame = fr
 	w.bw.Write(fr)

@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"errors"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -183,7 +184,7 @@ func checkDropMarks(t *testing.T, s *trace.Snapshot, data []byte) {
 	got := map[uint32]bool{}
 	var summary uint64
 	annots := map[uint64]string{}
-	err := Decode(data, func(p *Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		if p.PrevDropped {
 			got[p.Seq] = true
 		}
@@ -302,7 +303,7 @@ func TestWriteTimeOrder(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 3, Cycles: 2, Seed: 7})
 	data, _, _ := writeChecked(t, res.Snapshot)
 	var last uint64
-	err := Decode(data, func(p *Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		require.GreaterOrEqual(t, p.Timestamp, last, "packet %d's timestamp", p.Index)
 		last = p.Timestamp
 		return nil
@@ -357,7 +358,7 @@ func TestStealArrowSources(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	var last uint64
-	require.NoError(t, Decode(data, func(p *Packet) error {
+	require.NoError(t, pfwire.Decode(data, func(p *pfwire.Packet) error {
 		require.GreaterOrEqual(t, p.Timestamp, last, "packet %d's timestamp", p.Index)
 		last = p.Timestamp
 		return nil

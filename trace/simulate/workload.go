@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"slices"
 	"strconv"
 
@@ -209,10 +210,10 @@ func Load(data []byte) (*Workload, error) {
 		nameIdx[s] = i
 		return i
 	}
-	fail := func(p *perfetto.Packet, format string, a ...any) error {
+	fail := func(p *pfwire.Packet, format string, a ...any) error {
 		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, a...))
 	}
-	err := perfetto.Decode(data, func(p *perfetto.Packet) error {
+	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
 		tk, isTrack, err := decls.Packet(p)
 		if err != nil {
 			return fail(p, "%v", err)
@@ -264,7 +265,7 @@ func Load(data []byte) (*Workload, error) {
 			return v, ok && v <= 1<<62
 		}
 		str := func(key string) string {
-			if a, ok := decls.Arg(e, key); ok && a.Kind == perfetto.AnnotString {
+			if a, ok := decls.Arg(e, key); ok && a.Kind == pfwire.AnnotString {
 				return a.String
 			}
 			return ""
@@ -282,7 +283,7 @@ func Load(data []byte) (*Workload, error) {
 					o.cat = c
 					if code, stamp, ok := decls.Origin(e, t); ok {
 						o.code, o.queued, o.decoded = code, stamp, true
-					} else if a, ok := decls.Arg(e, perfetto.ArgQueued); ok && a.Kind == perfetto.AnnotUint {
+					} else if a, ok := decls.Arg(e, perfetto.ArgQueued); ok && a.Kind == pfwire.AnnotUint {
 						o.code = a.Uint // a file of the format before the origins tracks
 					}
 					o.stolen = len(e.TerminatingFlowIDs) > 0
@@ -342,7 +343,7 @@ func Load(data []byte) (*Workload, error) {
 					if a.NameIID != 0 {
 						k, _ = decls.Annotation(a.NameIID)
 					}
-					if a.Kind == perfetto.AnnotString {
+					if a.Kind == pfwire.AnnotString {
 						if err := wl.Config.set(k, a.String); err != nil {
 							return fail(p, "%v", err)
 						}
@@ -379,7 +380,7 @@ func Load(data []byte) (*Workload, error) {
 		return nil
 	})
 	if err != nil {
-		var de *perfetto.DecodeError
+		var de *pfwire.DecodeError
 		if errors.As(err, &de) {
 			return nil, fmt.Errorf("not a valid Perfetto trace: %w", err)
 		}

@@ -8,6 +8,7 @@ package wsfile
 
 import (
 	"fmt"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"math"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ type strs struct {
 // Category and Annotation until the next call. An error says what in p
 // cannot be a wsched file: a second process track, a bad worker count, a
 // worker track beyond the count. Which packet, the caller adds.
-func (d *Decls) Packet(p *perfetto.Packet) (t Track, ok bool, err error) {
+func (d *Decls) Packet(p *pfwire.Packet) (t Track, ok bool, err error) {
 	if d.seqs == nil {
 		d.seqs = make(map[uint32]*strs)
 	}
@@ -95,7 +96,7 @@ func (d *Decls) Packet(p *perfetto.Packet) (t Track, ok bool, err error) {
 	return t, true, err
 }
 
-func (d *Decls) track(td *perfetto.TrackDesc) (Track, error) {
+func (d *Decls) track(td *pfwire.TrackDesc) (Track, error) {
 	desc := td.Description
 	switch {
 	case td.HasProcess && strings.HasPrefix(desc, perfetto.DescProcess):
@@ -151,7 +152,7 @@ func (d *Decls) track(td *perfetto.TrackDesc) (Track, error) {
 // track's description says. ok is false for a slice without a valid value
 // on an Origins track; code 4 + i is then a spawn on worker i, which the
 // caller checks against the workers it has.
-func (d *Decls) Origin(e *perfetto.TrackEvent, begin int64) (code uint64, stamp int64, ok bool) {
+func (d *Decls) Origin(e *pfwire.TrackEvent, begin int64) (code uint64, stamp int64, ok bool) {
 	if len(d.origins) == 0 || d.cur == nil {
 		return 0, 0, false
 	}
@@ -200,7 +201,7 @@ func (ts Tracks[T]) Describe(uuid uint64, t *T) error {
 // Event returns the state of the track p's event is on and the event's
 // time: an event on a track not described before it, or a time beyond
 // int64, is an error.
-func (ts Tracks[T]) Event(p *perfetto.Packet) (*T, int64, error) {
+func (ts Tracks[T]) Event(p *pfwire.Packet) (*T, int64, error) {
 	t := ts[p.Event.TrackUUID]
 	if t == nil {
 		return nil, 0, fmt.Errorf("event on track %d before its descriptor", p.Event.TrackUUID)
@@ -214,7 +215,7 @@ func (ts Tracks[T]) Event(p *perfetto.Packet) (*T, int64, error) {
 // EventName returns e's name, written inline or interned on the last
 // packet's sequence; ok is false for an interned name the sequence has not
 // defined.
-func (d *Decls) EventName(e *perfetto.TrackEvent) (name string, ok bool) {
+func (d *Decls) EventName(e *pfwire.TrackEvent) (name string, ok bool) {
 	if e.NameIID != 0 {
 		return d.Name(e.NameIID)
 	}
@@ -222,7 +223,7 @@ func (d *Decls) EventName(e *perfetto.TrackEvent) (name string, ok bool) {
 }
 
 // Arg returns e's debug annotation named key (inline or interned).
-func (d *Decls) Arg(e *perfetto.TrackEvent, key string) (perfetto.Annotation, bool) {
+func (d *Decls) Arg(e *pfwire.TrackEvent, key string) (pfwire.Annotation, bool) {
 	for _, a := range e.Annotations {
 		k := a.Name
 		if a.NameIID != 0 {
@@ -232,19 +233,19 @@ func (d *Decls) Arg(e *perfetto.TrackEvent, key string) (perfetto.Annotation, bo
 			return a, true
 		}
 	}
-	return perfetto.Annotation{}, false
+	return pfwire.Annotation{}, false
 }
 
 // ArgInt returns e's integer annotation named key, signed or unsigned
 // (one above math.MaxInt64 is not an int64: ok is false).
-func (d *Decls) ArgInt(e *perfetto.TrackEvent, key string) (int64, bool) {
+func (d *Decls) ArgInt(e *pfwire.TrackEvent, key string) (int64, bool) {
 	a, ok := d.Arg(e, key)
 	switch {
 	case !ok:
 		return 0, false
-	case a.Kind == perfetto.AnnotInt:
+	case a.Kind == pfwire.AnnotInt:
 		return a.Int, true
-	case a.Kind == perfetto.AnnotUint:
+	case a.Kind == pfwire.AnnotUint:
 		return int64(a.Uint), a.Uint <= math.MaxInt64
 	}
 	return 0, false
@@ -260,7 +261,7 @@ func lookup(st *strs, iid uint64, which int) (string, bool) {
 }
 
 // define records interned entries in set, making it on first use.
-func define(set *map[uint64]string, entries []perfetto.InternedString) {
+func define(set *map[uint64]string, entries []pfwire.InternedString) {
 	if len(entries) == 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package wsfile
 
 import (
 	"bytes"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,8 +12,8 @@ import (
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
-func trackPacket(seq uint32, desc string, process bool) *perfetto.Packet {
-	return &perfetto.Packet{Seq: seq, HasTrack: true, Track: perfetto.TrackDesc{Description: desc, HasProcess: process}}
+func trackPacket(seq uint32, desc string, process bool) *pfwire.Packet {
+	return &pfwire.Packet{Seq: seq, HasTrack: true, Track: pfwire.TrackDesc{Description: desc, HasProcess: process}}
 }
 
 // TestTracks: before the wsched process track nothing is wsched's; after
@@ -64,10 +65,10 @@ func TestTracks(t *testing.T) {
 // sequence that clears its incremental state forgets its own.
 func TestInterned(t *testing.T) {
 	var d Decls
-	p := &perfetto.Packet{Seq: 1, Interned: perfetto.Interned{
-		Names:           []perfetto.InternedString{{IID: 1, Name: "packet"}},
-		Categories:      []perfetto.InternedString{{IID: 1, Name: "Prepare"}},
-		AnnotationNames: []perfetto.InternedString{{IID: 1, Name: "victim"}},
+	p := &pfwire.Packet{Seq: 1, Interned: pfwire.Interned{
+		Names:           []pfwire.InternedString{{IID: 1, Name: "packet"}},
+		Categories:      []pfwire.InternedString{{IID: 1, Name: "Prepare"}},
+		AnnotationNames: []pfwire.InternedString{{IID: 1, Name: "victim"}},
 	}}
 	_, ok, err := d.Packet(p)
 	require.NoError(t, err)
@@ -80,17 +81,17 @@ func TestInterned(t *testing.T) {
 	a, _ := d.Annotation(1)
 	assert.Equal(t, "victim", a)
 
-	_, _, err = d.Packet(&perfetto.Packet{Seq: 2})
+	_, _, err = d.Packet(&pfwire.Packet{Seq: 2})
 	require.NoError(t, err)
 	_, ok = d.Name(1)
 	assert.False(t, ok, "another sequence's name")
 
-	_, _, err = d.Packet(&perfetto.Packet{Seq: 1})
+	_, _, err = d.Packet(&pfwire.Packet{Seq: 1})
 	require.NoError(t, err)
 	_, ok = d.Name(1)
 	assert.True(t, ok, "the first sequence's name, still defined")
 
-	_, _, err = d.Packet(&perfetto.Packet{Seq: 1, Flags: 1})
+	_, _, err = d.Packet(&pfwire.Packet{Seq: 1, Flags: 1})
 	require.NoError(t, err)
 	_, ok = d.Name(1)
 	assert.False(t, ok, "cleared with the sequence's incremental state")
@@ -101,16 +102,16 @@ func TestInterned(t *testing.T) {
 // math.MaxInt64 is not an int64.
 func TestEventNameAndArgs(t *testing.T) {
 	var d Decls
-	_, _, err := d.Packet(&perfetto.Packet{Seq: 1, Interned: perfetto.Interned{
-		Names:           []perfetto.InternedString{{IID: 7, Name: "steal"}},
-		AnnotationNames: []perfetto.InternedString{{IID: 3, Name: "victim"}},
+	_, _, err := d.Packet(&pfwire.Packet{Seq: 1, Interned: pfwire.Interned{
+		Names:           []pfwire.InternedString{{IID: 7, Name: "steal"}},
+		AnnotationNames: []pfwire.InternedString{{IID: 3, Name: "victim"}},
 	}})
 	require.NoError(t, err)
-	e := &perfetto.TrackEvent{NameIID: 7, Annotations: []perfetto.Annotation{
-		{NameIID: 3, Kind: perfetto.AnnotUint, Uint: 1},
-		{Name: "moved", Kind: perfetto.AnnotInt, Int: -2},
-		{Name: "huge", Kind: perfetto.AnnotUint, Uint: 1 << 63},
-		{Name: "how", Kind: perfetto.AnnotString, String: "priority"},
+	e := &pfwire.TrackEvent{NameIID: 7, Annotations: []pfwire.Annotation{
+		{NameIID: 3, Kind: pfwire.AnnotUint, Uint: 1},
+		{Name: "moved", Kind: pfwire.AnnotInt, Int: -2},
+		{Name: "huge", Kind: pfwire.AnnotUint, Uint: 1 << 63},
+		{Name: "how", Kind: pfwire.AnnotString, String: "priority"},
 	}}
 	n, ok := d.EventName(e)
 	assert.True(t, ok)
@@ -131,10 +132,10 @@ func TestEventNameAndArgs(t *testing.T) {
 	_, ok = d.Arg(e, "absent")
 	assert.False(t, ok)
 
-	n, ok = d.EventName(&perfetto.TrackEvent{Name: "inline"})
+	n, ok = d.EventName(&pfwire.TrackEvent{Name: "inline"})
 	assert.True(t, ok)
 	assert.Equal(t, "inline", n)
-	_, ok = d.EventName(&perfetto.TrackEvent{NameIID: 99})
+	_, ok = d.EventName(&pfwire.TrackEvent{NameIID: 99})
 	assert.False(t, ok, "an iid the sequence has not defined")
 }
 
@@ -145,13 +146,13 @@ func TestTracksTable(t *testing.T) {
 	v := 7
 	require.NoError(t, ts.Describe(3, &v))
 	assert.ErrorContains(t, ts.Describe(3, &v), "track 3 described twice")
-	got, at, err := ts.Event(&perfetto.Packet{Timestamp: 42, Event: perfetto.TrackEvent{TrackUUID: 3}})
+	got, at, err := ts.Event(&pfwire.Packet{Timestamp: 42, Event: pfwire.TrackEvent{TrackUUID: 3}})
 	require.NoError(t, err)
 	assert.Same(t, &v, got)
 	assert.EqualValues(t, 42, at)
-	_, _, err = ts.Event(&perfetto.Packet{Event: perfetto.TrackEvent{TrackUUID: 4}})
+	_, _, err = ts.Event(&pfwire.Packet{Event: pfwire.TrackEvent{TrackUUID: 4}})
 	assert.ErrorContains(t, err, "event on track 4 before its descriptor")
-	_, _, err = ts.Event(&perfetto.Packet{Timestamp: 1 << 63, Event: perfetto.TrackEvent{TrackUUID: 3}})
+	_, _, err = ts.Event(&pfwire.Packet{Timestamp: 1 << 63, Event: pfwire.TrackEvent{TrackUUID: 3}})
 	assert.ErrorContains(t, err, "timestamp out of range")
 }
 
@@ -179,7 +180,7 @@ func TestOriginAfterSliceWithout(t *testing.T) {
 		ok    bool
 	}
 	var got []org
-	require.NoError(t, perfetto.Decode(buf.Bytes(), func(p *perfetto.Packet) error {
+	require.NoError(t, pfwire.Decode(buf.Bytes(), func(p *pfwire.Packet) error {
 		_, _, err := d.Packet(p)
 		require.NoError(t, err)
 		if p.HasEvent && p.Event.Type == 1 && len(p.Event.CategoryIIDs) > 0 {

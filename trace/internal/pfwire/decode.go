@@ -1,4 +1,4 @@
-package perfetto
+package pfwire
 
 import (
 	"fmt"
@@ -203,7 +203,7 @@ func Decode(data []byte, fn func(*Packet) error) error {
 		if n < 0 {
 			return &DecodeError{off, "bad record tag: " + protowire.ParseError(n).Error()}
 		}
-		if num != fTracePacket || typ != protowire.BytesType {
+		if num != FTracePacket || typ != protowire.BytesType {
 			return &DecodeError{off, fmt.Sprintf("not a trace packet record (field %d, wire type %d; want field 1, bytes)", num, typ)}
 		}
 		body, m := protowire.ConsumeBytes(data[off+n:])
@@ -319,47 +319,47 @@ func (p *Packet) decode(b []byte, base int) error {
 	it := fieldIter{b: b, base: base}
 	for it.next() {
 		switch it.num {
-		case fTimestamp:
+		case FTimestamp:
 			if it.want("TracePacket", protowire.VarintType) {
 				p.RawTimestamp, p.HasTimestamp = it.u, true
 			}
-		case fTimestampClockID:
+		case FTimestampClockID:
 			if it.want("TracePacket", protowire.VarintType) {
 				p.ClockID, p.HasClockID = uint32(it.u), true
 			}
-		case fSequenceID:
+		case FSequenceID:
 			if it.want("TracePacket", protowire.VarintType) {
 				p.Seq = uint32(it.u)
 			}
-		case fSequenceFlags:
+		case FSequenceFlags:
 			if it.want("TracePacket", protowire.VarintType) {
 				p.Flags = uint32(it.u)
 			}
-		case fPreviousDropped:
+		case FPreviousDropped:
 			if it.want("TracePacket", protowire.VarintType) {
 				p.PrevDropped = it.u != 0
 			}
-		case fClockSnapshot:
+		case FClockSnapshot:
 			if it.want("TracePacket", protowire.BytesType) {
 				p.ClockSnapshot = true
 				p.decodeClocks(it.sub(), &it)
 			}
-		case fPacketDefaults:
+		case FPacketDefaults:
 			if it.want("TracePacket", protowire.BytesType) {
 				p.HasDefaults = true
 				decodeDefaults(&p.Defaults, it.sub(), &it)
 			}
-		case fTrackEvent:
+		case FTrackEvent:
 			if it.want("TracePacket", protowire.BytesType) {
 				p.HasEvent = true
 				p.decodeEvent(it.sub(), &it)
 			}
-		case fTrackDescriptor:
+		case FTrackDescriptor:
 			if it.want("TracePacket", protowire.BytesType) {
 				p.HasTrack = true
 				decodeTrack(&p.Track, it.sub(), &it)
 			}
-		case fInternedData:
+		case FInternedData:
 			if it.want("TracePacket", protowire.BytesType) {
 				p.Interned.Present = true
 				decodeInterned(&p.Interned, it.sub(), &it)
@@ -380,52 +380,52 @@ func (p *Packet) decodeEvent(it, parent *fieldIter) {
 	defer propagate(it, parent)
 	e := &p.Event
 	for it.next() {
-		if it.num != fTEType && it.num != fTETrackUUID {
+		if it.num != FTEType && it.num != FTETrackUUID {
 			e.Other++
 		}
 		switch it.num {
-		case fTEType:
+		case FTEType:
 			if it.want("TrackEvent", protowire.VarintType) {
 				e.Type = int32(it.u)
 			}
-		case fTETrackUUID:
+		case FTETrackUUID:
 			if it.want("TrackEvent", protowire.VarintType) {
 				e.TrackUUID, e.HasTrackUUID = it.u, true
 			}
-		case fTENameIID:
+		case FTENameIID:
 			if it.want("TrackEvent", protowire.VarintType) {
 				e.NameIID = it.u
 			}
-		case fTEName:
+		case FTEName:
 			if it.want("TrackEvent", protowire.BytesType) {
 				e.Name, e.HasName = string(it.val), true
 			}
-		case fTECategories:
+		case FTECategories:
 			if it.want("TrackEvent", protowire.BytesType) {
 				e.Categories = append(e.Categories, string(it.val))
 			}
-		case fTECategoryIIDs:
+		case FTECategoryIIDs:
 			e.CategoryIIDs = repeatedVarint(p, it, e.CategoryIIDs, "TrackEvent.category_iids")
-		case fTECounterValue:
+		case FTECounterValue:
 			if it.want("TrackEvent", protowire.VarintType) {
 				e.CounterValue, e.HasCounterValue = int64(it.u), true
 			}
-		case fTEDoubleCounter:
+		case FTEDoubleCounter:
 			if it.want("TrackEvent", protowire.Fixed64Type) {
 				e.DoubleCounterValue, e.HasDoubleCounter = math.Float64frombits(it.u), true
 			}
-		case fTEExtraUUIDs:
+		case FTEExtraUUIDs:
 			e.ExtraCounterTrackUUIDs = repeatedVarint(p, it, e.ExtraCounterTrackUUIDs, "TrackEvent.extra_counter_track_uuids")
-		case fTEExtraValues:
+		case FTEExtraValues:
 			e.ExtraCounterValues = repeatedVarint(p, it, e.ExtraCounterValues, "TrackEvent.extra_counter_values")
-		case fTEAnnotations:
+		case FTEAnnotations:
 			if it.want("TrackEvent", protowire.BytesType) {
 				e.Annotations = append(e.Annotations, decodeAnnotation(it.sub(), it))
 			}
-		case fTEFlowIDs, fTETermFlowIDs:
+		case FTEFlowIDs, FTETermFlowIDs:
 			dst := &e.FlowIDs
 			name := "TrackEvent.flow_ids"
-			if it.num == fTETermFlowIDs {
+			if it.num == FTETermFlowIDs {
 				dst, name = &e.TerminatingFlowIDs, "TrackEvent.terminating_flow_ids"
 			}
 			switch it.typ {
@@ -488,31 +488,31 @@ func decodeAnnotation(it, parent *fieldIter) Annotation {
 	var a Annotation
 	for it.next() {
 		switch it.num {
-		case fDANameIID:
+		case FDANameIID:
 			if it.want("DebugAnnotation", protowire.VarintType) {
 				a.NameIID = it.u
 			}
-		case fDAName:
+		case FDAName:
 			if it.want("DebugAnnotation", protowire.BytesType) {
 				a.Name = string(it.val)
 			}
-		case fDABool:
+		case FDABool:
 			if it.want("DebugAnnotation", protowire.VarintType) {
 				a.Kind, a.Bool = AnnotBool, it.u != 0
 			}
-		case fDAUint:
+		case FDAUint:
 			if it.want("DebugAnnotation", protowire.VarintType) {
 				a.Kind, a.Uint = AnnotUint, it.u
 			}
-		case fDAInt:
+		case FDAInt:
 			if it.want("DebugAnnotation", protowire.VarintType) {
 				a.Kind, a.Int = AnnotInt, int64(it.u)
 			}
-		case fDADouble:
+		case FDADouble:
 			if it.want("DebugAnnotation", protowire.Fixed64Type) {
 				a.Kind, a.Double = AnnotDouble, math.Float64frombits(it.u)
 			}
-		case fDAString:
+		case FDAString:
 			if it.want("DebugAnnotation", protowire.BytesType) {
 				a.Kind, a.String = AnnotString, string(it.val)
 			}
@@ -526,23 +526,23 @@ func decodeTrack(t *TrackDesc, it, parent *fieldIter) {
 	*t = TrackDesc{}
 	for it.next() {
 		switch it.num {
-		case fTDUUID:
+		case FTDUUID:
 			if it.want("TrackDescriptor", protowire.VarintType) {
 				t.UUID, t.HasUUID = it.u, true
 			}
-		case fTDParentUUID:
+		case FTDParentUUID:
 			if it.want("TrackDescriptor", protowire.VarintType) {
 				t.ParentUUID = it.u
 			}
-		case fTDName:
+		case FTDName:
 			if it.want("TrackDescriptor", protowire.BytesType) {
 				t.Name = string(it.val)
 			}
-		case fTDDescription:
+		case FTDDescription:
 			if it.want("TrackDescriptor", protowire.BytesType) {
 				t.Description = string(it.val)
 			}
-		case fTDCounter:
+		case FTDCounter:
 			if it.want("TrackDescriptor", protowire.BytesType) {
 				t.Counter = true
 				sub := it.sub()
@@ -550,17 +550,17 @@ func decodeTrack(t *TrackDesc, it, parent *fieldIter) {
 				}
 				propagate(sub, it)
 			}
-		case fTDProcess:
+		case FTDProcess:
 			if it.want("TrackDescriptor", protowire.BytesType) {
 				t.HasProcess = true
 				sub := it.sub()
 				for sub.next() {
 					switch sub.num {
-					case fPDPid:
+					case FPDPid:
 						if sub.want("ProcessDescriptor", protowire.VarintType) {
 							t.ProcessPid, t.HasProcPid = int64(sub.u), true
 						}
-					case fPDName:
+					case FPDName:
 						if sub.want("ProcessDescriptor", protowire.BytesType) {
 							t.ProcessName = string(sub.val)
 						}
@@ -568,21 +568,21 @@ func decodeTrack(t *TrackDesc, it, parent *fieldIter) {
 				}
 				propagate(sub, it)
 			}
-		case fTDThread:
+		case FTDThread:
 			if it.want("TrackDescriptor", protowire.BytesType) {
 				t.HasThread = true
 				sub := it.sub()
 				for sub.next() {
 					switch sub.num {
-					case fThDPid:
+					case FThDPid:
 						if sub.want("ThreadDescriptor", protowire.VarintType) {
 							t.ThreadPid, t.HasThrPid = int64(sub.u), true
 						}
-					case fThDTid:
+					case FThDTid:
 						if sub.want("ThreadDescriptor", protowire.VarintType) {
 							t.Tid, t.HasTid = int64(sub.u), true
 						}
-					case fThDName:
+					case FThDName:
 						if sub.want("ThreadDescriptor", protowire.BytesType) {
 							t.ThreadName = string(sub.val)
 						}
@@ -597,7 +597,7 @@ func decodeTrack(t *TrackDesc, it, parent *fieldIter) {
 func (p *Packet) decodeClocks(it, parent *fieldIter) {
 	defer propagate(it, parent)
 	for it.next() {
-		if it.num != fCSClocks {
+		if it.num != FCSClocks {
 			continue
 		}
 		if !it.want("ClockSnapshot", protowire.BytesType) {
@@ -607,19 +607,19 @@ func (p *Packet) decodeClocks(it, parent *fieldIter) {
 		sub := it.sub()
 		for sub.next() {
 			switch sub.num {
-			case fClockID:
+			case FClockID:
 				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
 					c.ID = uint32(sub.u)
 				}
-			case fClockTimestamp:
+			case FClockTimestamp:
 				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
 					c.Timestamp = sub.u
 				}
-			case fClockIncrement:
+			case FClockIncrement:
 				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
 					c.Incremental = sub.u != 0
 				}
-			case fClockUnitFactor:
+			case FClockUnitFactor:
 				if sub.want("ClockSnapshot.Clock", protowire.VarintType) {
 					c.Unit = sub.u
 				}
@@ -634,22 +634,22 @@ func decodeDefaults(d *Defaults, it, parent *fieldIter) {
 	defer propagate(it, parent)
 	for it.next() {
 		switch it.num {
-		case fDefClockID:
+		case FDefClockID:
 			if it.want("TracePacketDefaults", protowire.VarintType) {
 				d.ClockID, d.HasClockID = uint32(it.u), true
 			}
-		case fDefTrackEvent:
+		case FDefTrackEvent:
 			if !it.want("TracePacketDefaults", protowire.BytesType) {
 				return
 			}
 			sub := it.sub()
 			for sub.next() {
 				switch sub.num {
-				case fDefTrackUUID:
+				case FDefTrackUUID:
 					if sub.want("TrackEventDefaults", protowire.VarintType) {
 						d.TrackUUID, d.HasTrackUUID = sub.u, true
 					}
-				case fDefExtraUUIDs:
+				case FDefExtraUUIDs:
 					if sub.want("TrackEventDefaults", protowire.VarintType) {
 						d.ExtraCounterTrackUUIDs = append(d.ExtraCounterTrackUUIDs, sub.u)
 					}
@@ -665,11 +665,11 @@ func decodeInterned(in *Interned, it, parent *fieldIter) {
 	for it.next() {
 		var dst *[]InternedString
 		switch it.num {
-		case fIDNames:
+		case FIDNames:
 			dst = &in.Names
-		case fIDCategories:
+		case FIDCategories:
 			dst = &in.Categories
-		case fIDAnnotNames:
+		case FIDAnnotNames:
 			dst = &in.AnnotationNames
 		default:
 			continue
@@ -681,11 +681,11 @@ func decodeInterned(in *Interned, it, parent *fieldIter) {
 		sub := it.sub()
 		for sub.next() {
 			switch sub.num {
-			case fINIID:
+			case FINIID:
 				if sub.want("InternedData entry", protowire.VarintType) {
 					e.IID = sub.u
 				}
-			case fINName:
+			case FINName:
 				if sub.want("InternedData entry", protowire.BytesType) {
 					e.Name = string(sub.val)
 				}

@@ -1,4 +1,4 @@
-package perfetto
+package pfwire
 
 import (
 	"fmt"
@@ -52,7 +52,7 @@ type clockKey struct {
 }
 
 func keyOf(id, seq uint32) clockKey {
-	if id >= clockSequenceFirst && id < clockSequenceEnd {
+	if id >= ClockSequenceFirst && id < ClockSequenceEnd {
 		return clockKey{id, seq}
 	}
 	return clockKey{id: id}
@@ -74,7 +74,7 @@ type clockDomain struct {
 type clockPoint struct{ ns, boot int64 }
 
 func (r *resolver) resolve(p *Packet) {
-	if p.Flags&seqIncrementalStateCleared != 0 && p.Seq != 0 {
+	if p.Flags&SeqIncrementalStateCleared != 0 && p.Seq != 0 {
 		delete(r.defaults, p.Seq)
 	}
 	if p.HasDefaults && p.Seq != 0 {
@@ -110,12 +110,12 @@ func (r *resolver) resolve(p *Packet) {
 	case hasDef && def.HasClockID:
 		p.Clock = def.ClockID
 	}
-	if !p.HasTimestamp || p.Clock == 0 || p.Clock == clockBoottime {
+	if !p.HasTimestamp || p.Clock == 0 || p.Clock == ClockBoottime {
 		return
 	}
 	key := keyOf(p.Clock, p.Seq)
 	dom := r.clocks[key]
-	if (key.seq == 0 && p.Clock >= clockSequenceFirst && p.Clock < clockSequenceEnd) ||
+	if (key.seq == 0 && p.Clock >= ClockSequenceFirst && p.Clock < ClockSequenceEnd) ||
 		dom == nil || len(dom.points) == 0 || dom.backwards {
 		p.Unresolved = true
 		return
@@ -142,7 +142,7 @@ func (r *resolver) snapshot(p *Packet) string {
 	var boot int64
 	hasBoot := false
 	for _, c := range p.Clocks {
-		seqScoped := c.ID >= clockSequenceFirst && c.ID < clockSequenceEnd
+		seqScoped := c.ID >= ClockSequenceFirst && c.ID < ClockSequenceEnd
 		switch {
 		case seqScoped && p.Seq == 0:
 			return fmt.Sprintf("sequence-scoped clock %d in a snapshot without trusted_packet_sequence_id", c.ID)
@@ -158,7 +158,7 @@ func (r *resolver) snapshot(p *Packet) string {
 			return fmt.Sprintf("clock %d declared with unit %d ns, incremental %v; before: unit %d ns, incremental %v",
 				c.ID, unitOf(c), c.Incremental, d.unit, d.incremental)
 		}
-		if c.ID == clockBoottime {
+		if c.ID == ClockBoottime {
 			boot, hasBoot = int64(c.Timestamp)*unitOf(c), true
 		}
 	}
@@ -172,7 +172,7 @@ func (r *resolver) snapshot(p *Packet) string {
 		}
 		ns := int64(c.Timestamp) * d.unit
 		d.last = ns
-		if c.ID == clockBoottime || !hasBoot {
+		if c.ID == ClockBoottime || !hasBoot {
 			continue
 		}
 		if n := len(d.points); n > 0 && (ns < d.points[n-1].ns || boot < d.points[n-1].boot) {
