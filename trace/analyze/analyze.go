@@ -234,19 +234,19 @@ func analyzeWith(data []byte, list listing) (*Report, error) {
 
 // report analyses the model, with q its queues.
 func (m *model) report(q *queues, list listing) *Report {
-	r := &Report{Workers: m.workers, Dropped: m.dropped, SpanNs: m.last - m.first, Packets: m.total}
-	cycles := m.cycles
+	r := &Report{Workers: m.Workers, Dropped: m.Dropped, SpanNs: m.Last - m.First, Packets: m.total}
+	cycles := m.Cycles
 	if len(cycles) == 0 {
-		cycles = []cycleSlice{{start: m.first, end: m.last}}
+		cycles = []cycleSlice{{Start: m.First, End: m.Last}}
 	}
 	// Each stage belongs to one cycle (cycleOf), or to the one window of a
 	// trace without cycles; stages outside every cycle are not reported.
 	stagesOf := make([][]stageSlice, len(cycles))
 	windows := 2 * len(cycles) // each cycle, and its Unconstrained packets
-	for _, s := range m.stages {
+	for _, s := range m.Stages {
 		c := 0
-		if len(m.cycles) > 0 {
-			if c = m.cycleOf(s.start); c < 0 {
+		if len(m.Cycles) > 0 {
+			if c = m.cycleOf(s.Start); c < 0 {
 				continue
 			}
 		}
@@ -257,17 +257,17 @@ func (m *model) report(q *queues, list listing) *Report {
 	// done while that stays within the file's size and the file describes
 	// a track for every worker it claims, as wsched's writer does (package
 	// doc, Input).
-	m.listAll = list == listEvery || list == listAuto && m.workers <= len(m.ws) && int64(m.workers)*int64(windows) <= int64(m.size)
+	m.listAll = list == listEvery || list == listAuto && m.Workers <= len(m.ws) && int64(m.Workers)*int64(windows) <= int64(m.Size)
 	for ci, c := range cycles {
-		cr := Cycle{Cycle: c.cycle}
-		cr.Window = m.window(q, c.start, c.end, allStages)
+		cr := Cycle{Cycle: c.Number}
+		cr.Window = m.window(q, c.Start, c.End, allStages)
 		for _, s := range stagesOf[ci] {
-			sr := Stage{Stage: s.stage, Name: s.name}
-			idx, ok := m.strIdx[s.name]
+			sr := Stage{Stage: s.Stage, Name: s.Name}
+			idx, ok := m.strIdx[s.Name]
 			if !ok {
 				idx = noPackets
 			}
-			sr.Window = m.window(q, s.start, s.end, idx)
+			sr.Window = m.window(q, s.Start, s.End, idx)
 			cr.Stages = append(cr.Stages, sr)
 		}
 		// Stages are barriers, so the cycle's critical path runs through
@@ -291,7 +291,7 @@ func (m *model) report(q *queues, list listing) *Report {
 		// whole cycle if there are any. They run beside every stage, so a
 		// makespan bound over the cycle means nothing: none is given.
 		if u, ok := m.strIdx[timeline.CatUnconstrained]; ok {
-			w := m.window(q, c.start, c.end, u)
+			w := m.window(q, c.Start, c.End, u)
 			w.LowerBoundNs, w.BoundBy, w.Ratio = 0, "", 0
 			if w.Packets > 0 {
 				cr.Stages = append(cr.Stages, Stage{Stage: 0, Name: timeline.CatUnconstrained, Window: w})
@@ -322,36 +322,36 @@ func (m *model) window(q *queues, start, end int64, stage int32) Window {
 	lastEnd, lastIdx := int64(-1), -1
 	inWindow := 0 // packets of any stage that start in the window
 	for _, wd := range present {
-		ps := wd.packets
-		i, _ := slices.BinarySearchFunc(ps, start, func(p slice, t int64) int { return cmp.Compare(p.start, t) })
-		for ; i < len(ps) && ps[i].start <= end; i++ {
+		ps := wd.Packets
+		i, _ := slices.BinarySearchFunc(ps, start, func(p slice, t int64) int { return cmp.Compare(p.Start, t) })
+		for ; i < len(ps) && ps[i].Start <= end; i++ {
 			p := ps[i]
 			inWindow++
-			if stage != allStages && p.stage != stage {
+			if stage != allStages && p.Stage != stage {
 				continue
 			}
-			d := p.end - p.start
+			d := p.End - p.Start
 			w.Packets++
 			w.WorkNs += d
 			if d > w.LongestNs {
-				w.LongestNs, w.Longest = d, m.strs[p.name]
+				w.LongestNs, w.Longest = d, m.Strs[p.Name]
 			}
-			ts := types[p.name]
+			ts := types[p.Name]
 			if ts == nil {
-				ts = &TypeStat{Name: m.strs[p.name]}
-				types[p.name] = ts
+				ts = &TypeStat{Name: m.Strs[p.Name]}
+				types[p.Name] = ts
 			}
 			ts.Count++
 			ts.TotalNs += d
 			ts.MaxNs = max(ts.MaxNs, d)
-			if p.end > lastEnd {
-				last, lastEnd, lastIdx = wd, p.end, i
+			if p.End > lastEnd {
+				last, lastEnd, lastIdx = wd, p.End, i
 			}
 		}
 	}
 	if w.Packets > 0 {
 		w.LowerBoundNs, w.BoundBy = w.LongestNs, "longest packet"
-		if avg := (w.WorkNs + int64(m.workers) - 1) / int64(m.workers); avg > w.LowerBoundNs {
+		if avg := (w.WorkNs + int64(m.Workers) - 1) / int64(m.Workers); avg > w.LowerBoundNs {
 			w.LowerBoundNs, w.BoundBy = avg, "work/workers"
 		}
 		if w.LowerBoundNs > 0 {
@@ -418,8 +418,8 @@ func (m *model) perWorker(q *queues, w *Window, present []*worker, start, end in
 	for i, k := 0, 0; i < len(present) || k < len(excl); {
 		var l listed
 		switch {
-		case k == len(excl) || (i < len(present) && present[i].id <= excl[k].w):
-			l = listed{id: present[i].id, wd: present[i]}
+		case k == len(excl) || (i < len(present) && present[i].ID <= excl[k].w):
+			l = listed{id: present[i].ID, wd: present[i]}
 			i++
 		default:
 			l = listed{id: excl[k].w, wd: m.worker(excl[k].w)}
@@ -487,7 +487,7 @@ func (m *model) perWorker(q *queues, w *Window, present []*worker, start, end in
 	// The others: no slice of theirs begins or ends in the window, so each
 	// is in a packet, parked or idle throughout, and the queued work is
 	// queued for all of them alike.
-	o := OtherWorkers{Workers: m.workers - len(ls)}
+	o := OtherWorkers{Workers: m.Workers - len(ls)}
 	o.Busy = m.busyAt.at(start) - busyAt
 	o.Parked = m.parkedAt.at(start) - parkedAt
 	var oLongest int64
@@ -512,8 +512,8 @@ func (m *model) perWorker(q *queues, w *Window, present []*worker, start, end in
 		return
 	}
 	// Every worker, in order: the others one by one.
-	w.Workers = make([]WorkerStat, 0, m.workers)
-	for id, i := 0, 0; id < m.workers; id++ {
+	w.Workers = make([]WorkerStat, 0, m.Workers)
+	for id, i := 0, 0; id < m.Workers; id++ {
 		if i < len(ls) && ls[i].id == id {
 			w.Workers = append(w.Workers, stats[i])
 			note(gaps[i], longest[i], id)
@@ -540,47 +540,47 @@ func (m *model) perWorker(q *queues, w *Window, present []*worker, start, end in
 // Critical) to the window's start, over at most limit packets (the
 // packets that start in the window).
 func (m *model) critical(wd *worker, idx int, start int64, limit int) Critical {
-	c := Critical{Worker: wd.id}
+	c := Critical{Worker: wd.ID}
 	var refs []PacketRef
-	first, last := wd.packets[idx].start, wd.packets[idx].end
+	first, last := wd.Packets[idx].Start, wd.Packets[idx].End
 	// Each step goes to a packet that starts no later, in the window; the
 	// bound stops a loop of equal timestamps in a hand-made file.
 	cut := last // the chain needs packet p up to cut
 	for range limit {
-		p := wd.packets[idx]
+		p := wd.Packets[idx]
 		c.Length++
-		c.BusyNs += max(min(p.end, cut)-p.start, 0)
-		first = p.start
-		if len(refs) < topCritical || p.end-p.start > refs[len(refs)-1].DurNs {
-			refs = append(refs, PacketRef{Name: m.strs[p.name], Stage: m.strs[p.stage], StartNs: p.start, DurNs: p.end - p.start, Stolen: p.flow != 0})
+		c.BusyNs += max(min(p.End, cut)-p.Start, 0)
+		first = p.Start
+		if len(refs) < topCritical || p.End-p.Start > refs[len(refs)-1].DurNs {
+			refs = append(refs, PacketRef{Name: m.Strs[p.Name], Stage: m.Strs[p.Stage], StartNs: p.Start, DurNs: p.End - p.Start, Stolen: p.Flow != 0})
 			slices.SortStableFunc(refs, func(a, b PacketRef) int { return cmp.Compare(b.DurNs, a.DurNs) })
 			refs = refs[:min(len(refs), topCritical)]
 		}
-		if src, ok := m.steals[p.flow]; ok && p.flow != 0 && src.victim != wd.id && m.worker(src.victim) != nil {
+		if src, ok := m.Flows[p.Flow]; ok && p.Flow != 0 && src.Victim != wd.ID && m.worker(src.Victim) != nil {
 			// The packet running on the victim at the steal (or the last
 			// one before it).
-			v := m.worker(src.victim)
-			vs := v.packets
-			j, found := slices.BinarySearchFunc(vs, src.t, func(q slice, t int64) int { return cmp.Compare(q.start, t) })
+			v := m.worker(src.Victim)
+			vs := v.Packets
+			j, found := slices.BinarySearchFunc(vs, src.T, func(q slice, t int64) int { return cmp.Compare(q.Start, t) })
 			if found {
-				for j+1 < len(vs) && vs[j+1].start == src.t {
+				for j+1 < len(vs) && vs[j+1].Start == src.T {
 					j++
 				}
 			} else {
 				j--
 			}
-			if j >= 0 && vs[j].start >= start {
-				wd, idx, cut = v, j, src.t
+			if j >= 0 && vs[j].Start >= start {
+				wd, idx, cut = v, j, src.T
 				c.Steals++
 				continue
 			}
 			break
 		}
-		if idx == 0 || wd.packets[idx-1].start < start {
+		if idx == 0 || wd.Packets[idx-1].Start < start {
 			break
 		}
 		idx--
-		cut = wd.packets[idx].end
+		cut = wd.Packets[idx].End
 	}
 	c.SpanNs = last - first
 	c.DelayNs = first - start
@@ -592,26 +592,26 @@ func (m *model) critical(wd *worker, idx int, start int64, limit int) Critical {
 // the window.
 func (m *model) stealsAndWakes(w *Window, start, end int64) {
 	var lat, blocked, polled []int64
-	lo, _ := slices.BinarySearchFunc(m.instants, start, func(i instant, t int64) int { return cmp.Compare(i.t, t) })
-	for _, in := range m.instants[lo:] {
-		if in.t > end {
+	lo, _ := slices.BinarySearchFunc(m.Instants, start, func(i instant, t int64) int { return cmp.Compare(i.T, t) })
+	for _, in := range m.Instants[lo:] {
+		if in.T > end {
 			break
 		}
-		switch in.kind {
+		switch in.Kind {
 		case instSteal:
 			w.Steals++
-			w.Stolen += in.moved
+			w.Stolen += in.Moved
 		case instWake:
 			w.Wakes++
-			if in.arg < 0 || in.arg >= int64(m.workers) {
+			if in.Arg < 0 || in.Arg >= int64(m.Workers) {
 				w.UnknownWakes++
 				continue
 			}
 			// A wake aimed at a worker without a track is futile: it ran
 			// no packet.
-			if d, ok := m.wakeLatency(int(in.arg), in.t); ok {
+			if d, ok := m.wakeLatency(int(in.Arg), in.T); ok {
 				lat = append(lat, d)
-				if b, known := m.wokenBlocked(int(in.arg), in.t); known {
+				if b, known := m.wokenBlocked(int(in.Arg), in.T); known {
 					if b {
 						blocked = append(blocked, d)
 					} else {
@@ -647,12 +647,12 @@ func (m *model) wokenBlocked(wk int, t int64) (blocked, known bool) {
 	if wd == nil {
 		return false, false
 	}
-	ws := wd.woken
-	i, _ := slices.BinarySearchFunc(ws, t, func(x wokenAt, t int64) int { return cmp.Compare(x.t, t) })
+	ws := wd.Woken
+	i, _ := slices.BinarySearchFunc(ws, t, func(x wokenAt, t int64) int { return cmp.Compare(x.T, t) })
 	if i == len(ws) {
 		return false, false
 	}
-	return ws[i].blocked, true
+	return ws[i].Blocked, true
 }
 
 // wakeLatency is the time from a wake sent at t to worker wk's first packet
@@ -662,17 +662,17 @@ func (m *model) wakeLatency(wk int, t int64) (int64, bool) {
 	if wd == nil {
 		return 0, false
 	}
-	ps := wd.packets
-	i, _ := slices.BinarySearchFunc(ps, t, func(p slice, t int64) int { return cmp.Compare(p.start, t) })
+	ps := wd.Packets
+	i, _ := slices.BinarySearchFunc(ps, t, func(p slice, t int64) int { return cmp.Compare(p.Start, t) })
 	if i == len(ps) {
 		return 0, false
 	}
-	next := ps[i].start
+	next := ps[i].Start
 	// A park that starts after the wake (and after the worker resumed)
 	// but before the packet means the wake found nothing.
-	parks := wd.parks
-	j, _ := slices.BinarySearchFunc(parks, t, func(p slice, t int64) int { return cmp.Compare(p.start, t) })
-	if j < len(parks) && parks[j].start < next {
+	parks := wd.Parks
+	j, _ := slices.BinarySearchFunc(parks, t, func(p slice, t int64) int { return cmp.Compare(p.Start, t) })
+	if j < len(parks) && parks[j].Start < next {
 		return 0, false
 	}
 	return next - t, true

@@ -21,18 +21,18 @@ import (
 // however many workers the process track claims.
 
 type slice struct {
-	start, end int64
-	name       int32  // index into model.strs
-	stage      int32  // packet slices: index into model.strs of the category; -1 otherwise
-	flow       uint64 // the steal arrow that ends here; 0 = not stolen
+	Start, End int64
+	Name       int32  // index into model.strs
+	Stage      int32  // packet slices: index into model.strs of the category; -1 otherwise
+	Flow       uint64 // the steal arrow that ends here; 0 = not stolen
 }
 
 type instant struct {
-	t      int64
-	kind   uint8 // instSteal, instWake
-	arg    int64 // victim / target
-	moved  int64
-	worker int // emitting track: worker index, -1 control
+	T      int64
+	Kind   uint8 // instSteal, instWake
+	Arg    int64 // victim / target
+	Moved  int64
+	Worker int // emitting track: worker index, -1 control
 }
 
 const (
@@ -41,35 +41,35 @@ const (
 )
 
 type wokenAt struct {
-	t       int64
-	blocked bool
+	T       int64
+	Blocked bool
 }
 
 type stealSource struct {
-	victim int
-	t      int64
+	Victim int
+	T      int64
 }
 
 type sample struct {
-	t     int64
-	value int64
+	T     int64
+	Value int64
 }
 
 type counterTrack struct {
-	kind    trace.CounterKind
-	index   int
-	samples []sample
+	Kind    trace.CounterKind
+	Index   int
+	Samples []sample
 }
 
 type cycleSlice struct {
-	start, end int64
-	cycle      uint64
+	Start, End int64
+	Number      uint64
 }
 
 type stageSlice struct {
-	start, end int64
-	stage      int
-	name       string
+	Start, End int64
+	Stage      int
+	Name       string
 }
 
 type trackRole uint8
@@ -103,12 +103,12 @@ type openSlice struct {
 
 // worker is what the file holds for one worker whose track it describes.
 type worker struct {
-	id      int
-	packets []slice // by start
-	parks   []slice // by start
-	// woken holds the worker's wake-ups received, by time, from traces
+	ID      int
+	Packets []slice // by start
+	Parks   []slice // by start
+	// Woken holds the worker's wake-ups received, by time, from traces
 	// that say whether the worker had blocked (older ones do not).
-	woken []wokenAt
+	Woken []wokenAt
 	// busy is the union of its packets and parked the union of its parks
 	// less busy: disjoint, by time, touching pieces joined.
 	busy, parked []interval
@@ -122,9 +122,9 @@ type mark struct {
 }
 
 type model struct {
-	workers int // as claimed by the process track
-	size    int // of the file, bytes
-	strs    []string
+	Workers int // as claimed by the process track
+	Size    int // of the file, bytes
+	Strs    []string
 	strIdx  map[string]int32
 	ws      []*worker // the workers with a track, by id
 	byID    map[int]*worker
@@ -137,18 +137,18 @@ type model struct {
 	// seen and stamp find the distinct workers of a window (present).
 	seen     []uint32
 	stamp    uint32
-	instants []instant
-	counters []*counterTrack
-	// steals maps a steal arrow's flow id to where it starts: the worker
+	Instants []instant
+	Counters []*counterTrack
+	// Flows maps a steal arrow's flow id to where it starts: the worker
 	// that spawned the packet and when (or, for an unstamped steal, the
 	// victim and the time of the steal).
-	steals  map[uint64]stealSource
-	cycles  []cycleSlice
-	stages  []stageSlice
-	dropped uint64
+	Flows  map[uint64]stealSource
+	Cycles  []cycleSlice
+	Stages  []stageSlice
+	Dropped uint64
 	total   int // packets, all workers
-	first   int64
-	last    int64
+	First   int64
+	Last    int64
 	seenAny bool
 }
 
@@ -161,8 +161,8 @@ func (m *model) str(s string) int32 {
 	if i, ok := m.strIdx[s]; ok {
 		return i
 	}
-	i := int32(len(m.strs))
-	m.strs = append(m.strs, s)
+	i := int32(len(m.Strs))
+	m.Strs = append(m.Strs, s)
 	m.strIdx[s] = i
 	return i
 }
@@ -175,7 +175,7 @@ func load(data []byte) (*model, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty file")
 	}
-	m := &model{size: len(data), strIdx: make(map[string]int32), steals: make(map[uint64]stealSource), byID: make(map[int]*worker)}
+	m := &model{Size: len(data), strIdx: make(map[string]int32), Flows: make(map[uint64]stealSource), byID: make(map[int]*worker)}
 	tracks := wsfile.Tracks[trackInfo]{}
 	var decls wsfile.Decls
 	type counterKey struct {
@@ -197,7 +197,7 @@ func load(data []byte) (*model, error) {
 			switch tr.Role {
 			case wsfile.Process:
 				ti.role = roleProcess
-				m.workers = decls.Workers
+				m.Workers = decls.Workers
 			case wsfile.Control:
 				ti.role = roleControl
 			case wsfile.Stages:
@@ -206,7 +206,7 @@ func load(data []byte) (*model, error) {
 				n := tr.Worker
 				ti.role, ti.worker = roleWorker, n
 				if m.byID[n] == nil {
-					wd := &worker{id: n}
+					wd := &worker{ID: n}
 					m.byID[n] = wd
 					m.ws = append(m.ws, wd)
 				}
@@ -227,9 +227,9 @@ func load(data []byte) (*model, error) {
 				key := counterKey{kind, index}
 				c, ok := counterIdx[key]
 				if !ok {
-					c = len(m.counters)
+					c = len(m.Counters)
 					counterIdx[key] = c
-					m.counters = append(m.counters, &counterTrack{kind: kind, index: index})
+					m.Counters = append(m.Counters, &counterTrack{Kind: kind, Index: index})
 				}
 				ti.role, ti.counter = roleCounter, c
 			}
@@ -249,9 +249,9 @@ func load(data []byte) (*model, error) {
 			return fail(p, "%v", err)
 		}
 		if !m.seenAny {
-			m.first, m.seenAny = t, true
+			m.First, m.seenAny = t, true
 		}
-		m.first, m.last = min(m.first, t), max(m.last, t)
+		m.First, m.Last = min(m.First, t), max(m.Last, t)
 		name, ok := decls.EventName(e)
 		if !ok {
 			return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
@@ -298,19 +298,19 @@ func load(data []byte) (*model, error) {
 			}
 			switch ti.role {
 			case roleWorker:
-				s := slice{start: o.start, end: t, name: o.name, stage: o.stage, flow: o.flow}
+				s := slice{Start: o.start, End: t, Name: o.name, Stage: o.stage, Flow: o.flow}
 				wd := m.byID[ti.worker]
 				if o.park {
-					wd.parks = append(wd.parks, s)
+					wd.Parks = append(wd.Parks, s)
 				} else if o.stage >= 0 {
-					wd.packets = append(wd.packets, s)
+					wd.Packets = append(wd.Packets, s)
 				}
 			case roleControl:
-				if m.strs[o.name] == timeline.NameCycle {
-					m.cycles = append(m.cycles, cycleSlice{start: o.start, end: t, cycle: o.cycle})
+				if m.Strs[o.name] == timeline.NameCycle {
+					m.Cycles = append(m.Cycles, cycleSlice{Start: o.start, End: t, Number: o.cycle})
 				}
 			case roleStages:
-				m.stages = append(m.stages, stageSlice{start: o.start, end: t, stage: o.stIdx, name: m.strs[o.name]})
+				m.Stages = append(m.Stages, stageSlice{Start: o.start, End: t, Stage: o.stIdx, Name: m.Strs[o.name]})
 			}
 		case 3: // INSTANT
 			worker := -1
@@ -321,9 +321,9 @@ func load(data []byte) (*model, error) {
 			case timeline.NameSteal:
 				v, _ := annot(timeline.ArgVictim)
 				mv, _ := annot(timeline.ArgMoved)
-				m.instants = append(m.instants, instant{t: t, kind: instSteal, arg: v, moved: mv, worker: worker})
+				m.Instants = append(m.Instants, instant{T: t, Kind: instSteal, Arg: v, Moved: mv, Worker: worker})
 				for _, id := range e.FlowIDs { // an arrow without a victim track
-					m.steals[id] = stealSource{victim: int(v), t: t}
+					m.Flows[id] = stealSource{Victim: int(v), T: t}
 				}
 			case timeline.NameQueued, timeline.NameStolen:
 				// A stamped steal's arrow starts where its packet was
@@ -332,7 +332,7 @@ func load(data []byte) (*model, error) {
 				// unstamped one's ("stolen") on the victim at the steal.
 				for _, id := range e.FlowIDs {
 					if worker >= 0 {
-						m.steals[id] = stealSource{victim: worker, t: t}
+						m.Flows[id] = stealSource{Victim: worker, T: t}
 					}
 				}
 			case timeline.NameWake:
@@ -340,26 +340,26 @@ func load(data []byte) (*model, error) {
 				if !ok {
 					v = -1
 				}
-				m.instants = append(m.instants, instant{t: t, kind: instWake, arg: v, worker: worker})
+				m.Instants = append(m.Instants, instant{T: t, Kind: instWake, Arg: v, Worker: worker})
 			case timeline.NameWoken:
 				// Only whether the worker had blocked is used (woken);
 				// its latency is measured to its next packet.
 				if b, ok := annot(timeline.ArgBlocked); ok && worker >= 0 {
 					wd := m.byID[worker]
-					wd.woken = append(wd.woken, wokenAt{t: t, blocked: b != 0})
+					wd.Woken = append(wd.Woken, wokenAt{T: t, Blocked: b != 0})
 				}
 			case timeline.NameDropped:
 				if ti.role == roleProcess {
 					d, _ := annot(timeline.ArgDropped)
-					m.dropped = uint64(d)
+					m.Dropped = uint64(d)
 				}
 			}
 		case 4: // COUNTER
 			if ti.role != roleCounter {
 				return fail(p, "counter event on non-counter track %d", e.TrackUUID)
 			}
-			c := m.counters[ti.counter]
-			c.samples = append(c.samples, sample{t: t, value: e.CounterValue})
+			c := m.Counters[ti.counter]
+			c.Samples = append(c.Samples, sample{T: t, Value: e.CounterValue})
 		}
 		return nil
 	})
@@ -373,7 +373,7 @@ func load(data []byte) (*model, error) {
 	if !decls.Wsched {
 		return nil, ErrNotWsched
 	}
-	if m.workers == 0 {
+	if m.Workers == 0 {
 		return nil, errors.New("wsched process track does not say how many workers")
 	}
 	for uuid, ti := range tracks {
@@ -383,43 +383,43 @@ func load(data []byte) (*model, error) {
 	}
 	// Our writer emits in time order; sort anyway so that hand-made files
 	// cannot break the sweeps below.
-	slices.SortFunc(m.ws, func(a, b *worker) int { return cmp.Compare(a.id, b.id) })
+	slices.SortFunc(m.ws, func(a, b *worker) int { return cmp.Compare(a.ID, b.ID) })
 	var busy, parked []interval
 	for i, wd := range m.ws {
-		m.total += len(wd.packets)
-		byStart := func(a, b slice) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) }
-		slices.SortStableFunc(wd.packets, byStart)
-		slices.SortStableFunc(wd.parks, byStart)
-		slices.SortStableFunc(wd.woken, func(a, b wokenAt) int { return cmp.Compare(a.t, b.t) })
-		wd.busy = union(wd.packets)
-		wd.parked = subtract(union(wd.parks), wd.busy)
+		m.total += len(wd.Packets)
+		byStart := func(a, b slice) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End)) }
+		slices.SortStableFunc(wd.Packets, byStart)
+		slices.SortStableFunc(wd.Parks, byStart)
+		slices.SortStableFunc(wd.Woken, func(a, b wokenAt) int { return cmp.Compare(a.T, b.T) })
+		wd.busy = union(wd.Packets)
+		wd.parked = subtract(union(wd.Parks), wd.busy)
 		busy, parked = append(busy, wd.busy...), append(parked, wd.parked...)
-		for _, ss := range [][]slice{wd.packets, wd.parks} {
+		for _, ss := range [][]slice{wd.Packets, wd.Parks} {
 			for _, s := range ss {
-				m.marks = append(m.marks, mark{s.start, int32(i)}, mark{s.end, int32(i)})
+				m.marks = append(m.marks, mark{s.Start, int32(i)}, mark{s.End, int32(i)})
 			}
 		}
 	}
 	slices.SortFunc(m.marks, func(a, b mark) int { return cmp.Compare(a.t, b.t) })
 	m.busyAt, m.parkedAt = newCoverage(busy), newCoverage(parked)
-	slices.SortStableFunc(m.instants, func(a, b instant) int { return cmp.Compare(a.t, b.t) })
-	slices.SortFunc(m.cycles, func(a, b cycleSlice) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-	slices.SortFunc(m.stages, func(a, b stageSlice) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-	for _, c := range m.counters {
-		slices.SortStableFunc(c.samples, func(a, b sample) int { return cmp.Compare(a.t, b.t) })
+	slices.SortStableFunc(m.Instants, func(a, b instant) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(m.Cycles, func(a, b cycleSlice) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End)) })
+	slices.SortFunc(m.Stages, func(a, b stageSlice) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End)) })
+	for _, c := range m.Counters {
+		slices.SortStableFunc(c.Samples, func(a, b sample) int { return cmp.Compare(a.T, b.T) })
 	}
 	// wsched draws cycles one after another and stages one after another
 	// (trace/internal/timeline closes the open one before it opens the
 	// next): slices that overlap come from elsewhere, and would make a
 	// window of every cycle they nest in.
-	for i := 1; i < len(m.cycles); i++ {
-		if a, b := m.cycles[i-1], m.cycles[i]; b.start < a.end {
-			return nil, fmt.Errorf("cycle %d (%d-%d ns) overlaps cycle %d (%d-%d ns): wsched writes one cycle after another", b.cycle, b.start, b.end, a.cycle, a.start, a.end)
+	for i := 1; i < len(m.Cycles); i++ {
+		if a, b := m.Cycles[i-1], m.Cycles[i]; b.Start < a.End {
+			return nil, fmt.Errorf("cycle %d (%d-%d ns) overlaps cycle %d (%d-%d ns): wsched writes one cycle after another", b.Number, b.Start, b.End, a.Number, a.Start, a.End)
 		}
 	}
-	for i := 1; i < len(m.stages); i++ {
-		if a, b := m.stages[i-1], m.stages[i]; b.start < a.end {
-			return nil, fmt.Errorf("stage slice %q (%d-%d ns) overlaps stage slice %q (%d-%d ns): wsched writes one stage slice after another", b.name, b.start, b.end, a.name, a.start, a.end)
+	for i := 1; i < len(m.Stages); i++ {
+		if a, b := m.Stages[i-1], m.Stages[i]; b.Start < a.End {
+			return nil, fmt.Errorf("stage slice %q (%d-%d ns) overlaps stage slice %q (%d-%d ns): wsched writes one stage slice after another", b.Name, b.Start, b.End, a.Name, a.Start, a.End)
 		}
 	}
 	return m, nil
@@ -430,14 +430,14 @@ func load(data []byte) (*model, error) {
 func union(ss []slice) []interval {
 	var out []interval
 	for _, s := range ss {
-		if s.end <= s.start {
+		if s.End <= s.Start {
 			continue
 		}
-		if n := len(out); n > 0 && s.start <= out[n-1].e {
-			out[n-1].e = max(out[n-1].e, s.end)
+		if n := len(out); n > 0 && s.Start <= out[n-1].e {
+			out[n-1].e = max(out[n-1].e, s.End)
 			continue
 		}
-		out = append(out, interval{s.start, s.end})
+		out = append(out, interval{s.Start, s.End})
 	}
 	return out
 }

@@ -83,38 +83,38 @@ func newQueues(m *model) *queues {
 	bucketOf := map[int]int{} // stage → its bucket counter
 	localOf := map[int]int{}  // worker → its deque counter
 	var ch []qchange
-	for i, c := range m.counters {
-		switch c.kind {
+	for i, c := range m.Counters {
+		switch c.Kind {
 		case trace.CounterBucketDepth:
-			bucketOf[c.index] = i
+			bucketOf[c.Index] = i
 		case trace.CounterLocalLen:
-			if c.index < 0 || c.index >= m.workers {
+			if c.Index < 0 || c.Index >= m.Workers {
 				continue
 			}
-			localOf[c.index] = i
+			localOf[c.Index] = i
 		default:
 			continue
 		}
-		for _, s := range c.samples {
-			ch = append(ch, qchange{t: s.t, kind: chValue, arg: i, value: s.value})
+		for _, s := range c.Samples {
+			ch = append(ch, qchange{t: s.T, kind: chValue, arg: i, value: s.Value})
 		}
 	}
 	for _, wd := range m.ws {
-		if c, ok := localOf[wd.id]; ok {
-			for _, p := range wd.parks {
-				ch = append(ch, qchange{t: p.start, kind: chResetLocal, arg: c})
+		if c, ok := localOf[wd.ID]; ok {
+			for _, p := range wd.Parks {
+				ch = append(ch, qchange{t: p.Start, kind: chResetLocal, arg: c})
 			}
 		}
 	}
-	for _, s := range m.stages {
+	for _, s := range m.Stages {
 		// A bucket counts from its stage's opening to the end of the cycle.
-		end := m.last
-		if c := m.cycleOf(s.start); c >= 0 {
-			end = m.cycles[c].end
+		end := m.Last
+		if c := m.cycleOf(s.Start); c >= 0 {
+			end = m.Cycles[c].End
 		}
-		ch = append(ch, qchange{t: s.start, kind: chOpen, arg: s.stage}, qchange{t: end, kind: chClose, arg: s.stage})
-		if s.end < m.last {
-			ch = append(ch, qchange{t: s.end, kind: chResetBuckets, arg: s.stage})
+		ch = append(ch, qchange{t: s.Start, kind: chOpen, arg: s.Stage}, qchange{t: end, kind: chClose, arg: s.Stage})
+		if s.End < m.Last {
+			ch = append(ch, qchange{t: s.End, kind: chResetBuckets, arg: s.Stage})
 		}
 	}
 	slices.SortStableFunc(ch, func(a, b qchange) int {
@@ -124,12 +124,12 @@ func newQueues(m *model) *queues {
 		return cmp.Compare(b.kind, a.kind)
 	})
 
-	value := make([]int64, len(m.counters))
+	value := make([]int64, len(m.Counters))
 	opens := map[int]int{} // stage → stage slices open (stage 0 is always open)
 	isOpen := func(stage int) bool { return stage == 0 || opens[stage] > 0 }
 	eff := func(c int) int64 {
-		ct := m.counters[c]
-		if value[c] > 0 && (ct.kind == trace.CounterLocalLen || isOpen(ct.index)) {
+		ct := m.Counters[c]
+		if value[c] > 0 && (ct.Kind == trace.CounterLocalLen || isOpen(ct.Index)) {
 			return value[c]
 		}
 		return 0
@@ -150,8 +150,8 @@ func newQueues(m *model) *queues {
 		before := eff(c)
 		value[c] = v
 		changed(c, before)
-		if ct := m.counters[c]; ct.kind == trace.CounterBucketDepth && v > 0 {
-			heap.Push(&nonzero, ct.index)
+		if ct := m.Counters[c]; ct.Kind == trace.CounterBucketDepth && v > 0 {
+			heap.Push(&nonzero, ct.Index)
 		}
 	}
 	const none = -2
@@ -192,8 +192,8 @@ func newQueues(m *model) *queues {
 			}
 		}
 		now := none
-		if held == 1 && m.counters[sum].kind == trace.CounterLocalLen {
-			now = m.counters[sum].index
+		if held == 1 && m.Counters[sum].Kind == trace.CounterLocalLen {
+			now = m.Counters[sum].Index
 		} else if held > 0 {
 			now = -1
 		}
@@ -204,8 +204,8 @@ func newQueues(m *model) *queues {
 			state, since = now, t
 		}
 	}
-	if state != none && m.last > since {
-		q.segs = append(q.segs, qseg{since, m.last, state})
+	if state != none && m.Last > since {
+		q.segs = append(q.segs, qseg{since, m.Last, state})
 	}
 	q.index()
 	return q
@@ -237,13 +237,13 @@ func (q *queues) index() {
 // cycleOf returns the index of the cycle a time belongs to: the last one
 // to begin at or before t, if it has not ended before t; -1 if none.
 func (m *model) cycleOf(t int64) int {
-	i, _ := slices.BinarySearchFunc(m.cycles, t, func(c cycleSlice, t int64) int {
-		if c.start <= t {
+	i, _ := slices.BinarySearchFunc(m.Cycles, t, func(c cycleSlice, t int64) int {
+		if c.Start <= t {
 			return -1
 		}
 		return 1
 	})
-	if i > 0 && t <= m.cycles[i-1].end {
+	if i > 0 && t <= m.Cycles[i-1].End {
 		return i - 1
 	}
 	return -1

@@ -331,7 +331,7 @@ func newDrawing(m *model, q *queues, win svgWindow, opt SVGOptions) *drawing {
 	}
 	d.rowOf = make(map[int]int, len(d.rows))
 	for i, wd := range d.rows {
-		d.rowOf[wd.id] = i
+		d.rowOf[wd.ID] = i
 	}
 	d.info = SVGInfo{Cycle: win.cycle, Stage: win.stage, StartNs: win.StartNs, EndNs: win.EndNs, Ratio: win.Ratio, Workers: len(d.rows)}
 	return d
@@ -349,14 +349,14 @@ func (d *drawing) rowY(i int) int { return svgRowsY + i*svgRowPitch }
 func (d *drawing) packets() [][]piece {
 	rows := make([][]piece, len(d.rows))
 	for i, wd := range d.rows {
-		ps := wd.packets
-		hi := sort.Search(len(ps), func(k int) bool { return ps[k].start >= d.end })
+		ps := wd.Packets
+		hi := sort.Search(len(ps), func(k int) bool { return ps[k].Start >= d.end })
 		for _, p := range ps[:hi] {
-			if p.end < d.start || p.end == d.start && p.start < d.start {
+			if p.End < d.start || p.End == d.start && p.Start < d.start {
 				continue // ended before the window
 			}
-			s, e := max(p.start, d.start), min(p.end, d.end)
-			rows[i] = append(rows[i], piece{s: s, e: e, n: 1, busy: e - s, name: p.name, top: e - s})
+			s, e := max(p.Start, d.start), min(p.End, d.end)
+			rows[i] = append(rows[i], piece{s: s, e: e, n: 1, busy: e - s, name: p.Name, top: e - s})
 		}
 	}
 	return rows
@@ -391,7 +391,7 @@ func (d *drawing) idle() [][]piece {
 		b := endingAfter(bs, d.start)
 		for k := first; k < len(segs) && segs[k].s < d.end; k++ {
 			sg := segs[k]
-			if sg.excl == wd.id {
+			if sg.excl == wd.ID {
 				continue
 			}
 			s, e := max(sg.s, d.start), min(sg.e, d.end)
@@ -466,7 +466,7 @@ func (d *drawing) assignColors(rows [][]piece) {
 func (d *drawing) label(name int32) string {
 	l, ok := d.labels[name]
 	if !ok {
-		l = cut(d.m.strs[name])
+		l = cut(d.m.Strs[name])
 		d.labels[name] = l
 	}
 	return l
@@ -526,7 +526,7 @@ func (d *drawing) title() string {
 func (d *drawing) header() {
 	w := d.win.Window
 	fmt.Fprintf(&d.b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", svgMargin, esc(d.title()))
-	line := fmt.Sprintf("makespan %s, from %s into the trace; %s, work %s", fmtNs(w.MakespanNs), fmtNs(w.StartNs-d.m.first), plural(w.Packets, "packet"), fmtNs(w.WorkNs))
+	line := fmt.Sprintf("makespan %s, from %s into the trace; %s, work %s", fmtNs(w.MakespanNs), fmtNs(w.StartNs-d.m.First), plural(w.Packets, "packet"), fmtNs(w.WorkNs))
 	if w.LowerBoundNs > 0 {
 		line += fmt.Sprintf("; lower bound %s (%s), ratio %.2f", fmtNs(w.LowerBoundNs), w.BoundBy, w.Ratio)
 	}
@@ -572,12 +572,12 @@ func (d *drawing) stageLines(bottom int) {
 	}
 	ends := [2]float64{-1, -1} // where each line's last name ends
 	n := 0
-	i := sort.Search(len(d.m.stages), func(k int) bool { return d.m.stages[k].start >= d.start })
-	for ; i < len(d.m.stages) && d.m.stages[i].start <= d.end && n < svgMaxStages; i++ {
-		s := d.m.stages[i]
-		x := d.x(s.start)
+	i := sort.Search(len(d.m.Stages), func(k int) bool { return d.m.Stages[k].Start >= d.start })
+	for ; i < len(d.m.Stages) && d.m.Stages[i].Start <= d.end && n < svgMaxStages; i++ {
+		s := d.m.Stages[i]
+		x := d.x(s.Start)
 		fmt.Fprintf(&d.b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#444" stroke-dasharray="4,3"/>`, fx(x), svgAxisY, fx(x), bottom+4)
-		name := cut(s.name)
+		name := cut(s.Name)
 		w := 6.5 * float64(len([]rune(name)))
 		anchor, x0 := "start", x
 		if x+w > float64(d.width-svgRight) {
@@ -596,8 +596,8 @@ func (d *drawing) stageLines(bottom int) {
 // row draws one worker: label, background, packets, parked and idle bars.
 func (d *drawing) row(i int, wd *worker, packets, parked, idle []piece) {
 	y := d.rowY(i)
-	fmt.Fprintf(&d.b, `<g class="worker" data-worker="%d">`+"\n", wd.id)
-	fmt.Fprintf(&d.b, `<text x="%d" y="%d" text-anchor="end">worker %d</text>`, svgLeft-8, y+svgRowH/2+4, wd.id)
+	fmt.Fprintf(&d.b, `<g class="worker" data-worker="%d">`+"\n", wd.ID)
+	fmt.Fprintf(&d.b, `<text x="%d" y="%d" text-anchor="end">worker %d</text>`, svgLeft-8, y+svgRowH/2+4, wd.ID)
 	fmt.Fprintf(&d.b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#f3f3f3"/>`+"\n", svgLeft, y, d.plotW, svgRowH)
 	for _, p := range parked {
 		d.bar("parked", p, y+8, 8, svgParkedColor, "")
@@ -653,22 +653,22 @@ func (d *drawing) steals() {
 	var arrows []arrow
 	total := 0
 	for i, wd := range d.rows {
-		ps := wd.packets
-		lo := sort.Search(len(ps), func(k int) bool { return ps[k].start >= d.start })
-		for k := lo; k < len(ps) && ps[k].start <= d.end; k++ {
-			if ps[k].flow == 0 {
+		ps := wd.Packets
+		lo := sort.Search(len(ps), func(k int) bool { return ps[k].Start >= d.start })
+		for k := lo; k < len(ps) && ps[k].Start <= d.end; k++ {
+			if ps[k].Flow == 0 {
 				continue
 			}
-			src, ok := d.m.steals[ps[k].flow]
+			src, ok := d.m.Flows[ps[k].Flow]
 			if !ok {
 				continue
 			}
-			from, ok := d.rowOf[src.victim]
+			from, ok := d.rowOf[src.Victim]
 			if !ok {
 				continue
 			}
 			total++
-			arrows = append(arrows, arrow{t0: src.t, t1: ps[k].start, from: from, to: i, fromWorker: src.victim})
+			arrows = append(arrows, arrow{t0: src.T, t1: ps[k].Start, from: from, to: i, fromWorker: src.Victim})
 		}
 	}
 	slices.SortStableFunc(arrows, func(a, b arrow) int { return cmp.Or(cmp.Compare(a.t1, b.t1), cmp.Compare(a.to, b.to)) })
@@ -685,7 +685,7 @@ func (d *drawing) steals() {
 	marks := 0
 	all := 0
 	for _, in := range d.instants(instSteal) {
-		row, ok := d.rowOf[in.worker]
+		row, ok := d.rowOf[in.Worker]
 		if !ok {
 			continue
 		}
@@ -694,9 +694,9 @@ func (d *drawing) steals() {
 			continue
 		}
 		marks++
-		x, y := d.x(in.t), d.rowY(row)
+		x, y := d.x(in.T), d.rowY(row)
 		fmt.Fprintf(&d.b, `<path class="steal-mark" d="M%s,%d l-4,-6 h8 z" fill="#111"><title>steal from worker %d (%d moved) at +%s</title></path>`+"\n",
-			fx(x), y, in.arg, in.moved, fmtNs(in.t-d.start))
+			fx(x), y, in.Arg, in.Moved, fmtNs(in.T-d.start))
 	}
 	if all > marks {
 		d.notes = append(d.notes, fmt.Sprintf("Steal marks: the first %d of %d.", marks, all))
@@ -708,8 +708,8 @@ func (d *drawing) steals() {
 func (d *drawing) wakes() {
 	marks, all := 0, 0
 	for _, in := range d.instants(instWake) {
-		row, ok := d.rowOf[int(in.arg)]
-		if in.arg < 0 || in.arg > math.MaxInt32 || !ok {
+		row, ok := d.rowOf[int(in.Arg)]
+		if in.Arg < 0 || in.Arg > math.MaxInt32 || !ok {
 			continue
 		}
 		all++
@@ -718,11 +718,11 @@ func (d *drawing) wakes() {
 		}
 		marks++
 		from := "the control thread"
-		if in.worker >= 0 {
-			from = "worker " + strconv.Itoa(in.worker)
+		if in.Worker >= 0 {
+			from = "worker " + strconv.Itoa(in.Worker)
 		}
 		fmt.Fprintf(&d.b, `<circle class="wake" cx="%s" cy="%d" r="3.5" fill="#ffffff" stroke="%s" stroke-width="1.5"><title>woken by %s at +%s</title></circle>`+"\n",
-			fx(d.x(in.t)), d.rowY(row)+svgRowH/2, svgWakeColor, from, fmtNs(in.t-d.start))
+			fx(d.x(in.T)), d.rowY(row)+svgRowH/2, svgWakeColor, from, fmtNs(in.T-d.start))
 	}
 	if all > marks {
 		d.notes = append(d.notes, fmt.Sprintf("Wake marks: the first %d of %d.", marks, all))
@@ -731,11 +731,11 @@ func (d *drawing) wakes() {
 
 // instants returns the instants of a kind in the window.
 func (d *drawing) instants(kind uint8) []instant {
-	ins := d.m.instants
-	lo := sort.Search(len(ins), func(k int) bool { return ins[k].t >= d.start })
+	ins := d.m.Instants
+	lo := sort.Search(len(ins), func(k int) bool { return ins[k].T >= d.start })
 	var out []instant
-	for k := lo; k < len(ins) && ins[k].t <= d.end; k++ {
-		if ins[k].kind == kind {
+	for k := lo; k < len(ins) && ins[k].T <= d.end; k++ {
+		if ins[k].Kind == kind {
 			out = append(out, ins[k])
 		}
 	}
