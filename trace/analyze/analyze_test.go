@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/perfetto"
 )

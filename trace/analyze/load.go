@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/timeline"
 	"github.com/wsched/wsched/trace/internal/wsfile"
 	"github.com/wsched/wsched/trace/perfetto"
@@ -63,7 +63,7 @@ type counterTrack struct {
 
 type cycleSlice struct {
 	Start, End int64
-	Number      uint64
+	Number     uint64
 }
 
 type stageSlice struct {
@@ -142,7 +142,7 @@ type model struct {
 	// Flows maps a steal arrow's flow id to where it starts: the worker
 	// that spawned the packet and when (or, for an unstamped steal, the
 	// victim and the time of the steal).
-	Flows  map[uint64]stealSource
+	Flows   map[uint64]stealSource
 	Cycles  []cycleSlice
 	Stages  []stageSlice
 	Dropped uint64

@@ -2,10 +2,10 @@ package perfetto
 
 import (
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"math"
 	"slices"
 
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/problems"
 )
 

@@ -1,13 +1,13 @@
 package perfetto
 
 import (
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/problems"
 )
 

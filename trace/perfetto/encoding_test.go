@@ -3,7 +3,6 @@ package perfetto
 import (
 	"bytes"
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/internal/timeline"
 	"github.com/wsched/wsched/trace/perfetto/perfettopb"

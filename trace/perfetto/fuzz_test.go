@@ -2,12 +2,13 @@ package perfetto
 
 import (
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsched/wsched/trace/internal/pfwire"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoder and the checker: they

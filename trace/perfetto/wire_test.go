@@ -1,13 +1,13 @@
 package perfetto
 
 import (
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/perfetto/perfettopb"
 )
 
@@ -24,14 +24,14 @@ func TestFieldNumbersMatchSchema(t *testing.T) {
 		"ProcessDescriptor":   (&perfettopb.ProcessDescriptor{}).ProtoReflect().Descriptor(),
 		"ThreadDescriptor":    (&perfettopb.ThreadDescriptor{}).ProtoReflect().Descriptor(),
 		"CounterDescriptor":   (&perfettopb.CounterDescriptor{}).ProtoReflect().Descriptor(),
-		"TrackEvent":   (&perfettopb.TrackEvent{}).ProtoReflect().Descriptor(),
+		"TrackEvent":          (&perfettopb.TrackEvent{}).ProtoReflect().Descriptor(),
 		"DebugAnnotation":     (&perfettopb.DebugAnnotation{}).ProtoReflect().Descriptor(),
 		"InternedData":        (&perfettopb.InternedData{}).ProtoReflect().Descriptor(),
 		"EventName":           (&perfettopb.EventName{}).ProtoReflect().Descriptor(),
 		"EventCategory":       (&perfettopb.EventCategory{}).ProtoReflect().Descriptor(),
 		"DebugAnnotationName": (&perfettopb.DebugAnnotationName{}).ProtoReflect().Descriptor(),
 		"ClockSnapshot":       (&perfettopb.ClockSnapshot{}).ProtoReflect().Descriptor(),
-		"Clock":        (&perfettopb.ClockSnapshot_Clock{}).ProtoReflect().Descriptor(),
+		"Clock":               (&perfettopb.ClockSnapshot_Clock{}).ProtoReflect().Descriptor(),
 		"TracePacketDefaults": (&perfettopb.TracePacketDefaults{}).ProtoReflect().Descriptor(),
 		"TrackEventDefaults":  (&perfettopb.TrackEventDefaults{}).ProtoReflect().Descriptor(),
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"io"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/internal/atomicfile"
 	"github.com/wsched/wsched/trace/internal/origin"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/timeline"
 )
 

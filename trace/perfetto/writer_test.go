@@ -3,7 +3,6 @@ package perfetto
 import (
 	"bytes"
 	"errors"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/wsched/wsched/internal/tracebuf"
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/perfetto/perfettopb"
 )

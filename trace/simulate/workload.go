@@ -5,12 +5,12 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"slices"
 	"strconv"
 
 	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/timeline"
 	"github.com/wsched/wsched/trace/internal/wsfile"
 	"github.com/wsched/wsched/trace/perfetto"

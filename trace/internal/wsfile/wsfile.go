@@ -8,12 +8,12 @@ package wsfile
 
 import (
 	"fmt"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/wsched/wsched/trace/internal/origin"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 

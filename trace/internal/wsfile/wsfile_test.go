@@ -2,13 +2,13 @@ package wsfile
 
 import (
 	"bytes"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/internal/tracebuf"
+	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/perfetto"
 )
 
