@@ -228,7 +228,7 @@ func analyzeWith(data []byte, list listing) (*Report, error) {
 		return nil, err
 	}
 	r := m.report(newQueues(m), list)
-	r.verdicts(data)
+	r.verdicts(m.File)
 	return r, nil
 }
 
@@ -263,7 +263,7 @@ func (m *model) report(q *queues, list listing) *Report {
 		cr.Window = m.window(q, c.Start, c.End, allStages)
 		for _, s := range stagesOf[ci] {
 			sr := Stage{Stage: s.Stage, Name: s.Name}
-			idx, ok := m.strIdx[s.Name]
+			idx, ok := m.Index(s.Name)
 			if !ok {
 				idx = noPackets
 			}
@@ -290,7 +290,7 @@ func (m *model) report(q *queues, list listing) *Report {
 		// Unconstrained packets have no stage slice: report them over the
 		// whole cycle if there are any. They run beside every stage, so a
 		// makespan bound over the cycle means nothing: none is given.
-		if u, ok := m.strIdx[timeline.CatUnconstrained]; ok {
+		if u, ok := m.Index(timeline.CatUnconstrained); ok {
 			w := m.window(q, c.Start, c.End, u)
 			w.LowerBoundNs, w.BoundBy, w.Ratio = 0, "", 0
 			if w.Packets > 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wsched/wsched/internal/policy"
+	"github.com/wsched/wsched/trace/internal/wsfile"
 	"github.com/wsched/wsched/trace/simulate"
 )
 
@@ -75,9 +76,10 @@ type candidate struct {
 // verdicts fills r.Verdicts and r.Summary: causes from the analysis, and
 // for traces that say how their packets were queued, each cause's fixes
 // replayed on the recorded workers. The replays cost one run of the
-// trace's cycles per fix tried (at most 1 + 9).
-func (r *Report) verdicts(data []byte) {
-	wl, err := simulate.Load(data)
+// trace's cycles per fix tried (at most 1 + 9). The replays read the
+// file as analyze decoded it.
+func (r *Report) verdicts(f *wsfile.File) {
+	wl, err := simulate.FromFile(f)
 	switch {
 	case err != nil:
 		r.PredictionNote = "no predictions: " + err.Error()

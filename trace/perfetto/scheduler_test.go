@@ -392,7 +392,7 @@ func requireOriginsRoundTrip(t *testing.T, snap *trace.Snapshot) {
 	require.NoError(t, pfwire.Decode(buf.Bytes(), func(p *pfwire.Packet) error {
 		tk, ok, err := decls.Packet(p)
 		require.NoError(t, err)
-		if ok && tk.Role == wsfile.Worker {
+		if ok && tk.Role == wsfile.RoleWorker {
 			workerOf[p.Track.UUID] = tk.Worker
 		}
 		w, isWorker := workerOf[p.Event.TrackUUID]

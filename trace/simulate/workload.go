@@ -10,7 +10,6 @@ import (
 
 	"github.com/wsched/wsched/internal/policy"
 	"github.com/wsched/wsched/trace"
-	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/timeline"
 	"github.com/wsched/wsched/trace/internal/wsfile"
 	"github.com/wsched/wsched/trace/perfetto"
@@ -162,45 +161,35 @@ type cycleRec struct {
 // ErrNoOrigins for a trace that does not say how its packets were queued,
 // with ErrClaimedWorkers for one whose process track claims more workers
 // than hold events on their tracks (Workload.Workers), and with an error,
-// never a panic, for input it cannot read. Time and
+// never a panic, for input it cannot read (the same rules and messages as
+// trace/analyze: both decode through trace/internal/wsfile). Time and
 // memory are O(n log n) and O(n) in the packets, add calls and stages the
 // file holds.
 func Load(data []byte) (*Workload, error) {
-	if len(data) == 0 {
-		return nil, errors.New("empty file")
+	f, err := wsfile.Load(data)
+	if err != nil {
+		return nil, err
 	}
-	wl := &Workload{Config: DefaultConfig()}
-	var decls wsfile.Decls
-	type open struct {
-		start   int64
-		name    string
-		cat     string
-		code    uint64 // from the origins track, or ArgQueued's value (legacy)
-		queued  int64  // from the origins track: valid when decoded
-		decoded bool
-		stolen  bool
-		arg     int64
-		park    bool
+	return FromFile(f)
+}
+
+// FromFile builds the workload of a file already decoded: trace/analyze
+// decodes a file once and replays it from its own decoding. Other callers
+// use Load.
+func FromFile(f *wsfile.File) (*Workload, error) {
+	wl := &Workload{Config: DefaultConfig(), Workers: f.Workers}
+	if f.HasConfig {
+		for _, kv := range f.Config {
+			if err := wl.Config.set(kv.Key, kv.Value); err != nil {
+				return nil, fmt.Errorf("%s: %v", f.ConfigAt, err)
+			}
+		}
+		wl.HasConfig = true
 	}
-	type track struct {
-		role   byte // 'p' process, 'c' control, 's' stages, 'w' worker, 'o' other
-		worker int32
-		stack  []open
-		used   bool // it holds an event
+	if !f.HasOrigins {
+		return nil, ErrNoOrigins
 	}
-	tracks := wsfile.Tracks[track]{}
-	usedWorkers := map[int32]bool{} // the workers whose tracks hold events
-	// marks holds, per worker, the times of the events it recorded
-	// itself on its track: a spawn happened before the first of them
-	// after its stamp.
-	marks := map[int32][]int64{}
 	nameIdx := map[string]int32{}
-	var (
-		slices_ []slice
-		cycles  []cycleRec
-		stages  []stageRec
-		adds    []addRec
-	)
 	intern := func(s string) int32 {
 		if i, ok := nameIdx[s]; ok {
 			return i
@@ -210,231 +199,49 @@ func Load(data []byte) (*Workload, error) {
 		nameIdx[s] = i
 		return i
 	}
-	fail := func(p *pfwire.Packet, format string, a ...any) error {
-		return fmt.Errorf("packet %d (byte %d): %s", p.Index, p.Offset, fmt.Sprintf(format, a...))
-	}
-	err := pfwire.Decode(data, func(p *pfwire.Packet) error {
-		tk, isTrack, err := decls.Packet(p)
-		if err != nil {
-			return fail(p, "%v", err)
+	var ss []slice
+	marks := make(map[int32][]int64, len(f.W))
+	for _, w := range f.W {
+		if !w.Used {
+			continue
 		}
-		if isTrack {
-			d := &p.Track
-			tr := &track{role: 'o'}
-			switch tk.Role {
-			case wsfile.Process:
-				if decls.Workers == 0 {
-					return fail(p, "the process track does not say how many workers")
-				}
-				tr.role, wl.Workers = 'p', decls.Workers
-			case wsfile.Control:
-				tr.role = 'c'
-			case wsfile.Stages:
-				tr.role = 's'
-			case wsfile.Worker:
-				tr.role, tr.worker = 'w', int32(tk.Worker)
-			}
-			if err := tracks.Describe(d.UUID, tr); err != nil {
-				return fail(p, "%v", err)
-			}
-		}
-		if !p.HasEvent {
-			return nil
-		}
-		if !decls.Wsched {
-			return analyzeErrNotWsched
-		}
-		e := &p.Event
-		tr, t, err := tracks.Event(p)
-		if err != nil {
-			return fail(p, "%v", err)
-		}
-		if tr.role == 'w' && !tr.used {
-			tr.used = true
-			usedWorkers[tr.worker] = true
-		}
-		name, ok := decls.EventName(e)
-		if !ok {
-			return fail(p, "event name iid %d not defined on sequence %d", e.NameIID, p.Seq)
-		}
-		if tr.role == 'w' && !othersMark(e.Type, name) {
-			marks[tr.worker] = append(marks[tr.worker], t)
-		}
-		num := func(key string) (int64, bool) {
-			v, ok := decls.ArgInt(e, key)
-			return v, ok && v <= 1<<62
-		}
-		str := func(key string) string {
-			if a, ok := decls.Arg(e, key); ok && a.Kind == pfwire.AnnotString {
-				return a.String
-			}
-			return ""
-		}
-		switch e.Type {
-		case 1: // BEGIN
-			o := open{start: t, name: name}
-			switch tr.role {
-			case 'w':
-				if len(e.CategoryIIDs) > 0 {
-					c, ok := decls.Category(e.CategoryIIDs[0])
-					if !ok {
-						return fail(p, "category iid %d not defined", e.CategoryIIDs[0])
-					}
-					o.cat = c
-					if code, stamp, ok := decls.Origin(e, t); ok {
-						o.code, o.queued, o.decoded = code, stamp, true
-					} else if a, ok := decls.Arg(e, perfetto.ArgQueued); ok && a.Kind == pfwire.AnnotUint {
-						o.code = a.Uint // a file of the format before the origins tracks
-					}
-					o.stolen = len(e.TerminatingFlowIDs) > 0
-				} else {
-					o.park = true
-				}
-			case 'c':
-				c, _ := num(timeline.ArgCycle)
-				o.arg = c
-			case 's':
-				s, _ := num(timeline.ArgStage)
-				o.arg = s
-			}
-			if len(tr.stack) >= 1<<16 {
-				return fail(p, "slices nested too deep on track %d", e.TrackUUID)
-			}
-			tr.stack = append(tr.stack, o)
-		case 2: // END
-			if len(tr.stack) == 0 {
-				return fail(p, "slice END on track %d without a BEGIN", e.TrackUUID)
-			}
-			o := tr.stack[len(tr.stack)-1]
-			tr.stack = tr.stack[:len(tr.stack)-1]
-			if t < o.start {
-				return fail(p, "slice on track %d ends before it begins", e.TrackUUID)
-			}
-			switch tr.role {
-			case 'w':
-				if o.park || o.cat == "" {
-					break
-				}
-				s := slice{worker: tr.worker, begin: o.start, end: t, name: intern(o.name), stage: o.cat, stolen: o.stolen, cycle: -1}
-				if o.decoded {
-					s.code, s.queued = o.code, o.queued
-				} else if o.code != 0 {
-					m := uint64(wl.Workers + perfetto.QueuedWorker0)
-					code, d := o.code%m, o.code/m
-					if code >= 1 && d <= uint64(o.start) {
-						s.code, s.queued = code, o.start-int64(d)
-					}
-				}
-				slices_ = append(slices_, s)
-			case 'c':
-				if o.name == timeline.NameCycle {
-					cycles = append(cycles, cycleRec{start: o.start, end: t, number: uint64(o.arg)})
-				}
-			case 's':
-				if o.arg >= 0 && o.arg <= maxStage {
-					stages = append(stages, stageRec{start: o.start, end: t, stage: int(o.arg), name: o.name})
-				}
-			}
-		case 3: // INSTANT
-			switch {
-			case tr.role == 'p' && name == timeline.NameConfig:
-				for _, a := range e.Annotations {
-					k := a.Name
-					if a.NameIID != 0 {
-						k, _ = decls.Annotation(a.NameIID)
-					}
-					if a.Kind == pfwire.AnnotString {
-						if err := wl.Config.set(k, a.String); err != nil {
-							return fail(p, "%v", err)
-						}
-					}
-				}
-				wl.HasConfig = true
-			case tr.role == 'c' && name == timeline.NameAdd:
-				how, ok := trace.ParseAddHow(str(timeline.ArgHow))
-				if !ok {
-					return fail(p, "add with an unknown how %q", str(timeline.ArgHow))
-				}
-				a := addRec{time: t, cycle: -1}
-				a.How, a.Single = how, str(timeline.ArgCall) == "Add"
-				key := timeline.ArgStage
-				if how == trace.AddDesignated {
-					key = timeline.ArgTarget
-				}
-				v, _ := num(key)
-				born, _ := num(timeline.ArgBornNs)
-				if v < 0 || v > 1<<24 || born < 0 || born > t {
-					return fail(p, "bad add (stage or target %d, born %d at %d)", v, born, t)
-				}
-				a.Stage, a.Born = int32(v), born
-				if w := str(timeline.ArgWake); w != "" {
-					k, ok := policy.Parse(w)
-					if !ok || k.Family() != policy.FamilyWake {
-						return fail(p, "add with an unknown wake policy %q", w)
-					}
-					a.Wake = k
-				}
-				adds = append(adds, a)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		var de *pfwire.DecodeError
-		if errors.As(err, &de) {
-			return nil, fmt.Errorf("not a valid Perfetto trace: %w", err)
-		}
-		return nil, err
-	}
-	for _, ms := range marks {
-		slices.Sort(ms) // in order on a track as written; a forged file may not be
-	}
-	if !decls.Wsched {
-		return nil, analyzeErrNotWsched
-	}
-	hasOrigins := false
-	for i := range slices_ {
-		if slices_[i].code != 0 {
-			hasOrigins = true
-			break
+		wl.WorkerTracks++
+		id := int32(w.ID)
+		marks[id] = w.Marks
+		for _, p := range w.Packets {
+			ss = append(ss, slice{worker: id, begin: p.Start, end: p.End, name: intern(f.Strs[p.Name]), stage: f.Strs[p.Stage],
+				code: uint64(p.Code), queued: p.Queued, stolen: p.Stolen, cycle: -1})
 		}
 	}
-	if !hasOrigins {
-		return nil, ErrNoOrigins
-	}
-	wl.WorkerTracks = len(usedWorkers)
 	if wl.Workers > wl.WorkerTracks {
 		return nil, fmt.Errorf("%w: it claims %d workers (the process track's workers=%d) and holds events on %d worker track(s); every worker of a wsched run records its first park on its own track",
 			ErrClaimedWorkers, wl.Workers, wl.Workers, wl.WorkerTracks)
 	}
-	if err := wl.build(slices_, cycles, stages, adds, marks); err != nil {
+	cycles := make([]cycleRec, len(f.Cycles))
+	for i, c := range f.Cycles {
+		cycles[i] = cycleRec{start: c.Start, end: c.End, number: c.Number}
+	}
+	var stages []stageRec
+	for _, s := range f.Stages {
+		if s.Stage >= 0 && s.Stage <= maxStage {
+			stages = append(stages, stageRec{start: s.Start, end: s.End, stage: s.Stage, name: s.Name})
+		}
+	}
+	adds := make([]addRec, len(f.Adds))
+	for i, a := range f.Adds {
+		adds[i] = addRec{Add: Add{How: a.How, Single: a.Single, Stage: a.Stage, Wake: a.Wake, Born: a.Born}, time: a.T, cycle: -1}
+	}
+	if err := wl.build(ss, cycles, stages, adds, marks); err != nil {
 		return nil, err
 	}
 	return wl, nil
 }
 
-// analyzeErrNotWsched mirrors trace/analyze's ErrNotWsched message.
-// othersMark reports whether an event on a worker's track was recorded by
-// another worker: a thief marks where a packet it stole was queued and
-// that it was stolen, and a wrap mark precedes a thief's first event. A
-// spawn stamp is the spawning worker's own newest event, so only the
-// worker's own events bound a spawn.
-func othersMark(typ int32, name string) bool {
-	return typ == 3 && (name == timeline.NameQueued || name == timeline.NameStolen || name == timeline.NameWrapped)
-}
-
-var analyzeErrNotWsched = errors.New("not a wsched trace (no \"" + perfetto.DescProcess + "\" process track)")
-
 // build places the recorded packets and adds in their cycles and links
 // each packet to what queued it; marks are the event times on each
 // worker's track, sorted.
 func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds []addRec, marks map[int32][]int64) error {
-	slices.SortFunc(cycles, func(a, b cycleRec) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-	for i := 1; i < len(cycles); i++ {
-		if cycles[i].start < cycles[i-1].end {
-			return fmt.Errorf("cycle %d overlaps cycle %d: wsched writes one cycle after another", cycles[i].number, cycles[i-1].number)
-		}
-	}
+	// cycles come by start, one after another (wsfile.Load).
 	if len(cycles) == 0 {
 		return errors.New("the trace holds no cycle")
 	}

@@ -25,17 +25,17 @@ const MaxWorkers = 1 << 16
 type Role uint8
 
 const (
-	// Other: a track of another producer, or one described before the
+	// RoleOther: a track of another producer, or one described before the
 	// wsched process track.
-	Other Role = iota
-	Process
-	Control
-	Stages
-	Worker
-	Counter
-	// Origins: the counter track that holds a worker's origins
+	RoleOther Role = iota
+	RoleProcess
+	RoleControl
+	RoleStages
+	RoleWorker
+	RoleCounter
+	// RoleOrigins: the counter track that holds a worker's origins
 	// (perfetto.Options.Origins).
-	Origins
+	RoleOrigins
 )
 
 // Track is a track descriptor as wsched reads it.
@@ -112,22 +112,22 @@ func (d *Decls) track(td *pfwire.TrackDesc) (Track, error) {
 			}
 			d.Workers = n
 		}
-		return Track{Role: Process}, nil
+		return Track{Role: RoleProcess}, nil
 	case !d.Wsched:
 		// Not ours (yet): a reader reports the events on it.
 		return Track{}, nil
 	case desc == perfetto.DescControl:
-		return Track{Role: Control}, nil
+		return Track{Role: RoleControl}, nil
 	case desc == perfetto.DescStages:
-		return Track{Role: Stages}, nil
+		return Track{Role: RoleStages}, nil
 	case strings.HasPrefix(desc, perfetto.DescWorker):
 		n, err := strconv.Atoi(strings.TrimPrefix(desc, perfetto.DescWorker))
 		if err != nil || n < 0 || n >= d.Workers {
 			return Track{}, fmt.Errorf("bad worker track %q (trace has %d workers)", desc, d.Workers)
 		}
-		return Track{Role: Worker, Worker: n}, nil
+		return Track{Role: RoleWorker, Worker: n}, nil
 	case strings.HasPrefix(desc, perfetto.DescCounter):
-		return Track{Role: Counter, Counter: strings.TrimPrefix(desc, perfetto.DescCounter)}, nil
+		return Track{Role: RoleCounter, Counter: strings.TrimPrefix(desc, perfetto.DescCounter)}, nil
 	case strings.HasPrefix(desc, perfetto.DescOrigins):
 		is, ns, _ := strings.Cut(strings.TrimPrefix(desc, perfetto.DescOrigins), "/")
 		i, err1 := strconv.Atoi(is)
@@ -139,7 +139,7 @@ func (d *Decls) track(td *pfwire.TrackDesc) (Track, error) {
 			d.origins = make(map[uint64]int)
 		}
 		d.origins[td.UUID] = n
-		return Track{Role: Origins, Worker: i}, nil
+		return Track{Role: RoleOrigins, Worker: i}, nil
 	}
 	return Track{}, nil
 }

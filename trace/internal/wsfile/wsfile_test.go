@@ -24,7 +24,7 @@ func TestTracks(t *testing.T) {
 	tr, ok, err := d.Packet(trackPacket(1, perfetto.DescWorker+"0", false))
 	require.NoError(t, err)
 	assert.True(t, ok)
-	assert.Equal(t, Other, tr.Role, "a worker track before the process track")
+	assert.Equal(t, RoleOther, tr.Role, "a worker track before the process track")
 	assert.False(t, d.Wsched)
 
 	_, ok, err = d.Packet(trackPacket(1, perfetto.DescProcess+" workers=3 more", true))
@@ -34,12 +34,12 @@ func TestTracks(t *testing.T) {
 	assert.Equal(t, 3, d.Workers)
 
 	for desc, want := range map[string]Track{
-		perfetto.DescControl:                {Role: Control},
-		perfetto.DescStages:                 {Role: Stages},
-		perfetto.DescWorker + "2":           {Role: Worker, Worker: 2},
-		perfetto.DescCounter + "bucket:1":   {Role: Counter, Counter: "bucket:1"},
-		"a track of another producer":       {Role: Other},
-		perfetto.DescProcess + " workers=9": {Role: Other}, // not a process track
+		perfetto.DescControl:                {Role: RoleControl},
+		perfetto.DescStages:                 {Role: RoleStages},
+		perfetto.DescWorker + "2":           {Role: RoleWorker, Worker: 2},
+		perfetto.DescCounter + "bucket:1":   {Role: RoleCounter, Counter: "bucket:1"},
+		"a track of another producer":       {Role: RoleOther},
+		perfetto.DescProcess + " workers=9": {Role: RoleOther}, // not a process track
 	} {
 		tr, _, err := d.Packet(trackPacket(1, desc, false))
 		require.NoError(t, err, desc)
