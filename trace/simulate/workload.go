@@ -145,17 +145,6 @@ type addRec struct {
 	have  bool // matched a packet
 }
 
-type stageRec struct {
-	start, end int64
-	stage      int
-	name       string
-}
-
-type cycleRec struct {
-	start, end int64
-	number     uint64
-}
-
 // Load reads a Perfetto trace written by wsched with perfetto.Options.Origins
 // (wsched demo writes it) and returns its workload. It fails with
 // ErrNoOrigins for a trace that does not say how its packets were queued,
@@ -217,21 +206,17 @@ func FromFile(f *wsfile.File) (*Workload, error) {
 		return nil, fmt.Errorf("%w: it claims %d workers (the process track's workers=%d) and holds events on %d worker track(s); every worker of a wsched run records its first park on its own track",
 			ErrClaimedWorkers, wl.Workers, wl.Workers, wl.WorkerTracks)
 	}
-	cycles := make([]cycleRec, len(f.Cycles))
-	for i, c := range f.Cycles {
-		cycles[i] = cycleRec{start: c.Start, end: c.End, number: c.Number}
-	}
-	var stages []stageRec
+	var stages []wsfile.StageSlice
 	for _, s := range f.Stages {
 		if s.Stage >= 0 && s.Stage <= maxStage {
-			stages = append(stages, stageRec{start: s.Start, end: s.End, stage: s.Stage, name: s.Name})
+			stages = append(stages, s)
 		}
 	}
 	adds := make([]addRec, len(f.Adds))
 	for i, a := range f.Adds {
 		adds[i] = addRec{Add: Add{How: a.How, Single: a.Single, Stage: a.Stage, Wake: a.Wake, Born: a.Born}, time: a.T, cycle: -1}
 	}
-	if err := wl.build(ss, cycles, stages, adds, marks); err != nil {
+	if err := wl.build(ss, f.Cycles, stages, adds, marks); err != nil {
 		return nil, err
 	}
 	return wl, nil
@@ -240,7 +225,7 @@ func FromFile(f *wsfile.File) (*Workload, error) {
 // build places the recorded packets and adds in their cycles and links
 // each packet to what queued it; marks are the event times on each
 // worker's track, sorted.
-func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds []addRec, marks map[int32][]int64) error {
+func (wl *Workload) build(ss []slice, cycles []wsfile.Cycle, stages []wsfile.StageSlice, adds []addRec, marks map[int32][]int64) error {
 	// cycles come by start, one after another (wsfile.Load).
 	if len(cycles) == 0 {
 		return errors.New("the trace holds no cycle")
@@ -249,23 +234,23 @@ func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds
 	stageOf := map[string]int32{timeline.CatUnconstrained: 0}
 	wl.Stages = []string{timeline.CatUnconstrained}
 	for _, s := range stages {
-		if s.stage == 0 {
+		if s.Stage == 0 {
 			continue
 		}
-		for len(wl.Stages) <= s.stage {
+		for len(wl.Stages) <= s.Stage {
 			wl.Stages = append(wl.Stages, "stage "+strconv.Itoa(len(wl.Stages)))
 		}
-		wl.Stages[s.stage] = s.name
-		stageOf[s.name] = int32(s.stage)
+		wl.Stages[s.Stage] = s.Name
+		stageOf[s.Name] = int32(s.Stage)
 	}
 	cycleOf := func(t int64) int32 {
-		i, _ := slices.BinarySearchFunc(cycles, t, func(c cycleRec, t int64) int {
-			if c.end < t {
+		i, _ := slices.BinarySearchFunc(cycles, t, func(c wsfile.Cycle, t int64) int {
+			if c.End < t {
 				return -1
 			}
 			return 1
 		})
-		if i < len(cycles) && cycles[i].start <= t {
+		if i < len(cycles) && cycles[i].Start <= t {
 			return int32(i)
 		}
 		return -1
@@ -273,10 +258,10 @@ func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds
 	wl.Cycles = make([]Cycle, len(cycles))
 	for i, c := range cycles {
 		cy := &wl.Cycles[i]
-		cy.Number, cy.Start, cy.End, cy.Gap = c.number, c.start, c.end, -1
-		cy.base = c.start
+		cy.Number, cy.Start, cy.End, cy.Gap = c.Number, c.Start, c.End, -1
+		cy.base = c.Start
 		if i > 0 {
-			cy.Gap = c.start - cycles[i-1].end
+			cy.Gap = c.Start - cycles[i-1].End
 		}
 	}
 	// A cycle's stages are those its stage slices record: wsched opens
@@ -286,12 +271,12 @@ func (wl *Workload) build(ss []slice, cycles []cycleRec, stages []stageRec, adds
 	// stages opened, and must not cost more than the file holds.
 	seen := make([]map[int]bool, len(cycles))
 	for _, s := range stages {
-		if ci := cycleOf(s.start); ci >= 0 && s.stage >= 1 {
+		if ci := cycleOf(s.Start); ci >= 0 && s.Stage >= 1 {
 			if seen[ci] == nil {
 				seen[ci] = map[int]bool{}
 			}
-			seen[ci][s.stage] = true
-			wl.Cycles[ci].Stages = max(wl.Cycles[ci].Stages, s.stage)
+			seen[ci][s.Stage] = true
+			wl.Cycles[ci].Stages = max(wl.Cycles[ci].Stages, s.Stage)
 		}
 	}
 	for ci := range wl.Cycles {
@@ -578,15 +563,15 @@ func fraction(d, cost int64) float64 {
 }
 
 // recorded returns the recorded figures of cy's stages.
-func (wl *Workload) recorded(cy *Cycle, stages []stageRec) []Stage {
+func (wl *Workload) recorded(cy *Cycle, stages []wsfile.StageSlice) []Stage {
 	open := make([]int64, cy.Stages+1)
 	closed := make([]int64, cy.Stages+1)
 	for i := range open {
 		open[i], closed[i] = -1, -1
 	}
 	for _, s := range stages {
-		if s.stage >= 1 && s.stage <= cy.Stages && s.start >= cy.Start && s.start <= cy.End && open[s.stage] < 0 {
-			open[s.stage], closed[s.stage] = s.start, s.end
+		if s.Stage >= 1 && s.Stage <= cy.Stages && s.Start >= cy.Start && s.Start <= cy.End && open[s.Stage] < 0 {
+			open[s.Stage], closed[s.Stage] = s.Start, s.End
 		}
 	}
 	starts := make([]int64, len(cy.Packets))
