@@ -18,7 +18,9 @@ import (
 	"github.com/wsched/wsched/trace/chromejson"
 	"github.com/wsched/wsched/trace/internal/pfwire"
 	"github.com/wsched/wsched/trace/internal/synth"
+	"github.com/wsched/wsched/trace/internal/rawtrace"
 	"github.com/wsched/wsched/trace/perfetto"
+	"github.com/wsched/wsched/trace/simulate"
 )
 
 // idleQueued lists the window's WorkerStat.IdleQueuedNs.
@@ -359,6 +361,10 @@ func TestMemoryLinearInFile(t *testing.T) {
 	assert.LessOrEqual(t, alloc, 200*uint64(len(data)), "bytes allocated for a %d-byte file", len(data))
 }
 
+// TestBadInput: input that is no wsched trace, or breaks the rules its
+// writer keeps, is an error that says what is wrong, and simulate, which
+// reads files through the same loader (trace/internal/wsfile), gives the
+// same error.
 func TestBadInput(t *testing.T) {
 	res := synth.Generate(synth.Config{Workers: 2, Seed: 3})
 	good := encode(t, res.Snapshot)
@@ -379,9 +385,29 @@ func TestBadInput(t *testing.T) {
 		"cut at packet boundary": {good[:packetBoundary(t, good, 0.6)], "truncated"},
 		"foreign":                {foreign, "not a wsched trace"},
 	}
+	// Files that break the rules wsched's writer keeps.
+	overlap := rawtrace.New(1)
+	overlap.Cycle(10, 1)
+	overlap.Cycle(20, 2)
+	overlap.End(30, rawtrace.Control)
+	overlap.End(40, rawtrace.Control)
+	badAdd := rawtrace.New(1)
+	badAdd.AddCall(10, "nonsense", 1, 1, 5)
+	cases["nested cycles"] = struct {
+		data []byte
+		want string
+	}{overlap.Bytes(), "overlaps cycle"}
+	cases["bad add"] = struct {
+		data []byte
+		want string
+	}{badAdd.Bytes(), "add with an unknown how"}
 	for name, tc := range cases {
 		_, err := Bytes(tc.data)
 		assert.ErrorContains(t, err, tc.want, name)
+		// simulate reads a file through the same loader: the same
+		// error, word for word.
+		_, serr := simulate.Load(tc.data)
+		assert.EqualError(t, serr, err.Error(), name)
 	}
 	_, err = Bytes(foreign)
 	assert.ErrorIs(t, err, ErrNotWsched, "foreign")
