@@ -17,8 +17,8 @@ import (
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
 	"github.com/wsched/wsched/trace/internal/pfwire"
-	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/internal/rawtrace"
+	"github.com/wsched/wsched/trace/internal/synth"
 	"github.com/wsched/wsched/trace/perfetto"
 	"github.com/wsched/wsched/trace/simulate"
 )

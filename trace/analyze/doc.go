@@ -172,28 +172,31 @@
 // the number of workers, and each worker's idle time while work was queued
 // comes from prefix sums and a max tree over its runs. Time is thus
 // O(n log n) in the events (sorts and searches) and memory O(n).
-// BenchmarkAnalyze, per byte of file, on `wsched demo`'s traces (2
-// workers, scale 0.05, 3 cycles, recorded by the benchmark), simulated
-// ones, and files that claim 65,536 workers or nest 1,000 cycles (rejected:
-// the figure is the cost of finding out); AMD EPYC (family 26), 2-vCPU
-// KVM guest, Go 1.26.8, shared with other jobs (load average about 5, so
-// times are inflated):
+// The file is decoded once (trace/internal/wsfile), and the verdicts'
+// replays read that decoding (simulate.FromFile). BenchmarkAnalyze, per
+// byte of file, on `wsched demo`'s traces (2 workers, scale 0.05, 3
+// cycles, recorded by the benchmark), simulated ones, and files that claim
+// 65,536 workers or nest 1,000 cycles (rejected: the figure is the cost of
+// finding out); medians of 5 runs, on a 2-vCPU AMD EPYC guest (Go names it
+// "Oxide Virtual Turin-like Processor"), Go 1.26.8, shared with other
+// jobs; the last column is the same run of the build that decoded each
+// file twice (benchmarks/results/epyc2/one-loader):
 //
 //	go test -run XXX -bench Analyze -benchtime 10x ./trace/analyze/
 //
-//	                                          file     ns/byte  B/byte
-//	demo/prepare-b                            65 KB         41    13.6
-//	demo/gcmark-n-half                        79 KB         23    13.9
-//	synth/10Cycles (36,660 packets)          2.2 MB         28    15.1
-//	synth/500Cycles (37,132 packets)         3.3 MB         37    15.2
-//	claims/65536Workers100EmptyCycles        4.8 KB         22    24.0
-//	claims/65536Workers300EmptyCycles         14 KB         28    31.0
-//	claims/65536Workers3000Samples            51 KB         19    16.4
-//	claims/65536Workers10000Samples          170 KB         25    17.7
-//	claims/1000CyclesNestedAround1000Stages   91 KB         19     5.1
+//	                                          file     ns/byte  B/byte  ns/byte decoding twice
+//	demo/prepare-b                            65 KB         42    16.1       57
+//	demo/gcmark-n-half                        79 KB         42    20.3       53
+//	synth/10Cycles (36,660 packets)          2.2 MB         36    20.4       65
+//	synth/500Cycles (37,132 packets)         3.3 MB         53    21.0       66
+//	claims/65536Workers100EmptyCycles        4.8 KB         25    24.3       38
+//	claims/65536Workers300EmptyCycles         14 KB         20    31.1       24
+//	claims/65536Workers3000Samples            51 KB         20    16.4       24
+//	claims/65536Workers10000Samples          170 KB         21    17.7       26
+//	claims/1000CyclesNestedAround1000Stages   91 KB         16     6.1       11
 //
 // The verdicts' replays (package simulate, at most 1 + 9 runs of the
-// trace's cycles) run at the recorded worker count, which simulate.Load
+// trace's cycles) run at the recorded worker count, which simulate
 // holds to the workers whose tracks hold events: a file that claims more
 // gets its verdicts from the windows and no predictions, saying why
 // (simulate.ErrClaimedWorkers; TestVerdictClaimedWorkers). Each replay
