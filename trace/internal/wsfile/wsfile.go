@@ -1,9 +1,3 @@
-// Package wsfile follows what a Perfetto file that wsched wrote declares,
-// packet by packet, for the packages that read such files (trace/analyze,
-// trace/simulate): each packet sequence's interned strings, the wsched
-// process track and its worker count, and what each track descriptor
-// says the track is. The readers keep their own state per track; the
-// rules for telling wsched's tracks apart live here once.
 package wsfile
 
 import (
