@@ -118,7 +118,10 @@
 //
 // Only wsched's own traces with origins are replayed: Load returns
 // ErrNoOrigins for one without, and an error, never a panic, for input it
-// cannot read (FuzzSimulate). A cycle whose stage slices do not record
+// cannot read (FuzzSimulate). Load decodes through the loader trace/analyze
+// uses too (trace/internal/wsfile), so both give one error, word for word,
+// for the same bad file (analyze's TestBadInput), and analyze replays the
+// file from its own decoding (FromFile) instead of decoding it again. A cycle whose stage slices do not record
 // every stage it opened is skipped (Workload.Skipped); a packet whose
 // queuing is lost is replayed as added before its cycle
 // (Workload.Orphans). A trace may claim up to 65,536 workers, but Load
