@@ -325,7 +325,8 @@ func nouns[N int | int64 | uint64](n N, noun string) string {
 // recorded time whatever the number of workers), and what the trace shows
 // of it: packet types whose run times grow when other packets run beside
 // them (their time goes to waiting or to memory, which more workers do not
-// scale), or, when the trace cannot show it, a note saying so.
+// scale; or their runs alone were the smaller ones), or, when the trace
+// cannot show it, a note saying so.
 func printAssumptions(w io.Writer, wl *simulate.Workload) {
 	fmt.Fprintln(w, "\nassumptions: each packet runs for its recorded time on any number of workers, its cost")
 	fmt.Fprintln(w, "independent of how many run beside it.")
@@ -338,9 +339,11 @@ func printAssumptions(w io.Writer, wl *simulate.Workload) {
 	}
 	switch {
 	case len(grown) > 0:
-		fmt.Fprintln(w, "The trace contradicts it: these packets ran longer beside other packets than alone")
-		fmt.Fprintln(w, "(medians), so their time goes to waiting (I/O, a lock, a channel) or to memory, and")
-		fmt.Fprintln(w, "for them the predicted speed-up is an upper bound:")
+		fmt.Fprintln(w, "The trace may contradict it: these packets ran longer beside other packets than alone")
+		fmt.Fprintln(w, "(medians). Either their time goes to waiting (I/O, a lock, a channel) or to memory, and")
+		fmt.Fprintln(w, "for them the predicted speed-up is an upper bound; or the runs alone were smaller ones")
+		fmt.Fprintln(w, "(a stage's last packets, run while the other workers had none): the trace cannot tell")
+		fmt.Fprintln(w, "these apart, so the replay does not scale their times.")
 		for _, c := range grown {
 			fmt.Fprintf(w, "  %s: %v alone (%s), %v beside others (%s): ×%.2f\n", c.Name, round(time.Duration(c.AloneNs)), nouns(c.Alone, "run"),
 				round(time.Duration(c.SharedNs)), nouns(c.Shared, "run"), c.Ratio())
