@@ -110,8 +110,10 @@ type Config struct {
 	// Off by default (benchmarks/results/DEFAULTS.md has the sweep).
 	LearnHeavy bool
 	// Tracer receives the scheduler's trace events; nil turns tracing off.
-	// It must have been made for Workers workers, and records one
-	// Scheduler: New rejects a Recorder another Scheduler uses.
+	// It must have been made for Workers workers (with Workers 0, for
+	// runtime.GOMAXPROCS(0) at New: trace.NewRecorder(runtime.GOMAXPROCS(0),
+	// …)), and records one Scheduler: New rejects a Recorder another
+	// Scheduler uses.
 	Tracer *trace.Recorder
 	// RuntimeTrace creates a runtime/trace task per cycle and a region per
 	// packet, named by the packet type.
@@ -168,8 +170,10 @@ func (cfg Config) validate() (Config, error) {
 	if cfg.Workers < 0 {
 		return cfg, configError("Workers = %d: must be >= 1 (or 0 for GOMAXPROCS)", cfg.Workers)
 	}
+	workersNote := ""
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
+		workersNote = " (Workers 0: GOMAXPROCS)"
 	}
 	if cfg.Workers > maxWorkers {
 		return cfg, configError("Workers = %d: at most %d", cfg.Workers, maxWorkers)
@@ -246,7 +250,7 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, configError("MaxQueued = %d: must be >= 1 (or 0 for unbounded)", cfg.MaxQueued)
 	}
 	if cfg.Tracer != nil && cfg.Tracer.Workers() != cfg.Workers {
-		return cfg, configError("Tracer has %d worker buffers, Workers = %d", cfg.Tracer.Workers(), cfg.Workers)
+		return cfg, configError("Tracer has %d worker buffers, Workers = %d%s: make it with trace.NewRecorder(%d, …)", cfg.Tracer.Workers(), cfg.Workers, workersNote, cfg.Workers)
 	}
 	return cfg, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding"
 	"flag"
+	"fmt"
 	"math"
 	"reflect"
 	"runtime"
@@ -70,6 +71,9 @@ func TestConfigValidation(t *testing.T) {
 		{"max queued", Config{MaxQueued: 1}, ""},
 		{"negative max queued", Config{MaxQueued: -1}, "MaxQueued = -1"},
 		{"tracer size", Config{Workers: 2, Tracer: trace.NewRecorder(3, trace.Options{MaxBytes: 1 << 16})}, "Tracer has 3 worker buffers, Workers = 2"},
+		{"tracer for GOMAXPROCS", Config{Tracer: trace.NewRecorder(runtime.GOMAXPROCS(0), trace.Options{MaxBytes: 1 << 16})}, ""},
+		{"tracer size with Workers 0", Config{Tracer: trace.NewRecorder(runtime.GOMAXPROCS(0)+1, trace.Options{MaxBytes: 1 << 16})},
+			fmt.Sprintf("Workers = %d (Workers 0: GOMAXPROCS): make it with trace.NewRecorder(%d, …)", runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -131,9 +131,15 @@ type PacketStats struct {
 	Mean  time.Duration // Total ÷ Timed, or 0
 }
 
-// StageStats are one stage's timings. A stage's makespan runs from its
-// opening to the moment it and every earlier stage were drained (its
-// sentinels included) and the next stage could open.
+// StageStats are one stage's timings. A stage's makespan here runs from
+// its opening to the moment it and every earlier stage were drained (its
+// sentinels included) and the next stage could open: what the scheduler
+// sees. Two other figures go by the same name: `wsched demo`, `wsched
+// simulate` and analyze's verdicts time a stage from when its work could
+// start (its opening, or its first packet's queuing if later) to its last
+// packet's end (examples/stagetime), and analyze's window figures from
+// its opening to the next stage's. They agree when a stage's work is
+// queued before it opens and nothing runs after its last packet.
 type StageStats struct {
 	Name          string
 	Opens         uint64
