@@ -113,7 +113,7 @@ func ended(done <-chan struct{}) bool {
 }
 
 // claim sets o's mark bit and reports whether this call set it: plainly
-// with one worker in the depth-first design, else by CAS. Any worker may
+// with one worker in the depth-first and worklist designs, else by CAS. Any worker may
 // call it; exactly one caller wins for each object per cycle.
 func (m *Marker) claim(o uint32) bool {
 	if m.plain {

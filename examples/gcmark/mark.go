@@ -115,11 +115,12 @@ type Tracing uint8
 
 const (
 	// TraceAuto, the default, chooses between TracePartitioned and
-	// TraceDepthFirst from the heap, once, in NewMarker: with one worker
-	// TraceDepthFirst (plain bits, no forwarding); with more, it samples the
-	// heap's references (SampleCrossing) and takes
-	// TracePartitioned if at most AutoCrossingLimit of them cross between
-	// its ranges, else TraceDepthFirst. Marker.Tracing says which.
+	// TraceWorklist from the heap, once, in NewMarker: with one worker
+	// TraceWorklist (plain bits, no forwarding); with more, it samples the
+	// heap's references (SampleCrossing) and takes TracePartitioned if at
+	// most AutoCrossingLimit of them cross between its ranges, else
+	// TraceWorklist (the package doc's "Closure on the library's Worklist"
+	// has the figures). Marker.Tracing says which.
 	TraceAuto Tracing = iota
 	// TracePartitioned cuts the objects into
 	// Options.Partitions ranges of whole bitmap lines and marks each
@@ -142,8 +143,8 @@ const (
 	// TraceWorklist marks with a scheduler.Worklist of objects, the
 	// library's depth-first loop (worklist.go): the body takes a batch of
 	// objects off the stack (Feeder.Take), scans them and feeds the
-	// referents it marks (by CAS, with any number of workers). The Closure stage's figures (Result.Stages) count only
-	// its seed packets: the worklist's packets are not timed.
+	// referents it marks (by CAS; plainly with one worker). Each body
+	// call counts as one Closure packet in Result.Stages.
 	TraceWorklist
 )
 
@@ -221,8 +222,8 @@ type Marker struct {
 
 	// marks holds one bit per object: in the partitioned design set
 	// plainly by the packet of the object's partition; in the others by
-	// CAS (casMark) or, with one worker in the depth-first design,
-	// plainly (plain). Cleared by Prepare's clearMarks packets, read by
+	// CAS (casMark) or, with one worker in the depth-first and worklist
+	// designs, plainly (plain). Cleared by Prepare's clearMarks packets, read by
 	// Release and after the cycle.
 	marks Bitmap
 	plain bool
@@ -305,7 +306,7 @@ func NewMarker(h *Heap, opts Options) (*Marker, error) {
 		// And nobody else marks: the bits are set by plain stores, not
 		// CAS (the CAS cost one worker 4-8%).
 		m.splitEvery = cancelCheck
-		m.plain = opts.Trace == TraceDepthFirst
+		m.plain = opts.Trace == TraceDepthFirst || opts.Trace == TraceWorklist
 	}
 	if opts.Trace == TraceWorklist {
 		if err := m.newMarkWorklist(); err != nil {
@@ -765,13 +766,13 @@ func partitionsFor(workers, partitions int) int {
 // (-1 with one worker, which does not sample).
 func chooseTracing(h *Heap, workers, partitions int) (Tracing, float64) {
 	if workers == 1 {
-		return TraceDepthFirst, -1
+		return TraceWorklist, -1
 	}
 	c := SampleCrossing(h, partitionsFor(workers, partitions), AutoSampleObjects)
 	if c <= AutoCrossingLimit {
 		return TracePartitioned, c
 	}
-	return TraceDepthFirst, c
+	return TraceWorklist, c
 }
 
 // SampleCrossing reads objects evenly spaced objects over the heap's ids,

@@ -10,8 +10,9 @@ import (
 // them and feeds each referent it marks; the library keeps the stack,
 // depth-first, and splits its oldest items off while a worker is idle.
 // This is the mark loop as the scheduler's docs tell users to write it:
-// no stack buffers, SplitEvery or SplitShare of the Marker's own. What it
-// does not do that TraceDepthFirst does: mark plainly with one worker.
+// no stack buffers, SplitEvery or SplitShare of the Marker's own. Like
+// TraceDepthFirst it marks with plain stores when the scheduler has one
+// worker (Marker.plain): nobody else marks.
 
 // newMarkWorklist makes m's worklist.
 func (m *Marker) newMarkWorklist() error {
@@ -27,10 +28,15 @@ func (m *Marker) newMarkWorklist() error {
 // more objects off the stack (Feeder.Take), loads the headers of all of
 // them in one pass, so that their cache misses overlap, and then scans
 // each, newest first, feeding the referents it marks last slot first, so
-// that the first slot runs next: scanDFS's batch and order.
+// that the first slot runs next: scanDFS's batch and order. Each call
+// times itself as one Closure packet of the stage clock (two clock reads,
+// about 60 ns, against 2-4 µs a batch of 32 on the real heaps), so that
+// Result.Stages holds Closure's makespan and bound.
 func (m *Marker) markObject(w *scheduler.Worker, o *uint32, f *scheduler.Feeder[uint32]) error {
+	t := m.clock.Now()
 	h := m.heap
 	off, words := h.Offsets, h.Words
+	marks, plain := m.marks, m.plain
 	var at, hd [MaxBatch]uint32
 	at[0] = off[*o]
 	hd[0] = words[at[0]]
@@ -49,7 +55,11 @@ func (m *Marker) markObject(w *scheduler.Worker, o *uint32, f *scheduler.Feeder[
 				continue
 			}
 			slots++
-			if casMark(m.marks, c) {
+			if plain {
+				if plainMark(marks, c) {
+					f.Add(c)
+				}
+			} else if casMark(marks, c) {
 				f.Add(c)
 			}
 		}
@@ -57,6 +67,7 @@ func (m *Marker) markObject(w *scheduler.Worker, o *uint32, f *scheduler.Feeder[
 	ws := &m.workers[w.ID()]
 	ws.slots += slots
 	ws.marked += int64(k)
+	m.clock.Done(w.ID(), int(stageClosure), t)
 	return nil
 }
 
@@ -82,7 +93,7 @@ func (p seedWorklist) Run(w *scheduler.Worker) error {
 			continue
 		}
 		slots++
-		if casMark(m.marks, o) {
+		if m.claim(o) {
 			won = append(won, o)
 		}
 	}
