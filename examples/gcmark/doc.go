@@ -13,26 +13,28 @@
 // pointer fields to objects an object) and an inverted index of GOROOT/src
 // (3.67 M, 587 MB, 5.51). In neither is an object's referent its
 // neighbour: 61% and 87% of sampled references cross the 64 ranges the
-// partitioned design would cut (the synthetic built heap: 6%). On the
-// 2-vCPU Xeon, 10 interleaved rounds (benchmarks/results/xeon2/gcmark-realheaps):
+// partitioned design would cut (the synthetic built heap: 6%). On a
+// 2-vCPU AMD EPYC, 11 interleaved rounds
+// (benchmarks/results/epyc2/gcmark-worklist-auto; a 2-vCPU Xeon's runs
+// of the other designs are in benchmarks/results/xeon2/gcmark-realheaps):
 //
 //	go run ./examples/gcmark/heapdump/main gen -program typecheck -out /tmp/typecheck.dump
-//	go run ./examples/gcmark/main -dump /tmp/typecheck.dump -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,auto,parts,dfs,edges -workers 1,2 -rounds 10
+//	go run ./examples/gcmark/main -dump /tmp/typecheck.dump -compare seq-dfs,seq-dfs-atomic,seq-bfs,goroutines,auto -workers 1,2 -rounds 11
 //
-//	speed vs the faster sequential marker  typecheck (seq-dfs)  index (seq-bfs)  built (seq-dfs)
-//	Marker, default (auto), 1 worker        1.07 (dfs)           0.95 (dfs)       0.96 (dfs)
-//	Marker, default (auto), 2 workers       1.68 (dfs)           1.67 (dfs)       2.10 (parts)
-//	partitioned design, 2 workers           1.14                 0.84             2.17
-//	goroutine marker, 2 workers             1.26                 1.59             1.56
+//	speed vs seq-dfs                        typecheck        index            built
+//	Marker, default (auto), 1 worker        1.00 (dfs)       1.04 (dfs)       0.98 (dfs)
+//	Marker, default (auto), 2 workers       1.65 (worklist)  1.58 (worklist)  2.00 (parts)
+//	partitioned design, 2 workers           1.21             0.82             2.00
+//	goroutine marker, 2 workers             1.29             1.30
 //
-// (medians of per-round ratios to seq-dfs, divided for the index by
-// seq-bfs's own, 1.043; the 95% intervals are wide on this shared
-// host: 1.41–1.84 and 1.26–1.88 for the Marker on the real heaps). The
-// depth-first design with CAS bits stays under the CAS ceiling, twice
-// seq-dfs-atomic's speed (1.86× and 1.78× here); the partitioned design,
-// the fastest on the built heap, forwards most references on a real one
-// and gains little or nothing from a second worker. So the Marker chooses
-// (TraceAuto, below).
+// (medians of per-round ratios to seq-dfs, the faster sequential marker
+// on all three here; index's 1-worker figure is from the designs run
+// beside it, the headline run's host slowed that marker to 0.79 with a
+// range of 141-312 ms). The worklist with CAS bits stays under the CAS
+// ceiling, twice seq-dfs-atomic's speed (1.85× and 1.75× here); the
+// partitioned design, the fastest on the built heap, forwards most
+// references on a real one and gains little or nothing from a second
+// worker. So the Marker chooses (TraceAuto, below).
 //
 // # The synthetic heaps
 //
@@ -67,8 +69,8 @@
 // workers; [TraceEdgeBuffers] is MMTk's design (buffers of up to 4,096
 // references, marked, the winners' slots gathered into new buffers);
 // [TraceWorklist] is the mark loop as a scheduler.Worklist (a body per
-// object that feeds the referents it marks), kept to measure the library's
-// worklist against the marker built for the job (below).
+// object that feeds the referents it marks), what TraceAuto takes on
+// heaps whose references cross, with more than one worker (below).
 // Release: Sweep packets count the live objects and bytes.
 //
 // A [Baseline] is a marker without the scheduler, a whole cycle per Mark:
@@ -91,8 +93,9 @@
 // spaced over the ids, up to 8 references each, well under a millisecond)
 // and partitions when at most [AutoCrossingLimit] (0.35) of the sampled
 // references cross between the partitioned design's ranges, else marks
-// depth-first; on one worker it always marks depth-first (plain bits,
-// nothing to forward). The limit comes from a sweep of built heaps whose
+// with the library's Worklist ([TraceWorklist], below); on one worker it
+// always marks depth-first (plain bits, nothing to forward, one clock
+// read a packet). The limit comes from a sweep of built heaps whose
 // long-range share grows, 2 workers: the partitioned design marked
 // 1.25, 1.28, 1.28, 1.21 and 1.09 times as fast as the depth-first one at
 // sampled shares 0.06, 0.11, 0.15, 0.21 and 0.30, as fast at 0.40 (the
@@ -240,24 +243,35 @@
 // dfs/1 113 against 201, dfs/2 68 against 107; 48 and 64 are no faster,
 // 8 and 16 slower (134 and 113 ms for seq-dfs).
 //
-// # Why Closure is not the library's Worklist
+// # Closure on the library's Worklist
 //
 // [TraceWorklist] writes the mark loop as the scheduler's docs tell users
 // to: a Worklist of objects, whose body takes up to Options.Batch − 1 more
 // objects off its stack (Feeder.Take), loads their headers in one pass as
-// the batch above does, scans them, and feeds the referents it marks.
-// On the real heaps (typecheck / index / built), 7 rounds on a 2-vCPU AMD
-// EPYC, it runs at 0.92 / 0.97 / 0.91× seq-dfs's speed on 1 worker and
-// 1.62 / 1.70 / 1.55× on 2, against the depth-first design's 1.00 / 0.99
-// / 0.98× and 1.32 / 1.49 / 1.53× in the same rounds
-// (benchmarks/results/epyc2/gcmark-realheaps/worklist-take-compare.txt):
+// the batch above does, scans them, and feeds the referents it marks; it
+// marks with plain bits on one worker, by CAS on more, and each body call
+// times itself as a Closure packet (two clock reads). Speed against
+// seq-dfs (median of per-round ratios), 11 interleaved rounds on a 2-vCPU
+// AMD EPYC (benchmarks/results/epyc2/gcmark-worklist-auto):
 //
-//	go run ./examples/gcmark/main -dump /tmp/typecheck.dump -compare seq-dfs,seq-dfs-atomic,dfs,worklist -workers 1,2 -rounds 7
+//	go run ./examples/gcmark/main -dump /tmp/typecheck.dump -compare seq-dfs,seq-dfs-atomic,auto,parts,dfs,worklist -workers 1,2 -rounds 11
 //
-// Closure stays the depth-first design for now: on 1 worker it marks with
-// plain bits and the worklist with a CAS per slot (seq-dfs-atomic runs at
-// 0.89–0.96× seq-dfs), and the 2-worker lead rests on 7 rounds of one
-// machine. Without Take a body sees one object and cannot overlap the
+//	                      typecheck    index        built        powerlaw
+//	worklist, 1 / 2       0.93 / 1.60  0.99 / 1.68  0.95 / 1.54  0.96 / 1.26
+//	depth-first, 1 / 2    0.99 / 1.54  1.04 / 1.46  0.98 / 1.55  0.99 / 1.21
+//	partitioned, 1 / 2    0.98 / 1.21  0.98 / 0.82  1.00 / 2.00  0.98 / 1.52
+//
+// On two workers the worklist is the faster on both real heaps (by 4% and
+// 15%), as fast on the built one, and TraceAuto takes it wherever it does
+// not partition. On one worker it is 3–6% slower than the depth-first
+// packets, which read the clock once a packet where it reads it twice a
+// body call: the same runs without those reads put it at 168–172 ms
+// against 176–181 on typecheck and 137–144 against 145–152 on index (the
+// depth-first design: 171–177 and 148–159), so on one worker TraceAuto
+// keeps the depth-first design. The powerlaw heap's sampled share, 0.40,
+// is over AutoCrossingLimit, where the partitioned design marked 1.52×
+// here against the worklist's 1.26× (1.01× on the Xeon the limit was
+// swept on). Without Take a body sees one object and cannot overlap the
 // next objects' header misses: on a 2-vCPU Xeon it ran at 0.54–0.59× on 1
 // worker and 1.0–1.16× on 2 (benchmarks/results/xeon2/gcmark-realheaps).
 //
@@ -383,15 +397,17 @@
 //     buffers come from per-worker pools so that a packet is a value and
 //     spawning one allocates nothing.
 //
-// Depth-first (what TraceAuto chooses on real heaps):
+// Depth-first and worklist (what TraceAuto chooses on real heaps, on one
+// worker and on more):
 //
 //  5. A bit shared by workers is set by CAS after a plain load, and an
 //     object is pushed only by the call whose CAS set its bit, so it is
 //     scanned once; with one worker, plain stores (nobody else marks).
-//  6. Every SplitEvery objects ask Worker.ShouldSplit; when it says yes,
-//     spawn the oldest half of the stack as a packet, spawn the rest too,
-//     and return: under LocalPrivate a lone spawn stays private until the
-//     spawner spawns again or returns, and the idle worker would wait.
+//  6. Depth-first: every SplitEvery objects ask Worker.ShouldSplit; when
+//     it says yes, spawn the oldest half of the stack as a packet, spawn
+//     the rest too, and return: under LocalPrivate a lone spawn stays
+//     private until the spawner spawns again or returns, and the idle
+//     worker would wait. The worklist leaves splitting to the library.
 //
 // Partitioned (what TraceAuto chooses when few references cross):
 //

@@ -545,7 +545,7 @@ func TestEveryDesignOnEveryHeap(t *testing.T) {
 
 // TestAutoChoosesFromTheHeap: TraceAuto partitions the built heap (few
 // references cross its ranges), marks with the worklist a heap whose
-// references cross (the shuffled tree), and marks with the worklist on one
+// references cross (the shuffled tree), and marks depth-first on one
 // worker; the sampled share is the one SampleCrossing gives.
 func TestAutoChoosesFromTheHeap(t *testing.T) {
 	built, tree := testHeaps()[0], treeHeap(30000, 2)
@@ -553,7 +553,7 @@ func TestAutoChoosesFromTheHeap(t *testing.T) {
 		h       *Heap
 		workers int
 		want    Tracing
-	}{{built, 2, TracePartitioned}, {built, 1, TraceWorklist}, {tree, 2, TraceWorklist}, {tree, 3, TraceWorklist}} {
+	}{{built, 2, TracePartitioned}, {built, 1, TraceDepthFirst}, {tree, 2, TraceWorklist}, {tree, 3, TraceWorklist}} {
 		m, err := NewMarker(c.h, Options{Scheduler: scheduler.Config{Workers: c.workers}})
 		require.NoError(t, err)
 		got, crossing := m.Tracing()

@@ -114,13 +114,13 @@ const DefaultRootSlotWork = 56
 type Tracing uint8
 
 const (
-	// TraceAuto, the default, chooses between TracePartitioned and
-	// TraceWorklist from the heap, once, in NewMarker: with one worker
-	// TraceWorklist (plain bits, no forwarding); with more, it samples the
+	// TraceAuto, the default, chooses the design from the heap, once, in
+	// NewMarker: with one worker TraceDepthFirst (plain bits, no
+	// forwarding, one clock read a packet); with more, it samples the
 	// heap's references (SampleCrossing) and takes TracePartitioned if at
 	// most AutoCrossingLimit of them cross between its ranges, else
-	// TraceWorklist (the package doc's "Closure on the library's Worklist"
-	// has the figures). Marker.Tracing says which.
+	// TraceWorklist (the package doc's "Closure on the library's
+	// Worklist" has the figures). Marker.Tracing says which.
 	TraceAuto Tracing = iota
 	// TracePartitioned cuts the objects into
 	// Options.Partitions ranges of whole bitmap lines and marks each
@@ -766,7 +766,7 @@ func partitionsFor(workers, partitions int) int {
 // (-1 with one worker, which does not sample).
 func chooseTracing(h *Heap, workers, partitions int) (Tracing, float64) {
 	if workers == 1 {
-		return TraceWorklist, -1
+		return TraceDepthFirst, -1
 	}
 	c := SampleCrossing(h, partitionsFor(workers, partitions), AutoSampleObjects)
 	if c <= AutoCrossingLimit {

@@ -73,7 +73,7 @@ func main() {
 	flag.TextVar(&cfg.Steal, "steal", scheduler.StealPolicy(0), "steal policy: steal-one, steal-half, default")
 	flag.IntVar(&cfg.StealLimit, "steal-limit", 0, "most packets a steal-half steal takes, 1…128 (0: the default, 128)")
 	flag.TextVar(&cfg.Local, "local", scheduler.LocalPolicy(0), "local order: local-private, local-lifo, local-fifo, default")
-	flag.TextVar(&opts.Trace, "closure", gcmark.TraceAuto, "Closure design: auto (parts or dfs, chosen from the heap), parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers), edges (MMTk's 4096-slot edge buffers) or worklist (a scheduler.Worklist of objects)")
+	flag.TextVar(&opts.Trace, "closure", gcmark.TraceAuto, "Closure design: auto (dfs on one worker; on more, parts or worklist, chosen from the heap), parts (a range of objects per packet, plain mark bits), dfs (mark stacks, split for idle workers), edges (MMTk's 4096-slot edge buffers) or worklist (a scheduler.Worklist of objects)")
 	flag.IntVar(&opts.Partitions, "partitions", 0, "parts: ranges of objects (0: one with one worker, else the default per worker)")
 	flag.IntVar(&opts.SplitEvery, "split-every", 0, "dfs: objects scanned between two ShouldSplit calls (0: the default)")
 	flag.Float64Var(&opts.SplitShare, "split-share", 0, "dfs: share of the mark stack given away on a split (0: the default)")
