@@ -65,10 +65,12 @@
 //     splits only while a worker is idle. A body whose items are memory
 //     loads (a mark loop) takes a batch of waiting items with Feeder.Take
 //     and starts their loads together: on real Go heaps that brings
-//     examples/gcmark's worklist design to 0.92–0.97× its sequential
-//     marker on one worker and 1.55–1.70× on two, against 0.98–1.00× and
-//     1.32–1.53× for its hand-written depth-first packets
-//     (benchmarks/results/epyc2/gcmark-realheaps). A packet per node (SpawnOrRun)
+//     examples/gcmark's worklist design to 1.60–1.68× its sequential
+//     marker on two workers, against 1.46–1.54× for its hand-written
+//     depth-first packets, and gcmark marks with it by default there; on
+//     one worker 0.93–0.99× against 0.99–1.04×, its body timing itself
+//     with two clock reads a call
+//     (benchmarks/results/epyc2/gcmark-worklist-auto). A packet per node (SpawnOrRun)
 //     costs 18–24 ns a node beyond a function call
 //     (BenchmarkSpawnOrRunNode), over 2% of an item under 1 µs; Spawn
 //     costs more (a queue trip per node). A packet per node is the choice
