@@ -611,11 +611,3 @@ func (h *beginHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
-
-// Only returns wl with its i-th cycle alone (sharing its data), to replay
-// one cycle.
-func (wl *Workload) Only(i int) *Workload {
-	c := *wl
-	c.Cycles = wl.Cycles[i : i+1 : i+1]
-	return &c
-}
