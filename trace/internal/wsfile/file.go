@@ -443,10 +443,16 @@ func Load(data []byte) (*File, error) {
 	if f.Workers == 0 {
 		return nil, errors.New("wsched process track does not say how many workers")
 	}
+	// The lowest track with open slices, so that one file gives one
+	// message.
+	nOpen, openUUID := 0, uint64(0)
 	for uuid, ti := range tracks {
-		if len(ti.stack) > 0 {
-			return nil, fmt.Errorf("track %d ends with %d open slice(s): truncated file?", uuid, len(ti.stack))
+		if len(ti.stack) > 0 && (nOpen == 0 || uuid < openUUID) {
+			nOpen, openUUID = len(ti.stack), uuid
 		}
+	}
+	if nOpen > 0 {
+		return nil, fmt.Errorf("track %d ends with %d open slice(s): truncated file?", openUUID, nOpen)
 	}
 	return f, f.sort()
 }
