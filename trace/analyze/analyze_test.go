@@ -2,18 +2,21 @@ package analyze
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsched/wsched/internal/tracebuf"
+	"github.com/wsched/wsched/scheduler"
 	"github.com/wsched/wsched/trace"
 	"github.com/wsched/wsched/trace/chromejson"
 	"github.com/wsched/wsched/trace/internal/pfwire"
@@ -391,16 +394,10 @@ func TestBadInput(t *testing.T) {
 	overlap.Cycle(20, 2)
 	overlap.End(30, rawtrace.Control)
 	overlap.End(40, rawtrace.Control)
-	badAdd := rawtrace.New(1)
-	badAdd.AddCall(10, "nonsense", 1, 1, 5)
 	cases["nested cycles"] = struct {
 		data []byte
 		want string
 	}{overlap.Bytes(), "overlaps cycle"}
-	cases["bad add"] = struct {
-		data []byte
-		want string
-	}{badAdd.Bytes(), "add with an unknown how"}
 	for name, tc := range cases {
 		_, err := Bytes(tc.data)
 		assert.ErrorContains(t, err, tc.want, name)
@@ -409,6 +406,20 @@ func TestBadInput(t *testing.T) {
 		_, serr := simulate.Load(tc.data)
 		assert.EqualError(t, serr, err.Error(), name)
 	}
+	// An add of no known kind is the replay's to refuse: analyze reports
+	// on the file, with no predictions, and says why.
+	badAdd := rawtrace.New(1)
+	badAdd.Cycle(0, 1)
+	badAdd.Stage(0, 1, "main")
+	badAdd.AddCall(5, "nonsense", 1, 1, 5)
+	badAdd.QueuedPacket(0, 10, 20, "p", "main", 1)
+	badAdd.End(30, rawtrace.Stages)
+	badAdd.End(30, rawtrace.Control)
+	r, err := Bytes(badAdd.Bytes())
+	require.NoError(t, err)
+	assert.Contains(t, r.PredictionNote, "add with an unknown how")
+	_, err = simulate.Load(badAdd.Bytes())
+	assert.ErrorContains(t, err, "add with an unknown how")
 	_, err = Bytes(foreign)
 	assert.ErrorIs(t, err, ErrNotWsched, "foreign")
 	_, err = File(filepath.Join(t.TempDir(), "missing"))
@@ -522,4 +533,42 @@ func TestDeltaAndAbsoluteTimestampsAgree(t *testing.T) {
 	require.NoError(t, err)
 	require.NotZero(t, cur.Packets)
 	require.Equal(t, old, cur)
+}
+
+// TestOverwriteWithDrops: a real recording whose Overwrite recorder lost
+// its oldest events, the first add call's stamp among what it kept, is
+// read by analyze and replayed by simulate (an add stamped before the
+// window it kept is one made before the cycle).
+func TestOverwriteWithDrops(t *testing.T) {
+	rec := trace.NewRecorder(2, trace.Options{MaxBytes: 64 << 10, Overwrite: true})
+	s, err := scheduler.New(scheduler.Config{Workers: 2, Tracer: rec})
+	require.NoError(t, err)
+	var ran atomic.Int64
+	leaf := scheduler.Func("leaf", func(*scheduler.Worker) error { ran.Add(1); return nil })
+	for range 3 {
+		ps := make([]scheduler.Packet, 3000)
+		for i := range ps {
+			ps[i] = scheduler.Func("node", func(w *scheduler.Worker) error {
+				ran.Add(1)
+				scheduler.Spawn(w, leaf)
+				return nil
+			})
+		}
+		require.NoError(t, s.AddAll(ps))
+		require.NoError(t, s.Run(context.Background()))
+	}
+	require.NoError(t, s.Close())
+	require.EqualValues(t, 3*6000, ran.Load())
+	snap := rec.Snapshot()
+	require.Positive(t, snap.Dropped(), "the recorder must have lost events for this test")
+	var buf bytes.Buffer
+	_, err = perfetto.Write(&buf, snap, perfetto.Options{Origins: true})
+	require.NoError(t, err)
+	r, err := Bytes(buf.Bytes())
+	require.NoError(t, err)
+	assert.EqualValues(t, snap.Dropped(), r.Dropped)
+	wl, err := simulate.Load(buf.Bytes())
+	require.NoError(t, err)
+	_, err = simulate.Run(wl, wl.Config, simulate.Options{})
+	require.NoError(t, err)
 }

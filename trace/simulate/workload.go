@@ -178,6 +178,9 @@ func FromFile(f *wsfile.File) (*Workload, error) {
 	if !f.HasOrigins {
 		return nil, ErrNoOrigins
 	}
+	if f.AddsErr != nil {
+		return nil, f.AddsErr
+	}
 	nameIdx := map[string]int32{}
 	intern := func(s string) int32 {
 		if i, ok := nameIdx[s]; ok {

@@ -30,8 +30,11 @@
 // descriptor, an END without a BEGIN, slices nested deeper than 65,536 or
 // left open at the end, a slice that ends before it begins, a slice or a
 // counter value on the wrong kind of track, cycles or stage slices that
-// overlap, an add of no known kind, stage or wake policy. Each error names
-// the packet and byte it is at.
+// overlap. Each error names the packet and byte it is at. What only the
+// replay reads, the recorded configuration and the add calls, Load keeps
+// as it finds it (File.Config; File.AddsErr for an add of no known kind,
+// stage or wake policy): trace/simulate refuses such a file, and
+// trace/analyze reports on it with no predictions, saying why.
 //
 // # Costs
 //

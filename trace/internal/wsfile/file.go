@@ -39,11 +39,15 @@ type File struct {
 	// that spawned the packet and when (or, for an unstamped steal, the
 	// victim and the time of the steal).
 	Flows map[uint64]FlowStart
-	// Adds are the control track's add instants, in file order.
-	Adds []Add
+	// Adds are the control track's add instants, in file order, and
+	// AddsErr the first that cannot be read (an add of no known kind,
+	// stage or wake policy), with its packet and byte: only the replay
+	// reads the adds, so it is simulate's error, not Load's.
+	Adds    []Add
+	AddsErr error
 	// Config holds the string arguments of the process track's config
-	// instant (HasConfig), in file order; ConfigAt says where it is, for
-	// a reader's error.
+	// instants (HasConfig), in file order; ConfigAt says where the last
+	// is, for a reader's error.
 	Config    []KV
 	HasConfig bool
 	ConfigAt  string
@@ -417,7 +421,10 @@ func Load(data []byte) (*File, error) {
 			case name == timeline.NameAdd && ti.role == RoleControl:
 				a, err := readAdd(t, num, str)
 				if err != nil {
-					return fail(p, "%v", err)
+					if f.AddsErr == nil {
+						f.AddsErr = fail(p, "%v", err)
+					}
+					break
 				}
 				f.Adds = append(f.Adds, a)
 			}
@@ -523,7 +530,9 @@ func readAdd(t int64, num func(string) (int64, bool), str func(string) string) (
 	}
 	v, _ := num(key)
 	born, _ := num(timeline.ArgBornNs)
-	if v < 0 || v > 1<<24 || born < 0 || born > t {
+	// born may be before the file's first event: an add made before the
+	// window an Overwrite recorder kept.
+	if v < 0 || v > 1<<24 || born < -(1<<62) || born > t {
 		return Add{}, fmt.Errorf("bad add (stage or target %d, born %d at %d)", v, born, t)
 	}
 	a.Stage, a.Born = int32(v), born
