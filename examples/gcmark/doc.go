@@ -94,8 +94,8 @@
 // and partitions when at most [AutoCrossingLimit] (0.35) of the sampled
 // references cross between the partitioned design's ranges, else marks
 // with the library's Worklist ([TraceWorklist], below); on one worker it
-// always marks depth-first (plain bits, nothing to forward, one clock
-// read a packet). The limit comes from a sweep of built heaps whose
+// always marks depth-first (plain bits, nothing to forward, two clock
+// reads a packet of many objects). The limit comes from a sweep of built heaps whose
 // long-range share grows, 2 workers: the partitioned design marked
 // 1.25, 1.28, 1.28, 1.21 and 1.09 times as fast as the depth-first one at
 // sampled shares 0.06, 0.11, 0.15, 0.21 and 0.30, as fast at 0.40 (the
@@ -264,7 +264,7 @@
 // On two workers the worklist is the faster on both real heaps (by 4% and
 // 15%), as fast on the built one, and TraceAuto takes it wherever it does
 // not partition. On one worker it is 3–6% slower than the depth-first
-// packets, which read the clock once a packet where it reads it twice a
+// packets, which read the clock twice a packet where it reads it twice a
 // body call: the same runs without those reads put it at 168–172 ms
 // against 176–181 on typecheck and 137–144 against 145–152 on index (the
 // depth-first design: 171–177 and 148–159), so on one worker TraceAuto

@@ -218,9 +218,9 @@ func TestMarkMatchesBFS(t *testing.T) {
 	}
 }
 
-// The depth-first marker sets its bits plainly exactly when it has one
-// worker (nobody else marks); the edge-buffer design and more workers
-// use CAS (the partitioned design's bits are always plain, each
+// The depth-first and worklist markers set their bits plainly exactly
+// when they have one worker (nobody else marks); the edge-buffer design
+// and more workers use CAS (the partitioned design's bits are always plain, each
 // partition's set by its own packet: TestPartitionsMatchBFS). Both kinds
 // of marker find the sequential marks (above); this checks which kind
 // each configuration is.
@@ -230,7 +230,8 @@ func TestPlainBitsOnlyAlone(t *testing.T) {
 		workers int
 		trace   Tracing
 		plain   bool
-	}{{1, TraceDepthFirst, true}, {2, TraceDepthFirst, false}, {3, TraceDepthFirst, false}, {1, TraceEdgeBuffers, false}} {
+	}{{1, TraceDepthFirst, true}, {2, TraceDepthFirst, false}, {3, TraceDepthFirst, false}, {1, TraceEdgeBuffers, false},
+		{1, TraceWorklist, true}, {2, TraceWorklist, false}} {
 		m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: c.workers}, Trace: c.trace})
 		require.NoError(t, err)
 		assert.Equal(t, c.plain, m.plain, "%d workers, %v", c.workers, c.trace)
@@ -462,6 +463,26 @@ func TestStageFigures(t *testing.T) {
 		"Prepare: code cache %d slots, stacks %d in all and %d at most: not the heavy packet", cc, stackSlots, deepest)
 	p := r.Stages[0]
 	t.Logf("Prepare: longest packet %v of %v work", p.Longest, p.Work)
+}
+
+// TestWorklistStageFigures: under the worklist design each body call is
+// one of Closure's packets, so Closure's figures count every object: at
+// least Marked ÷ Batch packets, work and a bound no schedule beats, on 1
+// and 2 workers.
+func TestWorklistStageFigures(t *testing.T) {
+	h := NewHeap(DefaultHeapConfig(0.02, 3))
+	for _, workers := range []int{1, 2} {
+		m, err := NewMarker(h, Options{Scheduler: scheduler.Config{Workers: workers}, Trace: TraceWorklist})
+		require.NoError(t, err)
+		r := watchdog.Within(t, 30*time.Second, func() (Result, error) { return m.Mark(context.Background()) })
+		require.NoError(t, m.Close())
+		c := r.Stages[stageClosure-1]
+		require.Equal(t, "Closure", c.Name)
+		assert.GreaterOrEqual(t, c.Packets, r.Marked/int64(DefaultBatch), "%d workers: %v for %d objects", workers, c, r.Marked)
+		assert.Positive(t, c.Work)
+		assert.False(t, c.LowerBound < c.Longest || c.LowerBound < c.Work/time.Duration(workers), "%v: lower bound below max(longest, work/workers)", c)
+		assert.GreaterOrEqual(t, c.Makespan, c.LowerBound, "%d workers: %v: makespan under its lower bound", workers, c)
+	}
 }
 
 // treeHeap is a heap where every object has exactly one referrer, laid out

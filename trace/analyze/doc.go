@@ -179,21 +179,20 @@
 // 65,536 workers or nest 1,000 cycles (rejected: the figure is the cost of
 // finding out); medians of 5 runs, on a 2-vCPU AMD EPYC guest (Go names it
 // "Oxide Virtual Turin-like Processor"), Go 1.26.8, shared with other
-// jobs; the last column is the same run of the build that decoded each
-// file twice (benchmarks/results/epyc2/one-loader):
+// jobs (benchmarks/results/epyc2/one-loader):
 //
 //	go test -run XXX -bench Analyze -benchtime 10x ./trace/analyze/
 //
-//	                                          file     ns/byte  B/byte  ns/byte decoding twice
-//	demo/prepare-b                            65 KB         42    16.1       57
-//	demo/gcmark-n-half                        79 KB         42    20.3       53
-//	synth/10Cycles (36,660 packets)          2.2 MB         36    20.4       65
-//	synth/500Cycles (37,132 packets)         3.3 MB         53    21.0       66
-//	claims/65536Workers100EmptyCycles        4.8 KB         25    24.3       38
-//	claims/65536Workers300EmptyCycles         14 KB         20    31.1       24
-//	claims/65536Workers3000Samples            51 KB         20    16.4       24
-//	claims/65536Workers10000Samples          170 KB         21    17.7       26
-//	claims/1000CyclesNestedAround1000Stages   91 KB         16     6.1       11
+//	                                          file     ns/byte  B/byte
+//	demo/prepare-b                            65 KB         42    16.1
+//	demo/gcmark-n-half                        79 KB         42    20.3
+//	synth/10Cycles (36,660 packets)          2.2 MB         36    20.4
+//	synth/500Cycles (37,132 packets)         3.3 MB         53    21.0
+//	claims/65536Workers100EmptyCycles        4.8 KB         25    24.3
+//	claims/65536Workers300EmptyCycles         14 KB         20    31.1
+//	claims/65536Workers3000Samples            51 KB         20    16.4
+//	claims/65536Workers10000Samples          170 KB         21    17.7
+//	claims/1000CyclesNestedAround1000Stages   91 KB         16     6.1
 //
 // The verdicts' replays (package simulate, at most 1 + 9 runs of the
 // trace's cycles) run at the recorded worker count, which simulate

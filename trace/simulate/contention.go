@@ -26,8 +26,8 @@ const (
 // Closure packets together took 563 ms, against 385 ms in a 1-worker
 // recording of the same job, ×1.46: `wsched demo -workers 2 -policy
 // n/half`, then `wsched simulate -against` the 1-worker trace). So it
-// flags a type for the reader; it is no factor to scale run times by, and
-// a replay that scaled by it predicted that 1-worker Closure 86% short.
+// flags a type for the reader; it is no factor to scale run times by:
+// scaled by ×15.7, that 1-worker Closure would be predicted 86% short.
 type Contention struct {
 	Name string
 	// Alone and Shared count the runs with another packet beside them

@@ -120,8 +120,11 @@
 // ErrNoOrigins for one without, and an error, never a panic, for input it
 // cannot read (FuzzSimulate). Load decodes through the loader trace/analyze
 // uses too (trace/internal/wsfile), so both give one error, word for word,
-// for the same bad file (analyze's TestBadInput), and analyze replays the
-// file from its own decoding (FromFile) instead of decoding it again. A cycle whose stage slices do not record
+// for a file that is no wsched trace or breaks the rules its writer keeps
+// (analyze's TestBadInput); what only the replay reads, the recorded
+// configuration and the add calls, only simulate refuses (analyze then
+// reports with no predictions). analyze replays a file from its own
+// decoding (FromFile). A cycle whose stage slices do not record
 // every stage it opened is skipped (Workload.Skipped); a packet whose
 // queuing is lost is replayed as added before its cycle
 // (Workload.Orphans). A trace may claim up to 65,536 workers, but Load

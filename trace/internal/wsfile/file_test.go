@@ -103,8 +103,19 @@ func TestLoadHoldsTheSnapshot(t *testing.T) {
 			for i := 1; i < len(w.Marks); i++ {
 				require.LessOrEqual(t, w.Marks[i-1], w.Marks[i], "marks sorted")
 			}
-			// Its own events: two a packet, two a park, and instants.
+			// Its own events: two a packet, two a park, and instants;
+			// none of the marks a thief leaves on its track (where a
+			// stolen packet was queued, that it was stolen), which
+			// stand at times of the thief's clock or after the
+			// spawner's newest event.
 			assert.GreaterOrEqual(t, len(w.Marks), 2*(len(got)+len(gotParks)))
+			own := map[int64]bool{snap.End: true} // the writer closes open slices at the end
+			for _, e := range b.Events {
+				own[e.Time] = true
+			}
+			for _, m := range w.Marks {
+				require.True(t, own[m], "worker %d: mark at %d is no event of its own", b.Worker, m)
+			}
 		}
 		assert.Positive(t, packets)
 		assert.Equal(t, origins, f.HasOrigins)
