@@ -60,6 +60,67 @@ func dfsPlain(g *Graph, m PlainMarks, stack []uint32) (int, []uint32) {
 	return n, stack
 }
 
+// TakeBatch is how many nodes the batched searches (seq-atomic-take,
+// worklist-take) take off their stack at once.
+const TakeBatch = 16
+
+// scanBatch scans nodes (newest last) as the batched searches do: first
+// every node's offsets, then the mark word of every target, each load
+// independent of the others so that their cache misses overlap, then
+// each node newest first, calling claim for every target whose mark it
+// sets, targets in order.
+func scanBatch(g *Graph, m Marks, nodes []uint32, claim func(uint32)) {
+	var lo, hi [TakeBatch]uint32
+	offs, targets := g.Offsets, g.Targets
+	for i, v := range nodes {
+		lo[i], hi[i] = offs[v], offs[v+1]
+	}
+	var seen uint64
+	for i := range nodes {
+		for _, t := range targets[lo[i]:hi[i]] {
+			seen |= m[t>>6].Load() // a plain load: only its miss matters
+		}
+	}
+	_ = seen
+	for i := len(nodes) - 1; i >= 0; i-- {
+		for _, t := range targets[lo[i]:hi[i]] {
+			if m.TrySet(t) {
+				claim(t)
+			}
+		}
+	}
+}
+
+// dfsAtomicTake is dfsAtomic taking up to TakeBatch nodes off the stack
+// at once and scanning them with scanBatch: the sequential search with
+// the batched loads the worklist-take body makes.
+func dfsAtomicTake(g *Graph, m Marks, stack []uint32) (int, []uint32) {
+	m.TrySet(0)
+	n := 1
+	stack = append(stack[:0], 0)
+	var nodes [TakeBatch]uint32
+	for len(stack) > 0 {
+		k := min(len(stack), TakeBatch)
+		copy(nodes[:k], stack[len(stack)-k:])
+		stack = stack[:len(stack)-k]
+		scanBatch(g, m, nodes[:k], func(t uint32) {
+			stack = append(stack, t)
+			n++
+		})
+	}
+	return n, stack
+}
+
+// SeqAtomicTake returns an Exec that runs dfsAtomicTake.
+func SeqAtomicTake(g *Graph) Exec { return &seqAtomicTake{seqAtomic{g: g, m: NewMarks(g.Nodes())}} }
+
+type seqAtomicTake struct{ seqAtomic }
+
+func (e *seqAtomicTake) Search() (n int, err error) {
+	n, e.stack = dfsAtomicTake(e.g, e.m, e.stack)
+	return n, nil
+}
+
 // An Exec searches one graph, again and again.
 type Exec interface {
 	// Reset readies the next search: clears the marks (not part of a
@@ -124,6 +185,17 @@ type WorklistExec struct {
 // NewWorklistExec returns a WorklistExec with workers workers (GOMAXPROCS
 // if 0) and the worklist's options (scheduler.WorklistBatch).
 func NewWorklistExec(g *Graph, workers int, opts ...scheduler.WorklistOption) (*WorklistExec, error) {
+	return newWorklistExec(g, workers, false, opts...)
+}
+
+// NewWorklistTakeExec is NewWorklistExec whose body takes up to
+// TakeBatch − 1 more nodes off its stack (Feeder.Take) and scans them
+// with its own as the batched sequential search does (scanBatch).
+func NewWorklistTakeExec(g *Graph, workers int, opts ...scheduler.WorklistOption) (*WorklistExec, error) {
+	return newWorklistExec(g, workers, true, opts...)
+}
+
+func newWorklistExec(g *Graph, workers int, take bool, opts ...scheduler.WorklistOption) (*WorklistExec, error) {
 	s, err := scheduler.New(scheduler.Config{Workers: workers})
 	if err != nil {
 		return nil, err
@@ -131,7 +203,7 @@ func NewWorklistExec(g *Graph, workers int, opts ...scheduler.WorklistOption) (*
 	e := &WorklistExec{g: g, m: NewMarks(g.Nodes()), s: s}
 	e.count = scheduler.NewReducer(s, func(a, b int64) int64 { return a + b })
 	offs, targets, m, count := g.Offsets, g.Targets, e.m, e.count
-	e.wl, err = scheduler.NewWorklist(s, "reach", func(w *scheduler.Worker, v *uint32, f *scheduler.Feeder[uint32]) error {
+	body := func(w *scheduler.Worker, v *uint32, f *scheduler.Feeder[uint32]) error {
 		u := *v
 		for _, t := range targets[offs[u]:offs[u+1]] {
 			if m.TrySet(t) {
@@ -140,7 +212,22 @@ func NewWorklistExec(g *Graph, workers int, opts ...scheduler.WorklistOption) (*
 		}
 		*count.Local(w)++
 		return nil
-	}, opts...)
+	}
+	if take {
+		body = func(w *scheduler.Worker, v *uint32, f *scheduler.Feeder[uint32]) error {
+			var nodes [TakeBatch]uint32
+			taken := f.Take(TakeBatch - 1) // newest first
+			k := len(taken) + 1
+			for i, t := range taken { // nodes newest last: the body's own item last
+				nodes[k-2-i] = t
+			}
+			nodes[k-1] = *v
+			scanBatch(g, m, nodes[:k], f.Add)
+			*count.Local(w) += int64(k)
+			return nil
+		}
+	}
+	e.wl, err = scheduler.NewWorklist(s, "reach", body, opts...)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -187,11 +274,13 @@ func (e *WorklistExec) Marks() Marks { return e.m }
 // default batch), then worklist-batch=B for B in 1, 4, 8, 16.
 func executors(g *Graph, workers int) (names []string, mk map[string]func() (Exec, error)) {
 	mk = map[string]func() (Exec, error){
-		"seq-atomic": func() (Exec, error) { return SeqAtomic(g), nil },
-		"seq-plain":  func() (Exec, error) { return SeqPlain(g), nil },
-		"worklist":   func() (Exec, error) { return NewWorklistExec(g, workers) },
+		"seq-atomic":      func() (Exec, error) { return SeqAtomic(g), nil },
+		"seq-plain":       func() (Exec, error) { return SeqPlain(g), nil },
+		"worklist":        func() (Exec, error) { return NewWorklistExec(g, workers) },
+		"seq-atomic-take": func() (Exec, error) { return SeqAtomicTake(g), nil },
+		"worklist-take":   func() (Exec, error) { return NewWorklistTakeExec(g, workers) },
 	}
-	names = []string{"seq-atomic", "seq-plain", "worklist"}
+	names = []string{"seq-atomic", "seq-plain", "worklist", "seq-atomic-take", "worklist-take"}
 	for _, b := range []int{1, 4, 8, 16} {
 		name := fmt.Sprintf("worklist-batch=%d", b)
 		mk[name] = func() (Exec, error) { return NewWorklistExec(g, workers, scheduler.WorklistBatch(b)) }
