@@ -60,9 +60,12 @@
 //     program writes as a loop over a stack. Where an item costs under
 //     about 1 µs, write it as a Worklist (the body handles one item and
 //     feeds the items it finds): on one worker it costs 2–4 ns an item
-//     over the fastest sequential search of the UTS trees (about 3% of
-//     their 120–130 ns nodes; BenchmarkTargets in benchmarks/uts), and it
-//     splits only while a worker is idle. A body whose items are memory
+//     over the fastest sequential search of the UTS trees, whose 120–130
+//     ns nodes are computation (about 3%; BenchmarkTargets in
+//     benchmarks/uts), and it splits only while a worker is idle. Items
+//     that are memory loads pay more a call: a CSR reachability's body of
+//     one node ran 27 ns a node over its sequential search (211 against
+//     184; benchmarks/reach), which a batch (below) spreads over 16. A body whose items are memory
 //     loads (a mark loop) takes a batch of waiting items with Feeder.Take
 //     and starts their loads together: on real Go heaps that brings
 //     examples/gcmark's worklist design to 1.60–1.68× its sequential

@@ -143,3 +143,81 @@ func ExampleJoin_children() {
 	// Output:
 	// 7764 nodes
 }
+
+// A body whose items are memory loads takes a batch of waiting items
+// (Feeder.Take) and starts all their loads before it uses any, so that
+// their cache misses overlap: here a graph in compressed sparse row form
+// (offsets, targets), where a node's edges are a load of its offsets and
+// one of its targets, and a target's mark one more. The body handles its
+// own item and up to 15 taken ones, 16 nodes a call: first every node's
+// offsets, then every target's mark word, then the marks themselves. On
+// a graph of 2 Mi nodes and 8 Mi edges that ran 2.3–2.8× as fast as a
+// sequential depth-first search on 2 workers, and 2.3–2.7× on 1
+// (benchmarks/reach, worklist-take), nearly all of it from the batching:
+// the same batched search written sequentially is within 2% of it on one
+// worker.
+func ExampleFeeder_Take() {
+	// Node i links to 2i+1 and 2i+2 (when below n) and to (5i+3) mod n,
+	// in CSR form.
+	const n = 1 << 20
+	offsets := make([]uint32, n+1)
+	var targets []uint32
+	for i := range uint32(n) {
+		offsets[i] = uint32(len(targets))
+		for _, t := range [3]uint32{2*i + 1, 2*i + 2, (5*i + 3) % n} {
+			if t < n {
+				targets = append(targets, t)
+			}
+		}
+	}
+	offsets[n] = uint32(len(targets))
+	marks := make([]atomic.Uint64, n/64)
+	claim := func(v uint32) bool { // one winner per node
+		bit, word := uint64(1)<<(v%64), &marks[v/64]
+		return word.Load()&bit == 0 && word.Or(bit)&bit == 0
+	}
+
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	reached := scheduler.NewReducer(s, func(a, b int) int { return a + b })
+	const batch = 16 // the body's own item and up to 15 taken
+	wl, err := scheduler.NewWorklist(s, "reach", func(w *scheduler.Worker, node *uint32, f *scheduler.Feeder[uint32]) error {
+		var nodes [batch]uint32
+		nodes[0] = *node
+		k := 1 + copy(nodes[1:], f.Take(batch-1)) // taken items count as run
+		var lo, hi [batch]uint32
+		for i := range k { // every node's offsets: independent loads
+			lo[i], hi[i] = offsets[nodes[i]], offsets[nodes[i]+1]
+		}
+		for i := range k { // every target's mark word: independent loads
+			for _, t := range targets[lo[i]:hi[i]] {
+				marks[t/64].Load() // an atomic load stays, its value unused
+			}
+		}
+		for i := range k { // now the claims, whose words are in cache
+			for _, t := range targets[lo[i]:hi[i]] {
+				if claim(t) {
+					f.Add(t)
+				}
+			}
+		}
+		*reached.Local(w) += k
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	claim(0)
+	if err := wl.Add([]uint32{0}); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(reached.Result(), "nodes reached")
+	// Output:
+	// 1048576 nodes reached
+}
