@@ -95,6 +95,73 @@ func TestReplayDecisionsOneWorker(t *testing.T) {
 	}
 }
 
+// rearm is a sentinel that, the first n times it runs, queues k more
+// packets into its stage and sets itself again (the stage loops).
+type rearm struct {
+	s    *scheduler.Scheduler
+	n, k int
+}
+
+func (p rearm) PacketName() string { return "Rearm" }
+
+func (p rearm) Run(w *scheduler.Worker) error {
+	if p.n == 0 {
+		return nil
+	}
+	for range p.k {
+		if err := p.s.Add(spin{n: 5, s: p.s}, scheduler.StageID(1)); err != nil {
+			return err
+		}
+	}
+	return p.s.SetSentinel(1, rearm{p.s, p.n - 1, p.k})
+}
+
+// TestReplayDecisionsBucketsLendSentinels: on one worker, what
+// TestReplayDecisionsOneWorker does not cover: an AddAll of 40 packets
+// (bucket takes and the held batch), a lent slice of 12 (Lend), and a
+// sentinel that re-arms its stage twice with 3 packets each; stage 2
+// holds an AddAll of 5, three cycles. The replay makes the same decisions
+// one for one.
+func TestReplayDecisionsBucketsLendSentinels(t *testing.T) {
+	lent := make([]scheduler.Packet, 12)
+	job := func(s *scheduler.Scheduler) error {
+		many := make([]scheduler.Packet, 40)
+		for i := range many {
+			many[i] = spin{n: 3, s: s}
+		}
+		if err := s.AddAll(many, scheduler.StageID(1)); err != nil {
+			return err
+		}
+		for i := range lent {
+			lent[i] = spin{n: 4, s: s}
+		}
+		if err := s.AddAll(lent, scheduler.StageID(1), scheduler.Lend); err != nil {
+			return err
+		}
+		if err := s.SetSentinel(1, rearm{s, 2, 3}); err != nil {
+			return err
+		}
+		second := make([]scheduler.Packet, 5)
+		for i := range second {
+			second[i] = later{}
+		}
+		return s.AddAll(second, scheduler.StageID(2))
+	}
+	real, replayed := replayDecisions(t, scheduler.Config{Workers: 1, Stages: []string{"First", "Second"}}, 3, job)
+	// The scenario ran: per cycle 40 + 12 + 2×3 spins, three sentinel
+	// runs (two that re-arm, one that ends), 5 packets of stage 2.
+	runs := map[string]int{}
+	for _, d := range real[0] {
+		runs[d]++
+	}
+	assert.Equal(t, 3*58, runs["run Spin0 stage 1 priority false"])
+	assert.Equal(t, 3*3, runs["run Rearm stage 1 priority false"])
+	assert.Equal(t, 3*5, runs["run simulate.later stage 2 priority false"], "%v", runs)
+	for i := range real {
+		assert.Equal(t, real[i], replayed[i], "buffer %d", i)
+	}
+}
+
 // forked is the 2-worker scenario's root: it spawns kids children of
 // child µs each, then runs for n µs.
 type forked struct{ n, kids, child int }

@@ -64,15 +64,17 @@
 // stage, a priority packet and a designated one, three cycles on one
 // worker) and TestReplayDecisionsTwoWorkers (two workers whose
 // interleaving is fixed by millisecond gaps: spawns, two steals a cycle,
-// an offer of the private stack to an idle worker, wakes and parks) check
-// every packet begun, on which worker, from which lane and stage, every
+// an offer of the private stack to an idle worker, wakes and parks) and
+// TestReplayDecisionsBucketsLendSentinels (one worker: bucket takes of an
+// AddAll of 40 and the held batch, a lent slice, a sentinel that re-arms
+// its stage twice) check every packet begun, on which worker, from which lane and stage, every
 // steal's victim and size, every wake, park and add call and every stage
 // opening and close. The scheduler's TestFindOrder and this package's run
 // the same scenario (a designated packet, 257 spawns of which 128 spill
 // to the deque, a held batch, a priority packet, a normal one) against
 // policy.FindOrder. A change to either flow on those paths fails one of
-// them. Not covered by a real-against-replay comparison: bucket takes and
-// held batches on two workers, Lend, sentinels, and learning (whose
+// them. Not covered by a real-against-replay comparison: bucket takes,
+// held batches, Lend and sentinels on two workers, and learning (whose
 // replay, learnHeavy and its routing, is tested on built workloads:
 // TestLearnHeavyReplay, TestLearnHeavyOnlyItsStage).
 //
