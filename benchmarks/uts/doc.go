@@ -59,4 +59,14 @@
 // counters) or 47-55 ns (joins), and the ShouldSplit search under 3 ns
 // to the sequential search's. benchmarks/README.md has every executor's
 // time per node at 1 and 2 workers, with the command.
+//
+// The split search stays beside the worklist, not replaced by it, because
+// it is faster: in one BenchmarkTargets run (benchmarks/results/epyc2/
+// worklist-targets/targets-0b751f6.txt) it cost 0.47 ns a node over the
+// sequential search on T1 and reached efficiency 0.997 (T1) and 0.987
+// (T3) on 2 workers, where the worklist cost 3.66 ns and reached 0.957
+// and 0.930: the worklist's body is an indirect call on a stack kept in
+// memory, where Search's loop keeps its stack in registers. The worklist
+// is what the docs give users: no ShouldSplit, no stack or split rule of
+// their own, for 3-4% on these trees.
 package uts
