@@ -65,8 +65,9 @@
 // worklist-targets/targets-0b751f6.txt) it cost 0.47 ns a node over the
 // sequential search on T1 and reached efficiency 0.997 (T1) and 0.987
 // (T3) on 2 workers, where the worklist cost 3.66 ns and reached 0.957
-// and 0.930: the worklist's body is an indirect call on a stack kept in
-// memory, where Search's loop keeps its stack in registers. The worklist
-// is what the docs give users: no ShouldSplit, no stack or split rule of
-// their own, for 3-4% on these trees.
+// and 0.930: the worklist calls its body through a func value and keeps
+// its stack in the Feeder, where Search's loop inlines the node's work
+// and keeps its stack in a local. The worklist is what the docs give
+// users: no ShouldSplit, no stack or split rule of their own, for 3-4% on
+// these trees.
 package uts
