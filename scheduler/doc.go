@@ -64,8 +64,9 @@
 //     ns nodes are computation (about 3%; BenchmarkTargets in
 //     benchmarks/uts), and it splits only while a worker is idle. Items
 //     that are memory loads pay more a call: a CSR reachability's body of
-//     one node ran 27 ns a node over its sequential search (211 against
-//     184; benchmarks/reach), which a batch (below) spreads over 16. A body whose items are memory
+//     one node ran 27–44 ns a node over its sequential search (211
+//     against 184, 303 against 259 in a slower run; benchmarks/reach),
+//     which a batch (below) spreads over 16. A body whose items are memory
 //     loads (a mark loop) takes a batch of waiting items with Feeder.Take
 //     and starts their loads together: on real Go heaps that brings
 //     examples/gcmark's worklist design to 1.60–1.68× its sequential
@@ -76,8 +77,8 @@
 //     (benchmarks/results/epyc2/gcmark-worklist-auto); a CSR reachability
 //     (benchmarks/reach, 2 Mi nodes, atomic marks) whose body takes 16
 //     nodes at once runs at 0.98× the same batched search written
-//     sequentially on one worker and 2.3–2.8× the plain sequential DFS
-//     on two (benchmarks/results/epyc2/reach-take). A packet per node (SpawnOrRun)
+//     sequentially on one worker and 2.3–2.8× the sequential DFS with
+//     the same atomic marks on two (benchmarks/results/epyc2/reach-take). A packet per node (SpawnOrRun)
 //     costs 18–24 ns a node beyond a function call
 //     (BenchmarkSpawnOrRunNode), over 2% of an item under 1 µs; Spawn
 //     costs more (a queue trip per node). A packet per node is the choice

@@ -154,8 +154,8 @@ func ExampleJoin_children() {
 // a graph of 2 Mi nodes and 8 Mi edges that ran 2.3–2.8× as fast as a
 // sequential depth-first search on 2 workers, and 2.3–2.7× on 1
 // (benchmarks/reach, worklist-take), nearly all of it from the batching:
-// the same batched search written sequentially is within 2% of it on one
-// worker.
+// the same batched search written sequentially is within 2.1% of it on
+// one worker.
 func ExampleFeeder_Take() {
 	// Node i links to 2i+1 and 2i+2 (when below n) and to (5i+3) mod n,
 	// in CSR form.

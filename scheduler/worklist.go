@@ -134,20 +134,20 @@ func (f *Feeder[T]) Next() *T {
 
 // Take takes up to n of the waiting items off the top of the stack, the
 // newest first, for the running body to handle in the same call, and
-// returns them (nil for n ≤ 0 or an empty stack): so that a body can
-// start the memory loads of several items before it works on any of
-// them, as a mark loop that pops a batch of objects does. The body's own
-// item is not among them: a batch of 16 is the item and Take(15). Start
-// every load the batch needs before using any (for a graph in CSR form,
-// every node's offsets, then every target's mark word, then the claims:
+// returns them (nil for n ≤ 0 or an empty stack): so that a body can start
+// the memory loads of several items before it works on any of them, as a
+// mark loop that pops a batch of objects does. The body's own item is not
+// among them: a batch of 16 is the item and Take(15). Start every load the
+// batch needs before using any (for a graph in CSR form, every node's
+// offsets, then every target's mark word, then the claims:
 // ExampleFeeder_Take). Go has no prefetch: load into locals what is used
 // later, and touch what is not with an atomic Load, which the compiler
-// keeps where it may drop a plain load whose value goes unused. The slice is the Feeder's own, valid until the
-// body's next Take or its return; feeding does not write over it. Taken
-// items count as run (WorklistStats.Items). The worklist looks for idle
-// workers after the body returns, so taken items are kept from thieves
-// for that call only. They allocate nothing once the Feeder has taken
-// that many at once.
+// keeps where it may drop a plain load whose value goes unused. The slice
+// is the Feeder's own, valid until the body's next Take or its return;
+// feeding does not write over it. Taken items count as run
+// (WorklistStats.Items). The worklist looks for idle workers after the body
+// returns, so taken items are kept from thieves for that call only. They
+// allocate nothing once the Feeder has taken that many at once.
 func (f *Feeder[T]) Take(n int) []T {
 	n = min(n, len(f.items)-f.lo)
 	if n <= 0 {

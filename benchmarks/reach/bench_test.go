@@ -60,8 +60,8 @@ func BenchmarkReach(b *testing.B) {
 
 // BenchmarkReachMin measures what BenchmarkReach cannot resolve on a
 // shared machine: each executor's fastest of b.N searches of the Default
-// graph, the executors taking turns (seq-atomic, seq-plain, worklist, the
-// batches, then seq-atomic again, …), so that a moment of interference
+// graph, the executors taking turns (seq-atomic, seq-plain, worklist,
+// seq-atomic-take, worklist-take, the batches, then seq-atomic again, …), so that a moment of interference
 // costs one search, not a sample. <exec>-min-ns/node is an executor's
 // fastest search per reached node (its name without '=':
 // worklist-batch8); <exec>-speedup is seq-atomic's fastest

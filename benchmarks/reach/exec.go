@@ -78,7 +78,7 @@ func scanBatch(g *Graph, m Marks, nodes []uint32, claim func(uint32)) {
 	var seen uint64
 	for i := range nodes {
 		for _, t := range targets[lo[i]:hi[i]] {
-			seen |= m[t>>6].Load() // a plain load: only its miss matters
+			seen |= m[t>>6].Load() // an atomic load the compiler keeps: only its miss matters
 		}
 	}
 	_ = seen
@@ -271,7 +271,8 @@ func (e *WorklistExec) Marks() Marks { return e.m }
 
 // executors returns, by name, the makers of every executor at workers
 // workers, in the benchmarks' order: seq-atomic, seq-plain, worklist (the
-// default batch), then worklist-batch=B for B in 1, 4, 8, 16.
+// default batch), seq-atomic-take, worklist-take, then worklist-batch=B
+// for B in 1, 4, 8, 16.
 func executors(g *Graph, workers int) (names []string, mk map[string]func() (Exec, error)) {
 	mk = map[string]func() (Exec, error){
 		"seq-atomic":      func() (Exec, error) { return SeqAtomic(g), nil },

@@ -69,5 +69,6 @@
 // its stack in the Feeder, where Search's loop inlines the node's work
 // and keeps its stack in a local. The worklist is what the docs give
 // users: no ShouldSplit, no stack or split rule of their own, for 3-4% on
-// these trees.
+// T1 and 5-10% on T3 (8.80 ns a node median, 4.70 best, over about 90;
+// efficiency 0.930 against 0.987).
 package uts

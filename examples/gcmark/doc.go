@@ -270,9 +270,8 @@
 // depth-first design: 171–177 and 148–159), so on one worker TraceAuto
 // keeps the depth-first design. The powerlaw heap's sampled share, 0.40,
 // is over AutoCrossingLimit: the partitioned design marked 1.52× here
-// against the worklist's 1.26×, but as fast as it in two later sweeps of
-// the share (AutoCrossingLimit's doc), whose crossing lies between 0.2
-// and 0.45. Without Take a body sees one object and cannot overlap the
+// against the worklist's 1.26×, but level with it, or 4% slower, in the
+// two sweeps of the share (AutoCrossingLimit's doc). Without Take a body sees one object and cannot overlap the
 // next objects' header misses: on a 2-vCPU Xeon it ran at 0.54–0.59× on 1
 // worker and 1.0–1.16× on 2 (benchmarks/results/xeon2/gcmark-realheaps).
 //

@@ -467,8 +467,8 @@ func TestStageFigures(t *testing.T) {
 
 // TestWorklistStageFigures: under the worklist design each body call is
 // one of Closure's packets, so Closure's figures count every object: at
-// least Marked ÷ Batch packets, work and a bound no schedule beats, on 1
-// and 2 workers.
+// least Marked ÷ Batch packets, and a makespan no shorter than its bound,
+// on 1 and 2 workers.
 func TestWorklistStageFigures(t *testing.T) {
 	h := NewHeap(DefaultHeapConfig(0.02, 3))
 	for _, workers := range []int{1, 2} {
@@ -480,7 +480,6 @@ func TestWorklistStageFigures(t *testing.T) {
 		require.Equal(t, "Closure", c.Name)
 		assert.GreaterOrEqual(t, c.Packets, r.Marked/int64(DefaultBatch), "%d workers: %v for %d objects", workers, c, r.Marked)
 		assert.Positive(t, c.Work)
-		assert.False(t, c.LowerBound < c.Longest || c.LowerBound < c.Work/time.Duration(workers), "%v: lower bound below max(longest, work/workers)", c)
 		assert.GreaterOrEqual(t, c.Makespan, c.LowerBound, "%d workers: %v: makespan under its lower bound", workers, c)
 	}
 }

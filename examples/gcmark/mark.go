@@ -741,13 +741,14 @@ func (p *sweep) Run(w *scheduler.Worker) error {
 // depth-first one at sampled shares 0.06, 0.11, 0.15, 0.21 and 0.30, level
 // at 0.40 (1.01), and slower at 0.45 (0.96); on the real heaps (shares
 // 0.61 and 0.87) it took 1.5 and 1.8 times as long. Above the limit
-// TraceAuto takes the worklist design; the same sweep against it, twice,
-// on a 2-vCPU EPYC (benchmarks/results/epyc2/gcmark-worklist-auto/
-// sweep-crossing): the partitioned design 1.28-1.35 times as fast at
-// shares 0.06-0.30 in the first pass, the worklist 1.04-1.16 times at
-// 0.40-0.58; in the second, partitioned 1.07 times at 0.21, level at
-// 0.30 and 0.40, the worklist 1.09 times at 0.45. The crossing lies
-// between 0.2 and 0.45 on that host, and the limit stands.
+// TraceAuto takes the worklist design. The same sweep against it on a
+// 2-vCPU EPYC (benchmarks/results/epyc2/gcmark-worklist-auto/
+// sweep-crossing, pass2): the partitioned design 1.07 times as fast at
+// 0.21, level at 0.30 and 0.40, the worklist 1.09 times as fast at 0.45;
+// so the limit stands. A first pass put the partitioned design 1.28-1.35
+// times ahead at 0.06-0.30, but its worklist runs were bimodal (62-92 ms
+// at 0.30; 58 steals a cycle at 0.21 against 214 in the second pass) and
+// are not evidence.
 const AutoCrossingLimit = 0.35
 
 // AutoSampleObjects is how many objects SampleCrossing reads.

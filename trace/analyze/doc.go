@@ -121,7 +121,11 @@
 // Only wsched's own traces are accepted: the file must decode as Perfetto
 // packets and hold the process track described "wsched trace v1". A
 // truncated file, garbage, JSON or another program's trace gives an error
-// (ErrNotWsched for a foreign trace), never a panic (FuzzAnalyze).
+// (ErrNotWsched for a foreign trace), never a panic (FuzzAnalyze); the
+// rules and messages are simulate's too (one loader, trace/internal/wsfile).
+// What only the verdicts' replays read, the recorded configuration and the
+// add calls, does not stop a report: a file whose add calls cannot be read
+// gets its verdicts with no predictions, Report.PredictionNote saying why.
 //
 // A file costs what it holds, not what it claims (see Costs):
 //

@@ -532,7 +532,7 @@ func readAdd(t int64, num func(string) (int64, bool), str func(string) string) (
 	born, _ := num(timeline.ArgBornNs)
 	// born may be before the file's first event: an add made before the
 	// window an Overwrite recorder kept.
-	if v < 0 || v > 1<<24 || born < -(1<<62) || born > t {
+	if v < 0 || v > 1<<24 || born < -(1<<50) || born > t {
 		return Add{}, fmt.Errorf("bad add (stage or target %d, born %d at %d)", v, born, t)
 	}
 	a.Stage, a.Born = int32(v), born
