@@ -75,13 +75,11 @@ func scanBatch(g *Graph, m Marks, nodes []uint32, claim func(uint32)) {
 	for i, v := range nodes {
 		lo[i], hi[i] = offs[v], offs[v+1]
 	}
-	var seen uint64
 	for i := range nodes {
 		for _, t := range targets[lo[i]:hi[i]] {
-			seen |= m[t>>6].Load() // an atomic load the compiler keeps: only its miss matters
+			m[t>>6].Load() // an atomic load stays, its value unused: only its miss matters
 		}
 	}
-	_ = seen
 	for i := len(nodes) - 1; i >= 0; i-- {
 		for _, t := range targets[lo[i]:hi[i]] {
 			if m.TrySet(t) {
