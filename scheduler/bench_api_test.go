@@ -423,3 +423,85 @@ func benchOrRunNode(b *testing.B, depth int32, chain bool, nodes int64) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
 	})
 }
+
+// wlNode is BenchmarkWorklistNode's item: orRunNode's values without the
+// shared pointer (the body holds it), 32 bytes.
+type wlNode struct {
+	key, a, b  uint64
+	depth, pad int32
+}
+
+// children is a node's work and its children: the mix of orRunNode, and
+// two children below depth.
+func (n *wlNode) children(depth int32) (x uint64, ok bool) {
+	if n.depth == depth {
+		return 0, false
+	}
+	x = n.key ^ n.a ^ n.b
+	x ^= x >> 31
+	x *= 0x7fb5d329728ea185
+	x ^= x >> 27
+	return x, true
+}
+
+// BenchmarkWorklistNode: a worklist item's cost on one worker, the body
+// counting the node on a Reducer and feeding its two children with
+// Feeder.Next, against the same search on an explicit stack in a local
+// slice, the body's work called directly (exec=stack), in the same run;
+// ns/node per node. A binary tree of depth 16 (131,071 nodes) per op.
+func BenchmarkWorklistNode(b *testing.B) {
+	const depth, nodes = 16, 1<<17 - 1
+	s, err := New(Config{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.Run("exec=stack", func(b *testing.B) {
+		b.ReportAllocs()
+		var st []wlNode
+		for b.Loop() {
+			count := int64(0)
+			st = append(st[:0], wlNode{key: 1})
+			for len(st) > 0 {
+				n := st[len(st)-1]
+				st = st[:len(st)-1]
+				count++
+				if x, ok := n.children(depth); ok {
+					st = append(st, wlNode{x, n.a + 1, n.b, n.depth + 1, 0}, wlNode{x + 1, n.a, n.b + 1, n.depth + 1, 0})
+				}
+			}
+			if count != nodes {
+				b.Fatalf("%d nodes, want %d", count, nodes)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
+	})
+	b.Run("exec=worklist", func(b *testing.B) {
+		count := NewReducer(s, func(a, b int64) int64 { return a + b })
+		wl, err := NewWorklist(s, "node", func(w *Worker, n *wlNode, f *Feeder[wlNode]) error {
+			*count.Local(w)++
+			if x, ok := n.children(depth); ok {
+				*f.Next() = wlNode{x, n.a + 1, n.b, n.depth + 1, 0}
+				*f.Next() = wlNode{x + 1, n.a, n.b + 1, n.depth + 1, 0}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			count.Reset()
+			if err := wl.Add([]wlNode{{key: 1}}); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Run(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if got := count.Result(); got != nodes {
+				b.Fatalf("%d nodes, want %d", got, nodes)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
+	})
+}

@@ -638,3 +638,101 @@ func TestFeederTake(t *testing.T) {
 		})
 	}
 }
+
+// TestFeederTakeMidSearch: a body that first calls Take deep in the
+// search, with items of every level below it waiting, takes the newest
+// waiting items, and its own item is not changed by what it feeds. On
+// one worker the order of the runs and Feeder.Len as every body starts
+// are those of the plain stack loop (the item popped before its body),
+// in the first cycle and in the next; on 2 and 4 workers every node runs
+// once.
+func TestFeederTakeMidSearch(t *testing.T) {
+	const fanout, depth, takeAt = 3, 7, 4 // bodies at depth ≥ takeAt take 2
+	children := func(it treeItem) []treeItem { return treeChildren(it, fanout, depth) }
+	n := treeSize(fanout, depth)
+	var want []treeItem
+	var wantLen []int // the items waiting when each body starts
+	for stack := []treeItem{{}}; len(stack) > 0; {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		wantLen = append(wantLen, len(stack))
+		batch := []treeItem{it}
+		if it.depth >= takeAt {
+			for range min(2, len(stack)) {
+				batch = append(batch, stack[len(stack)-1])
+				stack = stack[:len(stack)-1]
+			}
+		}
+		for _, x := range batch {
+			want = append(want, x)
+			stack = append(stack, children(x)...)
+		}
+	}
+	require.Len(t, want, n)
+	body := func(record func(treeItem, int), seen func(treeItem)) func(*Worker, *treeItem, *Feeder[treeItem]) error {
+		return func(w *Worker, it *treeItem, f *Feeder[treeItem]) error {
+			record(*it, f.Len())
+			batch := []treeItem{*it}
+			if it.depth >= takeAt {
+				batch = append(batch, f.Take(2)...)
+			}
+			for i, x := range batch {
+				if i > 0 {
+					record(x, -1)
+				}
+				seen(x)
+				for _, c := range children(x) {
+					f.Add(c)
+				}
+			}
+			if want := (treeItem{batch[0].depth, batch[0].index}); *it != want {
+				return fmt.Errorf("the body's item changed from %v to %v as it fed", want, *it)
+			}
+			return nil
+		}
+	}
+
+	t.Run("order", func(t *testing.T) {
+		s := newSched(t, Config{Workers: 1})
+		var got []treeItem
+		var gotLen []int
+		wl, err := NewWorklist(s, "tree", body(func(it treeItem, l int) {
+			got = append(got, it)
+			if l >= 0 {
+				gotLen = append(gotLen, l)
+			}
+		}, func(treeItem) {}))
+		require.NoError(t, err)
+		for range 2 { // the second cycle starts on a stack already turned
+			got, gotLen = nil, nil
+			require.NoError(t, wl.Add([]treeItem{{}}))
+			require.NoError(t, runCycle(t, s))
+			require.Equal(t, want, got)
+			require.Equal(t, wantLen, gotLen, "Feeder.Len as each body starts")
+		}
+		st := wl.Stats()
+		assert.Equal(t, uint64(2*n), st.Items)
+		assert.Zero(t, st.Dropped)
+	})
+	for _, workers := range []int{2, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			s := newSched(t, Config{Workers: workers})
+			seen := make([]atomic.Int32, n)
+			slot := treeSlot(fanout, depth)
+			wl, err := NewWorklist(s, "tree", body(func(treeItem, int) {}, func(x treeItem) { seen[slot(x)].Add(1) }), WorklistBatch(1))
+			require.NoError(t, err)
+			for cycle := range 3 {
+				require.NoError(t, wl.Add([]treeItem{{}}))
+				require.NoError(t, runCycle(t, s))
+				for i := range seen {
+					if r := seen[i].Load(); r != int32(cycle+1) {
+						require.FailNowf(t, "a node ran other than once", "cycle %d: node %d ran %d times", cycle, i, r)
+					}
+				}
+			}
+			st := wl.Stats()
+			assert.Equal(t, uint64(3*n), st.Items)
+			assert.Zero(t, st.Dropped)
+		})
+	}
+}
