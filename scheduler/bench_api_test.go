@@ -505,3 +505,82 @@ func BenchmarkWorklistNode(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
 	})
 }
+
+// arrNode is orRunNode with its three keys in an array: the same 40
+// bytes, but a struct with an array field of more than one element is
+// passed in memory, not in registers (Go's register ABI), so every copy
+// of the node is a store and a load.
+type arrNode struct {
+	sh         *orRunShared
+	key        [3]uint64
+	depth, pad int32
+}
+
+func (n *arrNode) mix() uint64 {
+	x := n.key[0] ^ n.key[1] ^ n.key[2]
+	x ^= x >> 31
+	x *= 0x7fb5d329728ea185
+	x ^= x >> 27
+	return x
+}
+
+func (n arrNode) Run(w *Worker) error {
+	*n.sh.nodes.Local(w)++
+	if n.depth == n.sh.depth {
+		return nil
+	}
+	x := n.mix()
+	SpawnOrRun(w, arrNode{n.sh, [3]uint64{x, n.key[1] + 1, n.key[2]}, n.depth + 1, 0})
+	SpawnOrRun(w, arrNode{n.sh, [3]uint64{x + 1, n.key[1], n.key[2] + 1}, n.depth + 1, 0})
+	return nil
+}
+
+//go:noinline
+func (n arrNode) visit() {
+	n.sh.plain++
+	if n.depth == n.sh.depth {
+		return
+	}
+	x := n.mix()
+	arrNode{n.sh, [3]uint64{x, n.key[1] + 1, n.key[2]}, n.depth + 1, 0}.visit()
+	arrNode{n.sh, [3]uint64{x + 1, n.key[1], n.key[2] + 1}, n.depth + 1, 0}.visit()
+}
+
+// BenchmarkSpawnOrRunArrayNode is BenchmarkSpawnOrRunNode's tree with
+// arrNode, a node passed in memory, against its own recursion.
+func BenchmarkSpawnOrRunArrayNode(b *testing.B) {
+	const depth, nodes = 16, 1<<17 - 1
+	s, err := New(Config{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sh := &orRunShared{nodes: NewReducer(s, func(a, b int64) int64 { return a + b }), depth: depth}
+	b.Run("exec=recursion", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sh.plain = 0
+			arrNode{sh: sh, key: [3]uint64{1}}.visit()
+			if sh.plain != nodes {
+				b.Fatalf("%d nodes, want %d", sh.plain, nodes)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
+	})
+	b.Run("exec=spawnorrun", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sh.nodes.Reset()
+			if err := s.Add(arrNode{sh: sh, key: [3]uint64{1}}); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Run(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if got := sh.nodes.Result(); got != nodes {
+				b.Fatalf("%d nodes, want %d", got, nodes)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*nodes), "ns/node")
+	})
+}
