@@ -127,7 +127,7 @@ func BenchmarkSearchMin(b *testing.B) {
 }
 
 func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
-	alternate(b, tr, want, workers, []string{"seq", "wsched-inline", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split", "wsched-worklist"}, false)
+	alternate(b, tr, want, workers, []string{"seq", "wsched-inline", "wsched-inline-scalar", "wsched-spawn", "wsched-inline-join", "wsched-spawn-join", "wsched-split", "wsched-worklist"}, false)
 }
 
 // BenchmarkTargets: the worklist's targets on T1 and T3 (4.1 million
@@ -146,7 +146,7 @@ func BenchmarkTargets(b *testing.B) {
 		for _, workers := range benchWorkers() {
 			b.Run(fmt.Sprintf("tree=%s/workers=%d", p.Name, workers), func(b *testing.B) {
 				withProcs(workers, func() {
-					alternate(b, tr, want, workers, []string{"seq", "wsched-worklist", "wsched-split", "wsched-inline", "waitgroup"}, true)
+					alternate(b, tr, want, workers, []string{"seq", "wsched-worklist", "wsched-split", "wsched-inline", "wsched-inline-scalar", "waitgroup"}, true)
 				})
 			})
 		}

@@ -2,6 +2,7 @@ package uts
 
 import (
 	"context"
+	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/wsched/wsched/scheduler"
@@ -35,6 +36,11 @@ type WSchedOptions struct {
 	// the worklist splits only while a worker is idle), the count kept in
 	// a scheduler.Reducer. Inline, Split and Join do not apply.
 	Worklist bool
+	// Scalar, with Inline, keeps each node's packet in scalar fields
+	// (scalarNode: the SHA-1 state as two uint64 and a uint32), which Go
+	// passes in registers, where Node's [20]byte is passed in memory:
+	// what the scheduler's SpawnOrRun doc advises for a packet per node.
+	Scalar bool
 	// WorklistBatch is the worklist's batch (scheduler.WorklistBatch);
 	// 0 keeps the default.
 	WorklistBatch int
@@ -109,6 +115,8 @@ func (e *wsExec) Search() (int64, error) {
 		p = joinInlineNode{root, e.t, &e.total}
 	case e.o.Join:
 		p = joinNode{root, e.t, &e.total}
+	case e.o.Inline && e.o.Scalar:
+		p = packNode(&root, e)
 	case e.o.Inline:
 		p = inlineNode{root, e}
 	default:
@@ -162,6 +170,34 @@ func (n inlineNode) Run(w *scheduler.Worker) error {
 	e.counts[w.ID()].n++
 	for i := range e.t.NumChildren(&n.Node) {
 		scheduler.SpawnOrRun(w, inlineNode{e.t.Child(&n.Node, i), e})
+	}
+	return nil
+}
+
+// scalarNode is inlineNode with the node's state in scalar fields, so
+// that the packet is passed in registers.
+type scalarNode struct {
+	s0, s1 uint64
+	s2     uint32
+	height int32
+	e      *wsExec
+}
+
+func packNode(n *Node, e *wsExec) scalarNode {
+	return scalarNode{binary.LittleEndian.Uint64(n.State[0:]), binary.LittleEndian.Uint64(n.State[8:]), binary.LittleEndian.Uint32(n.State[16:]), n.Height, e}
+}
+
+func (n scalarNode) Run(w *scheduler.Worker) error {
+	e := n.e
+	e.counts[w.ID()].n++
+	var nd, c Node
+	binary.LittleEndian.PutUint64(nd.State[0:], n.s0)
+	binary.LittleEndian.PutUint64(nd.State[8:], n.s1)
+	binary.LittleEndian.PutUint32(nd.State[16:], n.s2)
+	nd.Height = n.height
+	for i := range e.t.NumChildren(&nd) {
+		e.t.ChildInto(&nd, i, &c)
+		scheduler.SpawnOrRun(w, packNode(&c, e))
 	}
 	return nil
 }
