@@ -35,7 +35,10 @@
 //   - WSched: a value packet per node with a Run method, its children
 //     spawned from Run with scheduler.Spawn or scheduler.SpawnOrRun, the
 //     count kept on per-worker counters (indexed by Worker.ID, a cache line
-//     each) or summed through scheduler.Join (WSchedOptions); or, not a
+//     each) or summed through scheduler.Join (WSchedOptions); with
+//     SpawnOrRun also as a packet whose fields are scalars (the state as
+//     two uint64 and a uint32: WSchedOptions.Scalar), which Go passes in
+//     registers, as SpawnOrRun's doc advises; or, not a
 //     packet per node, a packet per subtree searched depth-first on a
 //     Stack of its own (Search's loop), which spawns the oldest children
 //     on its stack only when Worker.ShouldSplit says a worker wants work
@@ -57,7 +60,9 @@
 // the geometric tree, a logarithm), the recursion 97-107 ns; a packet per
 // node adds 18-21 ns to the recursion's (SpawnOrRun or Spawn, per-worker
 // counters) or 47-55 ns (joins), and the ShouldSplit search under 3 ns
-// to the sequential search's. benchmarks/README.md has every executor's
+// to the sequential search's. SpawnOrRun with the scalar packet costs
+// 9-13 ns a node over the sequential search, against 28-30 with Node's
+// [20]byte (benchmarks/results/epyc2/worklist-targets). benchmarks/README.md has every executor's
 // time per node at 1 and 2 workers, with the command.
 //
 // The split search stays beside the worklist, not replaced by it, because

@@ -127,6 +127,40 @@ func (e recExec) Search() (int64, error) {
 }
 func (e recExec) Close() error { return nil }
 
+// Feeding is the worklist's search without the scheduler: a loop over
+// an explicit stack of nodes that pops the newest into a local and
+// pushes all its children, each computed in its place on the stack, on
+// a goroutine of its own. The sequential form of "feed the children",
+// for the share of a worklist's cost that is the pattern's, not the
+// library's: Search computes each child only when it goes down to it
+// and copies no node.
+func Feeding(t *Tree) Exec { return &feedExec{t: t} }
+
+type feedExec struct {
+	t  *Tree
+	st []Node
+}
+
+func (e *feedExec) Search() (int64, error) {
+	c := make(chan int64)
+	go func() {
+		t, st, k := e.t, append(e.st[:0], e.t.Root()), int64(0)
+		for len(st) > 0 {
+			n := st[len(st)-1]
+			st = st[:len(st)-1]
+			k++
+			for i := range t.NumChildren(&n) {
+				st = append(st, Node{})
+				t.ChildInto(&n, i, &st[len(st)-1])
+			}
+		}
+		e.st = st
+		c <- k
+	}()
+	return <-c, nil
+}
+func (e *feedExec) Close() error { return nil }
+
 // DefaultCutoff is the depth to which the cutoff executors (Goroutines,
 // Errgroup) make a goroutine per node for the given number of workers:
 // log2(workers) + 2, the usual rule (a few subtrees per worker below it on

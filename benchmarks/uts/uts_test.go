@@ -110,6 +110,7 @@ func executors(t *Tree, workers int) map[string]func() (Exec, error) {
 	return map[string]func() (Exec, error){
 		"seq":                  func() (Exec, error) { return Sequential(t), nil },
 		"seq-rec":              func() (Exec, error) { return Recursive(t), nil },
+		"seq-feed":             func() (Exec, error) { return Feeding(t), nil },
 		"wsched-spawn":         ws(WSchedOptions{}),
 		"wsched-inline":        ws(WSchedOptions{Inline: true}),
 		"wsched-inline-scalar": ws(WSchedOptions{Inline: true, Scalar: true}),
