@@ -79,8 +79,10 @@
 //     nodes at once runs at 0.98× the same batched search written
 //     sequentially on one worker and 2.3–2.8× the sequential DFS with
 //     the same atomic marks on two (benchmarks/results/epyc2/reach-take). A packet per node (SpawnOrRun)
-//     costs 18–24 ns a node beyond a function call
-//     (BenchmarkSpawnOrRunNode), over 2% of an item under 1 µs; Spawn
+//     costs about 10 ns a node beyond a function call when the node's
+//     fields are scalars (BenchmarkSpawnOrRunNode), about 19 when one is
+//     an array, which Go passes in memory (BenchmarkSpawnOrRunArrayNode):
+//     over 1% of an item under 1 µs; keep a node's fields scalars. Spawn
 //     costs more (a queue trip per node). A packet per node is the choice
 //     when nodes take longer, when a node's result must come back to its
 //     parent (Join), or when children should run elsewhere while the
@@ -186,15 +188,18 @@
 // as a value packet (13.3 ns). The abort figures have 20 µs packets
 // running on both workers: the other worker finishes its packet first.
 //
-// Worklists and per-node packets, on the 2-vCPU Xeon (shared, noisy; the
-// figures of benchmarks/results/xeon2/worklist-targets):
+// Worklists and per-node packets, on the 2-vCPU AMD EPYC (shared, noisy;
+// three runs of each, benchmarks/results/epyc2/worklist-targets):
 //
-//	go test -run '^$' -bench Targets -benchtime 9x ./benchmarks/uts/   (in the benchmarks module)
-//	go test -run '^$' -bench SpawnOrRunNode -count 5 ./scheduler/
+//	go test -run '^$' -bench Targets -benchtime 9x -count 3 ./uts/   (in benchmarks/)
+//	go test -run '^$' -bench 'WorklistNode|SpawnOrRunArrayNode|SpawnOrRunNode/shape=tree' -count 5 ./scheduler/
 //
-//	a worklist item over the fastest sequential search, 1 worker   +3.4–4.2 ns (T1), +1.8–2.3 ns (T3), medians
-//	  its efficiency on 2 workers, T_seq ÷ (2·T)                   0.87–0.96 (T1), 0.95–0.98 (T3)
-//	a SpawnOrRun child over a plain call (40-byte node)            18–24 ns
+//	a worklist item over the fastest sequential search, 1 worker      +5.7–7.0 ns (T1), +3.9–5.3 ns (T3), medians
+//	  its efficiency on 2 workers, T_seq ÷ (2·T)                      0.90–0.92 (T1), 0.86–0.92 (T3)
+//	  over a loop on a local stack with the same body (WorklistNode)  +1.5 ns
+//	a SpawnOrRun child over a plain call, a 40-byte node of scalars   +10.3 ns
+//	  the same node with an array field (passed in memory)            +18.6 ns
+//	a UTS packet per node over the fastest sequential search         +11–16 ns (scalar fields), +27–31 ns ([20]byte)
 //
 // benchmarks/README.md compares wsched with goroutines, errgroup, a
 // channel pool, ants, pond and conc on the harness's workloads, and with

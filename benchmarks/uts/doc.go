@@ -28,7 +28,9 @@
 //
 //   - Sequential: Tree.Search, depth-first on an explicit stack (a Stack)
 //     with each child computed in its place (Tree.ChildInto), no
-//     scheduler: the T_seq of efficiency figures. Recursive: plain
+//     scheduler; Feeding: the worklist's loop without the scheduler (pop
+//     a node, push all its children), faster on T1: the faster of the two
+//     is the T_seq of efficiency figures. Recursive: plain
 //     recursion (Tree.Count), 10-13% slower: a Node is 24 bytes, which Go
 //     passes and returns in memory, and the recursion copies each one
 //     twice.
@@ -61,19 +63,22 @@
 // node adds 18-21 ns to the recursion's (SpawnOrRun or Spawn, per-worker
 // counters) or 47-55 ns (joins), and the ShouldSplit search under 3 ns
 // to the sequential search's. SpawnOrRun with the scalar packet costs
-// 9-13 ns a node over the sequential search, against 28-30 with Node's
-// [20]byte (benchmarks/results/epyc2/worklist-targets). benchmarks/README.md has every executor's
-// time per node at 1 and 2 workers, with the command.
+// 11-16 ns a node over the fastest sequential search, against 27-31
+// with Node's [20]byte (benchmarks/results/epyc2/worklist-targets).
+// benchmarks/README.md has every executor's time per node at 1 and 2
+// workers, with the command.
 //
 // The split search stays beside the worklist, not replaced by it, because
-// it is faster: in one BenchmarkTargets run (benchmarks/results/epyc2/
-// worklist-targets/targets-0b751f6.txt) it cost 0.47 ns a node over the
-// sequential search on T1 and reached efficiency 0.997 (T1) and 0.987
-// (T3) on 2 workers, where the worklist cost 3.66 ns and reached 0.957
-// and 0.930: the worklist calls its body through a func value and keeps
-// its stack in the Feeder, where Search's loop inlines the node's work
-// and keeps its stack in a local. The worklist is what the docs give
-// users: no ShouldSplit, no stack or split rule of their own, for 3-4% on
-// T1 and 5-10% on T3 (8.80 ns a node median, 4.70 best, over about 90;
-// efficiency 0.930 against 0.987).
+// it is faster: in three BenchmarkTargets runs (benchmarks/results/epyc2/
+// worklist-targets/targets-85ceab9.txt) it cost 1.8-2.4 ns a node over
+// the fastest sequential search on T1 and 0.1-1.2 on T3 at 1 worker, and
+// reached efficiency 0.948-0.963 (T1) and 0.927-1.014 (T3) on 2, where
+// the worklist cost 5.7-7.0 and 3.9-5.3 ns and reached 0.902-0.916 and
+// 0.864-0.917. The worklist calls its body through a func value and
+// keeps its stack in the Feeder, where Search's loop inlines the node's
+// work and keeps its stack in a local; against the same loop without the
+// scheduler (Feeding) its item costs 4-7 ns here, where the scheduler's
+// BenchmarkWorklistNode, with a cheap body, measures 1.5. The worklist is
+// what the docs give users: no ShouldSplit, no stack or split rule of
+// their own, for 4-8% of a node's time.
 package uts
