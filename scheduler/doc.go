@@ -59,10 +59,11 @@
 //   - Recursion, graph traversal, mark loops: work that a sequential
 //     program writes as a loop over a stack. Where an item costs under
 //     about 1 µs, write it as a Worklist (the body handles one item and
-//     feeds the items it finds): on one worker it costs 2–4 ns an item
-//     over the fastest sequential search of the UTS trees, whose 120–130
-//     ns nodes are computation (about 3%; BenchmarkTargets in
-//     benchmarks/uts), and it splits only while a worker is idle. Items
+//     feeds the items it finds): on one worker it costs 4–7 ns an item
+//     over the fastest sequential search of the UTS trees, whose 83–94
+//     ns nodes are computation (4–8%; BenchmarkTargets in
+//     benchmarks/uts), 1.5 ns over the same loop with a cheap body
+//     (BenchmarkWorklistNode), and it splits only while a worker is idle. Items
 //     that are memory loads pay more a call: a CSR reachability's body of
 //     one node ran 27–44 ns a node over its sequential search (211
 //     against 184, 303 against 259 in a slower run; benchmarks/reach),
