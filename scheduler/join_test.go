@@ -436,3 +436,51 @@ func TestJoinContinuationFails(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinInlineContinuationFails: a join whose members all run inline
+// (SpawnOrRun on one worker) runs its continuation inline as its last
+// member finishes, before the packet that ran them goes on; one that
+// fails or panics there ends the cycle with a *CycleError naming it, the
+// continuation of the join it belongs to never runs, and the scheduler
+// runs the next cycle.
+func TestJoinInlineContinuationFails(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		t.Run(fmt.Sprintf("panics=%v", panics), func(t *testing.T) {
+			s := newSched(t, Config{Workers: 1})
+			var outer, members, after atomic.Int64
+			var beforeRootWentOn atomic.Bool
+			cont := Func("cont", func(*Worker) error {
+				beforeRootWentOn.Store(after.Load() == 0)
+				if panics {
+					panic("continuation panics")
+				}
+				return errKid
+			})
+			require.NoError(t, s.Add(Func("root", func(w *Worker) error {
+				Join(w, counter{&outer})
+				SpawnOrRun(w, Func("inner", func(w *Worker) error {
+					Join(w, cont)
+					SpawnOrRun(w, counter{&members})
+					SpawnOrRun(w, counter{&members})
+					return nil
+				}))
+				after.Add(1) // the root goes on after its inline child
+				return nil
+			})))
+			err := runCycle(t, s)
+			var ce *CycleError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "cont", ce.Packet)
+			assert.Equal(t, panics, ce.Panicked)
+			assert.EqualValues(t, 2, members.Load(), "the continuation ran after both members")
+			assert.True(t, beforeRootWentOn.Load(), "the continuation ran inline, before the root went on")
+			assert.EqualValues(t, 1, after.Load(), "the root went on")
+			assert.Zero(t, outer.Load(), "the outer continuation ran")
+
+			out := 0
+			require.NoError(t, s.Add(fibJoin{15, &out, true}))
+			require.NoError(t, runCycle(t, s))
+			assert.Equal(t, fibDirect(15), out)
+		})
+	}
+}

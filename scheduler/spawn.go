@@ -98,7 +98,10 @@ func isNil[P Packet](v P) bool {
 //
 // v runs in the running packet's stage, is counted as a packet of its own
 // (Stats and WorkerStats.Inlined) and belongs to the running packet's join
-// like a spawned one. If it fails or panics, the cycle ends with a
+// like a spawned one. If v finishes a join (it opened one whose members
+// have all finished, or it was the last member of one), the join's
+// continuation runs inline too, under the same rule, and is counted the
+// same way. If it fails or panics, the cycle ends with a
 // *CycleError naming v, and SpawnOrRun returns: the running packet goes on
 // (what it spawns next is dropped with the aborting cycle; its context is
 // cancelled). runtime.Goexit in v ends the running packet too. v must not
@@ -178,11 +181,57 @@ func SpawnOrRun[P Packet](w *Worker, v P) {
 	w.hot.inlined++
 	w.tick()
 	if w.js.join != nil || w.js.opened != nil {
+		prev := w.fireInline
+		w.fireInline = true
 		w.endJoin()
+		w.fireInline = prev
 	}
 	if saved.spawn != nil {
 		w.js = saved
 	}
+}
+
+// inlineOK reports whether SpawnOrRun would run a child inline on w now:
+// no instrumentation, inline runs nested less than maxInline deep, the
+// cycle not ending, and no idle worker short of work (nor a streak of
+// spawns for one). Owner.
+func (w *Worker) inlineOK() bool {
+	return !w.instrument && w.inlineDepth < maxInline && !w.s.abort.Load() &&
+		w.streak == 0 && (w.s.nIdle() == 0 || !w.wantsWork())
+}
+
+// runContinuation runs c, the continuation of a join whose last member
+// finished inline (frame.fire under SpawnOrRun), inline at once, as a
+// member of parent (its opener's place there), as SpawnOrRun runs an
+// inline child: counted, failures and panics reported naming c; then it
+// leaves parent, which may fire parent's continuation in turn. The state
+// of the finished member is restored afterwards (endJoin then clears it).
+// Owner.
+func runContinuation[C Packet](w *Worker, c C, parent *joinHdr) {
+	saved := w.js
+	w.js = joinState{join: parent, spawn: parent}
+	w.inlineDepth++
+	if !w.countRun(slotKey[C]()) {
+		countValueSlow(w, c)
+	}
+	err, pn := runInline(w, c, &saved)
+	if pn != nil {
+		w.goexitName = ""
+		w.packetPanicked(valueName(c), w.failedInline(c), pn.value, pn.stack)
+		return
+	}
+	w.inlineDepth--
+	if err != nil {
+		w.packetFailed(valueName(c), w.failedInline(c), err)
+		w.js = saved
+		return
+	}
+	w.hot.inlined++
+	w.tick()
+	if w.js.join != nil || w.js.opened != nil {
+		w.endJoin()
+	}
+	w.js = saved
 }
 
 // runInline runs v inline for SpawnOrRun and returns its error, or the

@@ -52,6 +52,10 @@ type Worker struct {
 	// now (0 between packets; SpawnOrRun restores it on a panic, burst
 	// resets it when a Goexit unwinds inline runs).
 	inlineDepth int
+	// fireInline is set while SpawnOrRun settles the joins of an inline
+	// child: a continuation that becomes ready then runs inline too
+	// (frame.fire), when SpawnOrRun would run a child inline.
+	fireInline bool
 	// goexitName names the inline child (SpawnOrRun) that called
 	// runtime.Goexit, for burst to report: set by the innermost inline
 	// run's deferred function as the Goexit unwinds it.
