@@ -99,7 +99,7 @@ type Config struct {
 	// row below the share; an aborted cycle leaves the set as it was. Not
 	// learned: Unconstrained work, a type alone in its stage, schedulers
 	// of one worker, and packets that do not pass through a bucket by type
-	// (spawns, AddValues' and SpawnValue's value packets, Lend slices,
+	// (spawns, AddValues' value packets, Lend slices,
 	// designated packets, sentinels; a struct packet given to Add or
 	// AddAll is learned like any other).
 	// At most MaxHeavyTypes types, the longest first. HeavyTypes names

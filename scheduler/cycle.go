@@ -29,7 +29,9 @@ import (
 // Stats().Dropped), unless no Run comes after Close.
 //
 // The calling goroutine only waits (for the cycle's end or ctx); it runs
-// no packets.
+// no packets. Everything the cycle's packets wrote happens before Run
+// returns: the caller reads their results (a Reducer's Result, a count a
+// continuation added to) with plain loads.
 func (h *Scheduler) Run(ctx context.Context) error {
 	s := h.sched()
 	if ctx == nil {

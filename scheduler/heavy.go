@@ -37,7 +37,7 @@ import (
 // end decides the set in buffers it keeps, and allocates only when the
 // set changes. Lent slices
 // (Lend) are not looked at (their cost is O(1) whatever their length),
-// nor value packets (AddValues, SpawnValue), spawns, designated packets
+// nor value packets (AddValues, Spawn), spawns, designated packets
 // and sentinels, which do not go through a bucket's lanes by type.
 
 // HeavyShare is the share of a stage's work per worker (its packets' run

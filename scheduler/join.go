@@ -88,7 +88,10 @@ func frameArena[C Packet](w *Worker) *arena[frame[C]] {
 //
 // The running packet's own place in the join it belongs to, if any,
 // passes to c: a parent's join waits for c, not for the packet's return,
-// so joins nest (a tree sum, fib, merge sort). A packet may open one join
+// so joins nest (a tree sum, fib, merge sort), and c, a member of that
+// join, may write its result through the pointer the parent's Join
+// returned (as the packet could). A join that gets no members is allowed:
+// c runs once the packet returns. A packet may open one join
 // per run; Join panics on a second, and on a *Worker kept past its
 // packet's Run. If the cycle ends early, continuations of unfinished joins
 // never run. A join costs about two value spawns

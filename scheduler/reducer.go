@@ -6,7 +6,10 @@ package scheduler
 // a sum, a histogram or a list kept per worker during a cycle and read
 // after it, without a lock or an atomic per update and without slots
 // padded by hand. Two workers' values never share a cache line (each is
-// followed by 64 bytes of padding).
+// followed by 64 bytes of padding). Packets reach it as they reach any
+// shared state: a *Reducer field in the packet, or in a struct of shared
+// state the packet points to (one pointer per packet either way; a
+// worklist's body captures it).
 //
 // Callers: Local from the packet running on a worker, for that worker's
 // value; Result, Values and Reset from any goroutine while no packet
