@@ -65,10 +65,11 @@
 //     benchmarks/uts), 1.5 ns over the same loop with a cheap body
 //     (BenchmarkWorklistNode), and it splits only while a worker is idle.
 //     The cost does not shrink with the item: on N-queens 13, whose
-//     states take a few nanoseconds, it ran 13.2 ns a state against the
-//     recursion's 7.8 on one worker, and only 1.14× the recursion's speed
-//     on two (benchmarks/nqueens); below about 20 ns an item, batch the
-//     items into the body (Feeder.Take) or into larger items. Items
+//     states take a few nanoseconds, it ran 13.1 ns a state against the
+//     recursion's 7.6 on one worker, and 1.05× the recursion's speed on
+//     two; below about 20 ns an item, let the body take a batch
+//     (Feeder.Take), which brought that to 10.5 ns and 1.43×
+//     (benchmarks/nqueens), or make the items larger. Items
 //     that are memory loads pay more a call: a CSR reachability's body of
 //     one node ran 27–44 ns a node over its sequential search (211
 //     against 184, 303 against 259 in a slower run; benchmarks/reach),
