@@ -7,7 +7,8 @@
 // Spawn). The wsched versions were first written by a
 // newcomer from the README and godoc alone, without the library's source;
 // they are kept as written but for the shared state, which the packets
-// reach through a pointer instead of a package variable.
+// reach through a pointer instead of a package variable, and for the
+// two worklist bodies, which share their feeding loop (shared.feed).
 //
 // A board state is the next row and three bitmasks of the columns and
 // diagonals taken: 16 bytes of scalars, and a few nanoseconds of work
@@ -94,15 +95,7 @@ func NewSolver(n, workers int) (*Solver, error) {
 	}
 	sh := &shared{n: int32(n), mask: uint32(1)<<n - 1, red: scheduler.NewReducer(s, func(a, b int) int { return a + b })}
 	wl, err := scheduler.NewWorklist(s, "nqueens", func(w *scheduler.Worker, it *item, f *scheduler.Feeder[item]) error {
-		if it.row == sh.n {
-			*sh.red.Local(w)++
-			return nil
-		}
-		for avail := ^(it.cols | it.d1 | it.d2) & sh.mask; avail != 0; {
-			bit := avail & -avail
-			avail ^= bit
-			f.Add(item{it.row + 1, it.cols | bit, (it.d1 | bit) << 1, (it.d2 | bit) >> 1})
-		}
+		*sh.red.Local(w) += sh.feed(*it, f)
 		return nil
 	})
 	if err != nil {
@@ -116,15 +109,7 @@ func NewSolver(n, workers int) (*Solver, error) {
 		k := 1 + copy(batch[1:], f.Take(15))
 		solutions := 0
 		for _, x := range batch[:k] {
-			if x.row == sh.n {
-				solutions++
-				continue
-			}
-			for avail := ^(x.cols | x.d1 | x.d2) & sh.mask; avail != 0; {
-				bit := avail & -avail
-				avail ^= bit
-				f.Add(item{x.row + 1, x.cols | bit, (x.d1 | bit) << 1, (x.d2 | bit) >> 1})
-			}
+			solutions += sh.feed(x, f)
 		}
 		*sh.red.Local(w) += solutions
 		return nil
@@ -138,16 +123,7 @@ func NewSolver(n, workers int) (*Solver, error) {
 
 // WorklistTake counts with a Worklist whose body takes up to 15 more
 // waiting states (Feeder.Take) and handles them in its own loop.
-func (v *Solver) WorklistTake() (int, error) {
-	v.sh.red.Reset()
-	if err := v.wlt.Add([]item{{}}); err != nil {
-		return 0, err
-	}
-	if err := v.s.Run(context.Background()); err != nil {
-		return 0, err
-	}
-	return v.sh.red.Result(), nil
-}
+func (v *Solver) WorklistTake() (int, error) { return v.runWorklist(v.wlt) }
 
 // Close closes the scheduler.
 func (v *Solver) Close() error { return v.s.Close() }
@@ -166,15 +142,31 @@ func (v *Solver) Packets() (int, error) {
 }
 
 // Worklist counts with a Worklist whose body feeds a state's children.
-func (v *Solver) Worklist() (int, error) {
+func (v *Solver) Worklist() (int, error) { return v.runWorklist(v.wl) }
+
+// runWorklist seeds wl with the empty board and runs a cycle.
+func (v *Solver) runWorklist(wl *scheduler.Worklist[item]) (int, error) {
 	v.sh.red.Reset()
-	if err := v.wl.Add([]item{{}}); err != nil {
+	if err := wl.Add([]item{{}}); err != nil {
 		return 0, err
 	}
 	if err := v.s.Run(context.Background()); err != nil {
 		return 0, err
 	}
 	return v.sh.red.Result(), nil
+}
+
+// feed feeds x's children to f and returns 1 if x is a solution, else 0.
+func (sh *shared) feed(x item, f *scheduler.Feeder[item]) int {
+	if x.row == sh.n {
+		return 1
+	}
+	for avail := ^(x.cols | x.d1 | x.d2) & sh.mask; avail != 0; {
+		bit := avail & -avail
+		avail ^= bit
+		f.Add(item{x.row + 1, x.cols | bit, (x.d1 | bit) << 1, (x.d2 | bit) >> 1})
+	}
+	return 0
 }
 
 // Join counts by joins: every state with children opens a join whose
