@@ -13,7 +13,8 @@ import (
 // their own) belongs to it, and when the last of them has finished, c runs
 // as a packet. P's own place in its join (if it belongs to one) passes to
 // c: P's join waits for c, not for P's return. No worker ever blocks; the
-// worker that finishes the last member spawns the continuation.
+// worker that finishes the last member spawns the continuation (or runs
+// it: fire).
 //
 // Counting. A join's pending count is the number of its members not yet
 // finished, plus joinBias while the opener P still runs. P's spawns are
@@ -26,7 +27,8 @@ import (
 // subtracts 1 when it finishes. Every increment precedes its decrement, so
 // once the bias is gone the count is exactly the number of unfinished
 // members and reaches zero once, when the last finishes: that worker
-// spawns the continuation.
+// spawns the continuation, or runs it inline where the join's opener ran
+// inline and its members finished before it returned (fire).
 
 // joinBias is the opener's hold on its join's count (far above any number
 // of packets).
@@ -102,10 +104,13 @@ func frameArena[C Packet](w *Worker) *arena[frame[C]] {
 // the join orders their writes before it), or a value behind a mutex in
 // c for anything else; no slice per node (ExampleJoin_children; a count
 // by joins over a tree whose nodes have 0 to 7 children allocates nothing
-// per node: TestJoinAnyChildrenAllocatesNothingPerNode). When the last
-// member of a join finishes inline (SpawnOrRun), the continuation runs
-// inline too, at once, where SpawnOrRun would run a child inline (else it
-// is spawned), so a subtree run inline frees its join frames as it goes:
+// per node: TestJoinAnyChildrenAllocatesNothingPerNode). When a packet
+// that SpawnOrRun ran inline opened a join whose members have all
+// finished by the time it returns (they ran inline too), the continuation
+// runs inline at once, where SpawnOrRun would run a child inline (else it
+// is spawned), nested at most SpawnOrRun's 64 levels (a chain of such
+// continuations, each opening the next join, is spawned past them); so a
+// subtree run inline frees its join frames as it goes:
 // a count of N-queens 13 by joins with SpawnOrRun children, 4.7 million
 // states on one worker, allocated 54 KB in its first cycle, where
 // spawning those continuations kept every frame until the root's packet
@@ -171,10 +176,11 @@ func (w *Worker) endJoin() {
 
 // fire spawns the continuation of f, whose members have all finished, on
 // w, in the stage of the packet that finished last, as a member of f's
-// parent join (its place there was f's opener's), and frees f. Where the
-// last member ran inline (SpawnOrRun) and SpawnOrRun would run a child
-// inline now, it frees f and runs the continuation inline instead, so
-// that a subtree run inline frees its frames as it goes.
+// parent join (its place there was f's opener's), and frees f. Where f's
+// opener ran inline (SpawnOrRun settles its joins: w.fireInline) and
+// SpawnOrRun would run a child inline now, it frees f and runs the
+// continuation inline instead, so that a subtree run inline frees its
+// frames as it goes.
 func (f *frame[C]) fire(w *Worker) {
 	if w.fireInline && w.inlineOK() {
 		v, parent := f.v, f.hdr.parent

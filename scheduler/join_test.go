@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -483,4 +484,82 @@ func TestJoinInlineContinuationFails(t *testing.T) {
 			assert.Equal(t, fibDirect(15), out)
 		})
 	}
+}
+
+// phase is one of a chain of joins: phase i opens a join whose
+// continuation is phase i+1, with one inline member; each records the
+// depth of its goroutine's stack.
+type phase struct {
+	i, n   int
+	depths *[]int
+}
+
+func (p phase) Run(w *Worker) error {
+	pcs := make([]uintptr, 1<<16)
+	*p.depths = append(*p.depths, runtime.Callers(0, pcs))
+	if p.i >= p.n {
+		return nil
+	}
+	Join(w, phase{p.i + 1, p.n, p.depths})
+	SpawnOrRun(w, counter{new(atomic.Int64)})
+	return nil
+}
+
+// TestJoinInlineContinuationChainBounded: a chain of joins whose
+// continuations each open the next (a sequence of parallel phases), all
+// members inline, runs every phase once, and its continuations nest on
+// the stack at most SpawnOrRun's 64 levels: past them they are spawned,
+// and the stack stays as deep as at the start, however long the chain.
+func TestJoinInlineContinuationChainBounded(t *testing.T) {
+	const n = 500
+	s := newSched(t, Config{Workers: 1})
+	var depths []int
+	require.NoError(t, s.Add(Func("root", func(w *Worker) error {
+		SpawnOrRun(w, phase{0, n, &depths})
+		return nil
+	})))
+	require.NoError(t, runCycle(t, s))
+	require.Len(t, depths, n+1, "phases run")
+	deepest := slices.Max(depths)
+	assert.Less(t, deepest-depths[1], 64*12, "frames the chain added (phase 1: %d, deepest: %d)", depths[1], deepest)
+	assert.Less(t, depths[n]-depths[1], 64*12, "frames at the last phase (phase 1: %d, last: %d)", depths[1], depths[n])
+}
+
+// goexitCont is a continuation that calls runtime.Goexit.
+type goexitCont struct{}
+
+func (goexitCont) Run(*Worker) error { runtime.Goexit(); return nil }
+
+// TestJoinInlineContinuationGoexit: runtime.Goexit in a continuation run
+// inline is reported naming it, and leaves the worker as it was: in the
+// next cycle a join whose member was spawned runs its continuation as a
+// packet of its own, not inline.
+func TestJoinInlineContinuationGoexit(t *testing.T) {
+	s := newSched(t, Config{Workers: 1})
+	var m atomic.Int64
+	require.NoError(t, s.Add(Func("root", func(w *Worker) error {
+		SpawnOrRun(w, Func("inner", func(w *Worker) error {
+			Join(w, goexitCont{})
+			SpawnOrRun(w, counter{&m})
+			return nil
+		}))
+		return nil
+	})))
+	err := runCycle(t, s)
+	var ce *CycleError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "scheduler.goexitCont", ce.Packet)
+	assert.True(t, ce.Panicked)
+
+	before := s.Stats().Workers[0].Inlined
+	var ran, cont atomic.Int64
+	require.NoError(t, s.Add(Func("opener", func(w *Worker) error {
+		Join(w, counter{&cont})
+		Spawn(w, counter{&ran})
+		return nil
+	})))
+	require.NoError(t, runCycle(t, s))
+	assert.EqualValues(t, 1, ran.Load())
+	assert.EqualValues(t, 1, cont.Load())
+	assert.Zero(t, s.Stats().Workers[0].Inlined-before, "packets run inline in the second cycle")
 }

@@ -98,15 +98,15 @@ func isNil[P Packet](v P) bool {
 //
 // v runs in the running packet's stage, is counted as a packet of its own
 // (Stats and WorkerStats.Inlined) and belongs to the running packet's join
-// like a spawned one. If v finishes a join (it opened one whose members
-// have all finished, or it was the last member of one), the join's
-// continuation runs inline too, under the same rule, and is counted the
-// same way. If it fails or panics, the cycle ends with a
+// like a spawned one. If v opened a join whose members have all finished
+// when v returns, the join's continuation runs inline too, under the same
+// rule, and is counted the same way. If it fails or panics, the cycle ends with a
 // *CycleError naming v, and SpawnOrRun returns: the running packet goes on
 // (what it spawns next is dropped with the aborting cycle; its context is
 // cancelled). runtime.Goexit in v ends the running packet too. v must not
 // wait for something the running packet holds (a lock, a channel it has
-// yet to send on).
+// yet to send on), nor may the continuation of a join v opens, which may
+// run inline too.
 //
 // An inline child costs about 10 ns beyond a plain call when its value
 // holds only scalar fields (BenchmarkSpawnOrRunNode, one worker, a
@@ -233,7 +233,13 @@ func runContinuation[C Packet](w *Worker, c C, parent *joinHdr) {
 	w.hot.inlined++
 	w.tick()
 	if w.js.join != nil || w.js.opened != nil {
+		// A continuation this endJoin fires runs nested in this one:
+		// counted as one more inline level, so that a chain of them (c
+		// opened a join whose members ran inline, its continuation did
+		// the same, …) is bounded by maxInline and then spawned.
+		w.inlineDepth++
 		w.endJoin()
+		w.inlineDepth--
 	}
 	w.js = saved
 }

@@ -304,6 +304,7 @@ func (w *Worker) burst(t task) {
 		// (An inline run's Goexit unwound its parents too; it is the
 		// inline child that is named.)
 		w.inlineDepth = 0
+		w.fireInline = false
 		name, item := w.goexitName, w.goexitItem
 		if name == "" {
 			name, item = safeName(w.cur.p), w.failedItem(w.cur.p)
