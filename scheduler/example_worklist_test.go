@@ -221,3 +221,42 @@ func ExampleFeeder_Take() {
 	// Output:
 	// 1048576 nodes reached
 }
+
+// A stack worklist's body appends what it feeds to the stack it is given
+// and returns it, as append does, and gets its item by value: for small
+// items it runs nearly as fast as the sequential loop it replaces. Here:
+// the solutions of 10 queens, one board state an item.
+func ExampleNewStackWorklist() {
+	s, err := scheduler.New(scheduler.Config{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	type board struct{ row, cols, d1, d2 uint32 } // the next row; columns and diagonals taken
+	const n, mask = 10, 1<<10 - 1
+	solutions := scheduler.NewReducer(s, func(a, b int) int { return a + b })
+	wl, err := scheduler.NewStackWorklist(s, "queens", func(w *scheduler.Worker, b board, stack []board) ([]board, error) {
+		if b.row == n {
+			*solutions.Local(w)++
+			return stack, nil
+		}
+		for free := ^(b.cols | b.d1 | b.d2) & mask; free != 0; {
+			bit := free & -free
+			free ^= bit
+			stack = append(stack, board{b.row + 1, b.cols | bit, (b.d1 | bit) << 1, (b.d2 | bit) >> 1})
+		}
+		return stack, nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := wl.Add([]board{{}}); err != nil {
+		panic(err)
+	}
+	if err := s.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println("solutions:", solutions.Result(), "states:", wl.Stats().Items)
+	// Output:
+	// solutions: 724 states: 35539
+}

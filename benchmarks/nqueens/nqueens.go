@@ -74,6 +74,7 @@ type Solver struct {
 	sh  *shared
 	wl  *scheduler.Worklist[item]
 	wlt *scheduler.Worklist[item] // the body on batches (Take)
+	wls *scheduler.Worklist[item] // the body in the stack form
 }
 
 // shared is what every packet of a count points to.
@@ -118,8 +119,29 @@ func NewSolver(n, workers int) (*Solver, error) {
 		s.Close()
 		return nil, err
 	}
-	return &Solver{s: s, sh: sh, wl: wl, wlt: wlt}, nil
+	// The body in the stack form: it appends to the stack it is given.
+	wls, err := scheduler.NewStackWorklist(s, "nqueens-stack", func(w *scheduler.Worker, it item, st []item) ([]item, error) {
+		if it.row == sh.n {
+			*sh.red.Local(w)++
+			return st, nil
+		}
+		for avail := ^(it.cols | it.d1 | it.d2) & sh.mask; avail != 0; {
+			bit := avail & -avail
+			avail ^= bit
+			st = append(st, item{it.row + 1, it.cols | bit, (it.d1 | bit) << 1, (it.d2 | bit) >> 1})
+		}
+		return st, nil
+	})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &Solver{s: s, sh: sh, wl: wl, wlt: wlt, wls: wls}, nil
 }
+
+// WorklistStack counts with a stack worklist (NewStackWorklist) whose
+// body appends a state's children to the stack it is given.
+func (v *Solver) WorklistStack() (int, error) { return v.runWorklist(v.wls) }
 
 // WorklistTake counts with a Worklist whose body takes up to 15 more
 // waiting states (Feeder.Take) and handles them in its own loop.

@@ -42,11 +42,12 @@ func TestEveryWayCounts(t *testing.T) {
 // ways are a Solver's counts by name.
 func ways(v *Solver) map[string]func() (int, error) {
 	return map[string]func() (int, error){
-		"packets":       v.Packets,
-		"worklist":      v.Worklist,
-		"worklist-take": v.WorklistTake,
-		"join-inline":   func() (int, error) { return v.Join(true) },
-		"join-spawn":    func() (int, error) { return v.Join(false) },
+		"packets":        v.Packets,
+		"worklist":       v.Worklist,
+		"worklist-take":  v.WorklistTake,
+		"worklist-stack": v.WorklistStack,
+		"join-inline":    func() (int, error) { return v.Join(true) },
+		"join-spawn":     func() (int, error) { return v.Join(false) },
 	}
 }
 
@@ -77,7 +78,7 @@ func BenchmarkNQueens(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*states), "ns/state")
 	})
 	for _, workers := range []int{1, 2} {
-		for _, name := range []string{"packets", "worklist", "worklist-take", "join-inline", "join-spawn"} {
+		for _, name := range []string{"packets", "worklist", "worklist-take", "worklist-stack", "join-inline", "join-spawn"} {
 			b.Run(fmt.Sprintf("workers=%d/exec=%s", workers, name), func(b *testing.B) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
 				v, err := NewSolver(n, workers)
