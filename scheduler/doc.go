@@ -65,16 +65,16 @@
 //     benchmarks/uts), 1.5 ns over the same loop with a cheap body
 //     (BenchmarkWorklistNode), and it splits only while a worker is idle.
 //     The cost does not shrink with the item: on N-queens 13, whose
-//     states take a few nanoseconds, it ran 13.1 ns a state against the
-//     recursion's 7.6 on one worker, and 1.05× the recursion's speed on
+//     states take a few nanoseconds, it ran 12.8 ns a state against the
+//     recursion's 7.5 on one worker, and 1.12× the recursion's speed on
 //     two; below about 20 ns an item, let the body take a batch
-//     (Feeder.Take), which brought that to 10.5 ns and 1.43×
+//     (Feeder.Take), which brought that to 9.8 ns and 1.52×
 //     (benchmarks/nqueens), or make the items larger. Most of that cost
 //     is the Feeder's shape, a stack held in memory and the item handed
 //     over through a pointer (benchmarks/stackshape): NewStackWorklist's
 //     body gets the item by value and appends to the stack it is given,
-//     which ran the same count at 11.0–11.7 ns a state on one worker and
-//     5.6 on two. Items
+//     which ran the same count at 11.0 ns a state on one worker and 1.27×
+//     the recursion's speed on two. Items
 //     that are memory loads pay more a call: a CSR reachability's body of
 //     one node ran 27–44 ns a node over its sequential search (211
 //     against 184, 303 against 259 in a slower run; benchmarks/reach),
