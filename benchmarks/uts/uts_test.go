@@ -108,21 +108,22 @@ func executors(t *Tree, workers int) map[string]func() (Exec, error) {
 		}
 	}
 	return map[string]func() (Exec, error){
-		"seq":                  func() (Exec, error) { return Sequential(t), nil },
-		"seq-rec":              func() (Exec, error) { return Recursive(t), nil },
-		"seq-feed":             func() (Exec, error) { return Feeding(t), nil },
-		"wsched-spawn":         ws(WSchedOptions{}),
-		"wsched-inline":        ws(WSchedOptions{Inline: true}),
-		"wsched-inline-scalar": ws(WSchedOptions{Inline: true, Scalar: true}),
-		"wsched-spawn-join":    ws(WSchedOptions{Join: true}),
-		"wsched-inline-join":   ws(WSchedOptions{Inline: true, Join: true}),
-		"wsched-split":         ws(WSchedOptions{Split: true}),
-		"wsched-worklist":      ws(WSchedOptions{Worklist: true}),
-		"waitgroup":            func() (Exec, error) { return Goroutines(t, DefaultCutoff(workers)), nil },
-		"errgroup":             func() (Exec, error) { return Errgroup(t, DefaultCutoff(workers)), nil },
-		"chanpool":             func() (Exec, error) { return ChanPool(t, workers) },
-		"ants":                 func() (Exec, error) { return Ants(t, workers) },
-		"pond":                 func() (Exec, error) { return Pond(t, workers) },
+		"seq":                   func() (Exec, error) { return Sequential(t), nil },
+		"seq-rec":               func() (Exec, error) { return Recursive(t), nil },
+		"seq-feed":              func() (Exec, error) { return Feeding(t), nil },
+		"wsched-spawn":          ws(WSchedOptions{}),
+		"wsched-inline":         ws(WSchedOptions{Inline: true}),
+		"wsched-inline-scalar":  ws(WSchedOptions{Inline: true, Scalar: true}),
+		"wsched-spawn-join":     ws(WSchedOptions{Join: true}),
+		"wsched-inline-join":    ws(WSchedOptions{Inline: true, Join: true}),
+		"wsched-split":          ws(WSchedOptions{Split: true}),
+		"wsched-worklist":       ws(WSchedOptions{Worklist: true}),
+		"wsched-worklist-stack": ws(WSchedOptions{Worklist: true, Stack: true}),
+		"waitgroup":             func() (Exec, error) { return Goroutines(t, DefaultCutoff(workers)), nil },
+		"errgroup":              func() (Exec, error) { return Errgroup(t, DefaultCutoff(workers)), nil },
+		"chanpool":              func() (Exec, error) { return ChanPool(t, workers) },
+		"ants":                  func() (Exec, error) { return Ants(t, workers) },
+		"pond":                  func() (Exec, error) { return Pond(t, workers) },
 	}
 }
 

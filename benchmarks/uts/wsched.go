@@ -41,6 +41,11 @@ type WSchedOptions struct {
 	// passes in registers, where Node's [20]byte is passed in memory:
 	// what the scheduler's SpawnOrRun doc advises for a packet per node.
 	Scalar bool
+	// Stack, with Worklist, makes it a stack worklist
+	// (scheduler.NewStackWorklist): the body gets the node by value and
+	// appends its children to the stack it is given, each computed in
+	// its place there.
+	Stack bool
 	// WorklistBatch is the worklist's batch (scheduler.WorklistBatch);
 	// 0 keeps the default.
 	WorklistBatch int
@@ -61,13 +66,24 @@ func WSched(t *Tree, o WSchedOptions) (Exec, error) {
 		if o.WorklistBatch != 0 {
 			opts = append(opts, scheduler.WorklistBatch(o.WorklistBatch))
 		}
-		e.wl, err = scheduler.NewWorklist(s, "uts", func(w *scheduler.Worker, n *Node, f *scheduler.Feeder[Node]) error {
-			*e.nodes.Local(w)++
-			for i := range t.NumChildren(n) {
-				t.ChildInto(n, i, f.Next())
-			}
-			return nil
-		}, opts...)
+		if o.Stack {
+			e.wl, err = scheduler.NewStackWorklist(s, "uts", func(w *scheduler.Worker, n Node, st []Node) ([]Node, error) {
+				*e.nodes.Local(w)++
+				for i := range t.NumChildren(&n) {
+					st = append(st, Node{})
+					t.ChildInto(&n, i, &st[len(st)-1])
+				}
+				return st, nil
+			}, opts...)
+		} else {
+			e.wl, err = scheduler.NewWorklist(s, "uts", func(w *scheduler.Worker, n *Node, f *scheduler.Feeder[Node]) error {
+				*e.nodes.Local(w)++
+				for i := range t.NumChildren(n) {
+					t.ChildInto(n, i, f.Next())
+				}
+				return nil
+			}, opts...)
+		}
 		if err != nil {
 			s.Close()
 			return nil, err
