@@ -24,7 +24,10 @@
 // A Worklist runs a body on items and on every item a body feeds, the
 // sequential loop over a stack on every worker: each worker keeps its
 // items by value on a stack of its own, depth-first, and the oldest half
-// moves to an idle worker only while one is idle. A Reducer keeps a value
+// moves to an idle worker only while one is idle (NewWorklist: the body
+// feeds through a Feeder; NewStackWorklist: it gets the item by value and
+// appends to the stack it is given, faster for small items of scalar
+// fields). A Reducer keeps a value
 // per worker (a count, a sum) that packets update without atomics and
 // combines them once the cycle has run.
 //
@@ -212,6 +215,11 @@
 //	a SpawnOrRun child over a plain call, a 40-byte node of scalars   +10.3 ns
 //	  the same node with an array field (passed in memory)            +18.6 ns
 //	a UTS packet per node over the fastest sequential search         +11–16 ns (scalar fields), +27–31 ns ([20]byte)
+//
+// Per item of a few nanoseconds (N-queens 13, medians of 5, ns a state;
+// benchmarks/results/epyc2/nqueens): the recursion 7.54; a Feeder body
+// 12.80 on one worker and 6.72 on two, with Take 9.75 and 4.96; a stack
+// body 10.97 and 5.93; a packet per state 17.12 and 8.97.
 //
 // benchmarks/README.md compares wsched with goroutines, errgroup, a
 // channel pool, ants, pond and conc on the harness's workloads, and with
