@@ -229,8 +229,14 @@ func NewWorklist[T any](s *Scheduler, name string, body func(w *Worker, item *T,
 // what it feeds appended, the last appended to run next. It may also
 // take waiting items off the end to handle in the same call (copy them
 // out first: appends write over their places; when T holds pointers the
-// worklist clears the places it removed). It must return the stack it was
-// given or one append made from it, and keep none of it after the call.
+// worklist clears the places of the items it was given that the body
+// removed; items it appends and then removes itself are its own to clear.
+// WorklistStats.Items counts the items the worklist handed to the body,
+// not those it took: unlike Feeder.Take, it cannot tell how many a body
+// took and then appended over). It must return
+// the stack it was given or one append made from it, and keep none of it
+// after the call; a stack shorter than it was given and not made from it
+// (nil, for one) ends the cycle with an error naming the worklist.
 // Returning an error ends the cycle as for NewWorklist's body; the items
 // it appended in that call are dropped, and those of a body that panics
 // are dropped without being counted in WorklistStats.Dropped.
@@ -310,7 +316,9 @@ func (wl *Worklist[T]) Add(items []T, opts ...Option) error {
 
 // Spawn feeds items to the worklist from the packet running on w: onto
 // w's stack if w is running the worklist's body now (a body's Spawn is
-// its Feeder's Add), else as packets of the worklist spawned on w (Spawn,
+// its Feeder's Add; not for a stack worklist, whose body appends to its
+// stack instead: its Spawn always queues packets, which run after the
+// worker's stack, not depth-first), else as packets of the worklist spawned on w (Spawn,
 // by value: no allocation), in the running packet's stage and join. Only
 // the packet running on w may call it; on a *Worker kept past its
 // packet's Run, or one of another scheduler, it panics.
@@ -496,15 +504,31 @@ func (wl *Worklist[T]) drainStack(w *Worker, f *Feeder[T]) error {
 		}
 		st = st[:n]
 		f.items, f.lo = st, 0
-		if st, err = body(w, it, st); err != nil {
+		st, err = body(w, it, st)
+		if len(st) < n {
+			if unsafe.SliceData(st) == unsafe.SliceData(f.items) {
+				if ptrs {
+					clear(f.items[len(st):n]) // the body took these itself
+				}
+			} else { // nil, or not made from the stack it was given
+				if err == nil {
+					err = fmt.Errorf("worklist %s: the body returned a stack of %d items not made from the %d it was given", wl.name, len(st), n)
+				}
+				if ptrs {
+					clear(f.items[n:cap(f.items)]) // what it appended in place
+				}
+				st = f.items // drop what was waiting
+			}
+		}
+		if err != nil {
 			w.item = describeItem(it)
-			if len(st) < n || unsafe.SliceData(st) != unsafe.SliceData(f.items) {
-				st = f.items // an inconsistent return: drop what was waiting
+			if ptrs { // drop clears st; clear what else the body wrote
+				if unsafe.SliceData(st) != unsafe.SliceData(f.items) {
+					clear(f.items[:cap(f.items)]) // an append moved the stack: the old array
+				}
+				clear(st[len(st):cap(st)])
 			}
 			break
-		}
-		if len(st) < n && ptrs && unsafe.SliceData(st) == unsafe.SliceData(f.items) {
-			clear(f.items[len(st):n]) // the body took these itself
 		}
 		if s.nIdle() != 0 && len(st) >= 2 {
 			f.items, f.lo = st, 0
@@ -533,6 +557,9 @@ func (wl *Worklist[T]) drainStack(w *Worker, f *Feeder[T]) error {
 func (f *Feeder[T]) abandon(w *Worker, finished *bool) {
 	if !*finished {
 		w.item = describeItem(f.cur)
+		if f.wl.ptrs && f.wl.sbody != nil {
+			clear(f.items[len(f.items):cap(f.items)]) // what the stack body appended in place
+		}
 		f.drop()
 	}
 }

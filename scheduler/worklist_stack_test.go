@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -73,9 +74,10 @@ func TestStackWorklistRunsEveryItemOnce(t *testing.T) {
 
 // TestStackWorklistTakesFromTheStack: a body that takes up to 3 more
 // waiting items off the end of its stack, copying them out before it
-// appends, runs every node once, and the worklist counts each taken item
-// where the body ran it, not as dropped; places it took are cleared when
-// T holds pointers (every payload is unreachable after Run).
+// appends, runs every node once; the worklist counts the items it handed
+// to the body as run and the taken ones not at all (not as dropped);
+// places the body took are cleared when T holds pointers (no payload is
+// reachable after Run, the worklist still alive).
 func TestStackWorklistTakesFromTheStack(t *testing.T) {
 	type ref struct {
 		p *payload
@@ -111,10 +113,12 @@ func TestStackWorklistTakesFromTheStack(t *testing.T) {
 			require.NoError(t, runCycle(t, s))
 			require.Equal(t, int64(len(ps)), tr.runs.Load(), "payloads run")
 			st := wl.Stats()
-			assert.Equal(t, uint64(len(ps)), st.Items+uint64(extra.Load()), "items run by the worklist plus those the bodies took")
+			assert.Equal(t, uint64(len(ps)), st.Items+uint64(extra.Load()), "items the worklist ran plus those the bodies took")
+			assert.Positive(t, extra.Load(), "items the bodies took")
 			assert.Zero(t, st.Dropped)
 			ps = nil
 			require.Zero(t, tr.alive(), "items reachable after Run returned")
+			runtime.KeepAlive(wl) // the worklist, its stacks with it, is still in use
 		})
 	}
 }
@@ -124,7 +128,7 @@ func TestStackWorklistTakesFromTheStack(t *testing.T) {
 // stack is dropped and counted (an erring body's appends too; a
 // panicking body's appends are not counted), and the next cycle runs.
 func TestStackWorklistFailureNamesIt(t *testing.T) {
-	for _, how := range []string{"error", "error-nil-stack", "panic"} {
+	for _, how := range []string{"error", "error-nil-stack", "nil-stack", "panic"} {
 		t.Run(how, func(t *testing.T) {
 			s := newSched(t, Config{Workers: 1})
 			var fed atomic.Uint64
@@ -143,6 +147,9 @@ func TestStackWorklistFailureNamesIt(t *testing.T) {
 					case "error-nil-stack":
 						fed.Add(^uint64(1))
 						return nil, errWorklistBoom
+					case "nil-stack": // a misuse: it loses the stack
+						fed.Add(^uint64(1))
+						return nil, nil
 					}
 					return st, errWorklistBoom
 				}
@@ -156,9 +163,12 @@ func TestStackWorklistFailureNamesIt(t *testing.T) {
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, "walker", ce.Packet)
 			assert.Equal(t, "5000", ce.Item)
-			if how == "panic" {
+			switch how {
+			case "panic":
 				assert.Equal(t, "walker broke", ce.Value)
-			} else {
+			case "nil-stack":
+				assert.ErrorContains(t, err, "worklist walker: the body returned a stack of 0 items not made from the")
+			default:
 				assert.ErrorIs(t, err, errWorklistBoom)
 			}
 			st := wl.Stats()
@@ -209,4 +219,64 @@ func TestStackWorklistAllocatesNothingPerItem(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = NewStackWorklist(s, "", func(*Worker, int, []int) ([]int, error) { return nil, nil })
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// stackRef is an item that holds a pointer, for the reference tests.
+type stackRef struct {
+	p *payload
+	k int
+}
+
+// TestStackWorklistFailureDropsReferences: a stack body that fails after
+// appending in place (its stack's capacity 8, 7 waiting) or after an
+// append that moved the stack, by panic, runtime.Goexit, an error with a
+// nil stack or one cut short, or an error with the stack it appended to,
+// leaves no item reachable once Run has returned; with the appended stack
+// returned, every item fed is counted as run or dropped.
+func TestStackWorklistFailureDropsReferences(t *testing.T) {
+	for _, how := range []string{"panic", "goexit", "error-nil", "error-short", "error-in-place", "error-moved"} {
+		t.Run(how, func(t *testing.T) {
+			s := newSched(t, Config{Workers: 1})
+			tr := &tracker{}
+			ps := make([]*payload, 20)
+			for i := range ps {
+				ps[i] = tr.packet().p
+			}
+			wl, err := NewStackWorklist(s, "refs", func(w *Worker, it stackRef, st []stackRef) ([]stackRef, error) {
+				if it.k == 0 {
+					for i := 1; i <= 8; i++ { // the stack's capacity is 8 after this
+						st = append(st, stackRef{ps[i], i})
+					}
+					return st, nil
+				}
+				st = append(st, stackRef{ps[10], 10}) // in place: 7 waited
+				switch how {
+				case "panic":
+					panic("refs broke")
+				case "goexit":
+					runtime.Goexit()
+				case "error-nil":
+					return nil, errWorklistBoom
+				case "error-short":
+					return st[:1], errWorklistBoom
+				case "error-moved":
+					st = append(st, stackRef{ps[11], 11}, stackRef{ps[12], 12}) // past the capacity
+				}
+				return st, errWorklistBoom
+			})
+			require.NoError(t, err)
+			require.NoError(t, wl.Add([]stackRef{{ps[0], 0}}))
+			require.Error(t, runCycle(t, s))
+			st := wl.Stats()
+			switch how {
+			case "error-in-place":
+				assert.EqualValues(t, 1+8+1, st.Items+st.Dropped, "fed = run + dropped (%+v)", st)
+			case "error-moved":
+				assert.EqualValues(t, 1+8+3, st.Items+st.Dropped, "fed = run + dropped (%+v)", st)
+			}
+			ps = nil
+			assert.Zero(t, tr.alive(), "items reachable after Run returned")
+			runtime.KeepAlive(wl) // the worklist, its stacks with it, is still in use
+		})
+	}
 }
