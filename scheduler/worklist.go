@@ -236,7 +236,9 @@ func NewWorklist[T any](s *Scheduler, name string, body func(w *Worker, item *T,
 // took and then appended over). It must return
 // the stack it was given or one append made from it, and keep none of it
 // after the call; a stack shorter than it was given and not made from it
-// (nil, for one) ends the cycle with an error naming the worklist.
+// (nil, for one) ends the cycle with an error naming the worklist. So a
+// leaf returns the stack it was given (return stack, nil), never nil: nil
+// passes only while nothing waits, as in a small test.
 // Returning an error ends the cycle as for NewWorklist's body; the items
 // it appended in that call are dropped, and those of a body that panics
 // are dropped without being counted in WorklistStats.Dropped.
@@ -249,7 +251,13 @@ func NewWorklist[T any](s *Scheduler, name string, body func(w *Worker, item *T,
 // struct of scalars (passed in registers): N-queens 13 cost 7.9 ns a
 // state in this shape without the scheduler and 12.5 in the Feeder's,
 // against 6.7 for a loop on a local stack (benchmarks/stackshape). For a
-// large T, or one with an array field, the item is copied either way. Worklist.Spawn from the
+// large T, or one with an array field, the item is copied either way.
+// The scheduler still costs 3–4 ns an item in this form, most of an item
+// of 1–2 ns: a subset-sum search of 1.6 ns states, written from these
+// docs, ran 2.7× slower than its recursion on one worker and at 0.74× its
+// speed on two. Give such items more work: let the body search a few
+// levels below its item with a plain loop and feed only the states below
+// them. Worklist.Spawn from the
 // body queues packets (it cannot reach the slice the body holds): append
 // instead. The errors are NewWorklist's.
 func NewStackWorklist[T any](s *Scheduler, name string, body func(w *Worker, item T, stack []T) ([]T, error), opts ...WorklistOption) (*Worklist[T], error) {
