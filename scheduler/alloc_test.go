@@ -161,11 +161,13 @@ func packetNames(s *Scheduler) []string {
 }
 
 // varNode is a node of a tree whose nodes have 0 to 7 children, counted
-// through a join per node whose continuation holds the children's sum.
+// through a join per node whose continuation holds the children's sum;
+// its children are spawned, or run with SpawnOrRun if inline.
 type varNode struct {
-	key   uint64
-	depth int32
-	out   *int64
+	key    uint64
+	depth  int32
+	out    *int64
+	inline bool
 }
 
 type varSum struct {
@@ -186,7 +188,12 @@ func (n varNode) Run(w *Worker) error {
 	}
 	j := Join(w, varSum{out: n.out})
 	for i := range kids {
-		Spawn(w, varNode{n.key*31 + uint64(i) + 1, n.depth + 1, &j.sum})
+		c := varNode{n.key*31 + uint64(i) + 1, n.depth + 1, &j.sum, n.inline}
+		if n.inline {
+			SpawnOrRun(w, c)
+		} else {
+			Spawn(w, c)
+		}
 	}
 	return nil
 }
@@ -218,25 +225,6 @@ func TestJoinAnyChildrenAllocatesNothingPerNode(t *testing.T) {
 	assert.LessOrEqual(t, allocs, 4.0, "allocations per cycle of %d nodes", nodes)
 }
 
-// varInlineNode is varNode with its children run by SpawnOrRun.
-type varInlineNode varNode
-
-func (n varInlineNode) Run(w *Worker) error {
-	kids := 0
-	if n.depth < 9 {
-		kids = int(n.key*0x9e3779b97f4a7c15>>61) % 8
-	}
-	if kids == 0 {
-		atomic.AddInt64(n.out, 1)
-		return nil
-	}
-	j := Join(w, varSum{out: n.out})
-	for i := range kids {
-		SpawnOrRun(w, varInlineNode{n.key*31 + uint64(i) + 1, n.depth + 1, &j.sum})
-	}
-	return nil
-}
-
 // TestJoinInlineFreesFrames: a count by joins whose children run inline
 // (SpawnOrRun) frees each join's frame as its subtree finishes, in the
 // running packet: the first cycle over a tree of 100,000 nodes or more,
@@ -253,7 +241,7 @@ func TestJoinInlineFreesFrames(t *testing.T) {
 	var nodes int64
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	require.NoError(t, s.Add(varInlineNode{key: 3, out: &nodes}))
+	require.NoError(t, s.Add(varNode{key: 3, out: &nodes, inline: true}))
 	require.NoError(t, runCycle(t, s))
 	runtime.ReadMemStats(&after)
 	var want int64
