@@ -29,17 +29,19 @@ func TestAllocs(t *testing.T) {
 		t.Helper()
 		assert.LessOrEqual(t, testing.AllocsPerRun(runs, f), max, "%s: allocs per run", what)
 	}
-	// checkCycle is check after ten runs of f: a cycle's deques and arenas
-	// grow to what it holds at once in the first cycles (and, rarely, a
-	// later cycle whose steals leave more live at once grows them a
-	// chunk more: a few allocations over all runs, which the per-run
-	// average, an integer, does not show).
+	// checkCycle measures f, which runs a cycle, after ten runs: a
+	// cycle's deques and arenas grow to what it holds at once in the
+	// first cycles. It allows fewer than one allocation a cycle over max:
+	// rarely, a later cycle whose steals leave more live at once grows
+	// them a chunk more, and a parked worker may allocate the runtime's
+	// wait record after a collection (see cycleAllocs). A cycle here runs
+	// thousands of packets, so one allocation a packet is far above that.
 	checkCycle := func(what string, runs int, f func(), max float64) {
 		t.Helper()
 		for range 10 {
 			f()
 		}
-		check(what, runs, f, max)
+		assert.Less(t, cycleAllocs(runs, f), max+1, "%s: allocs per cycle", what)
 	}
 	for _, cfg := range []Config{{}, {Local: LocalLIFO}, {Local: LocalFIFO, Steal: StealOne}, {PacketTiming: true}, {LearnHeavy: true}} {
 		cfg.Workers, cfg.Stages = 2, []string{"a", "b"}
@@ -72,22 +74,22 @@ func TestAllocs(t *testing.T) {
 		const chain = 10000
 		var done atomic.Int64
 		chains := []Packet{&chainPacket{done: &done}, &chainPacket{done: &done}}
-		checkCycle("cycle of 2 spawn chains", 5, func() {
+		checkCycle("cycle of 2 spawn chains", 20, func() {
 			for _, c := range chains {
 				c.(*chainPacket).left = chain
 			}
 			s.AddAll(chains)
 			s.Run(bg)
 		}, 0)
-		require.Equal(t, int64(2*16), done.Load(), "chains done")
+		require.Equal(t, int64(2*31), done.Load(), "chains done")
 
 		done.Store(0)
 		values := []Packet{valueChain{chain, &done}, valueChain{chain, &done}}
-		checkCycle("cycle of 2 value spawn chains", 5, func() {
+		checkCycle("cycle of 2 value spawn chains", 20, func() {
 			s.AddAll(values)
 			s.Run(bg)
 		}, 0)
-		require.Equal(t, int64(2*16), done.Load(), "value chains done")
+		require.Equal(t, int64(2*31), done.Load(), "value chains done")
 
 		tree := &heapTree{nodes: make([]heapNode, 1<<13-1), leaves: make([]paddedCount, 2)}
 		for i := range tree.nodes {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -159,4 +160,25 @@ func processCPU() time.Duration {
 	var r syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+// cycleAllocs is testing.AllocsPerRun for a function that runs cycles:
+// the mean number of heap allocations a call of f makes over runs calls,
+// after one call to warm up, counted at the current GOMAXPROCS. Unlike
+// AllocsPerRun it does not set GOMAXPROCS to 1 and back: destroying a P
+// drops the runtime's cache of wait records (sudogs), and a worker that
+// then parks on its channel allocates one again. That is the runtime's
+// cost, not a cycle's, and whether a measured call pays it depends on
+// when the workers park, so under load AllocsPerRun saw one allocation
+// a cycle where none is made. The result is a float (AllocsPerRun's is
+// an integer that hides a few allocations over all runs).
+func cycleAllocs(runs int, f func()) float64 {
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(runs)
 }
