@@ -96,7 +96,7 @@ func processCPU() time.Duration {
 // rank puts the sequential baselines first, then wsched, then the peers.
 func rank(name string) int {
 	switch {
-	case name == "seq" || name == "seq-rec" || name == "seq-feed":
+	case name == "seq" || name == "seq-rec" || name == "seq-feed" || name == "seq-feed-take":
 		return 0
 	case len(name) > 6 && name[:6] == "wsched":
 		return 1
@@ -133,9 +133,10 @@ func searchMin(b *testing.B, tr *Tree, want int64, workers int) {
 // BenchmarkTargets: the worklist's targets on T1 and T3 (4.1 million
 // nodes each), the executors taking turns as in BenchmarkSearchMin:
 // med-ns/node is each one's median search, med-over-seq-ns/node its
-// median minus the fastest sequential search's (the faster median of
-// seq, Search's loop, and seq-feed, the worklist's loop without the
-// scheduler), eff the efficiency T_seq ÷ (workers · T_exec) of the
+// median minus the fastest sequential search's (the fastest median of
+// seq, Search's loop, seq-feed, the worklist's loop without the
+// scheduler, and seq-feed-take, that loop taking 16 nodes at once, the
+// loop of wsched-worklist-take's body), eff the efficiency T_seq ÷ (workers · T_exec) of the
 // medians (T_seq that fastest median in the same run), and vs-waitgroup the goroutines' median ÷ its own (above
 // 1: faster than goroutines with a depth cutoff). For example:
 //
@@ -147,7 +148,7 @@ func BenchmarkTargets(b *testing.B) {
 		for _, workers := range benchWorkers() {
 			b.Run(fmt.Sprintf("tree=%s/workers=%d", p.Name, workers), func(b *testing.B) {
 				withProcs(workers, func() {
-					alternate(b, tr, want, workers, []string{"seq", "seq-feed", "wsched-worklist", "wsched-split", "wsched-inline", "wsched-inline-scalar", "waitgroup"}, true)
+					alternate(b, tr, want, workers, []string{"seq", "seq-feed", "seq-feed-take", "wsched-worklist", "wsched-worklist-take", "wsched-split", "wsched-inline", "wsched-inline-scalar", "waitgroup"}, true)
 				})
 			})
 		}

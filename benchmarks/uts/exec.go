@@ -162,6 +162,51 @@ func (e *feedExec) Search() (int64, error) {
 }
 func (e *feedExec) Close() error { return nil }
 
+// FeedingTake is Feeding taking up to k nodes off the stack at once and
+// pushing the children of each, the newest first: the sequential form of
+// a worklist body that takes k−1 more with Feeder.Take. A child's hash
+// is the SHA-1 of its parent's, and Feeding's next node is the child it
+// has just computed: on the geometric tree, where a node has about one
+// child, every hash waits for the one before. The nodes of a batch are
+// independent, so the CPU can overlap their hashes; on the binomial tree,
+// whose parents compute eight independent children at once, the batch
+// gains nothing (BenchmarkTargets).
+func FeedingTake(t *Tree, k int) Exec { return &feedTakeExec{t: t, k: max(k, 1)} }
+
+type feedTakeExec struct {
+	t      *Tree
+	k      int
+	st, bt []Node
+}
+
+func (e *feedTakeExec) Search() (int64, error) {
+	c := make(chan int64)
+	go func() {
+		t, st, bt, k := e.t, append(e.st[:0], e.t.Root()), e.bt[:0], int64(0)
+		for len(st) > 0 {
+			top := max(len(st)-e.k, 0)
+			bt = append(bt[:0], st[top:]...)
+			st = st[:top]
+			k += int64(len(bt))
+			for j := len(bt) - 1; j >= 0; j-- {
+				n := &bt[j]
+				for i := range t.NumChildren(n) {
+					st = append(st, Node{})
+					t.ChildInto(n, i, &st[len(st)-1])
+				}
+			}
+		}
+		e.st, e.bt = st, bt
+		c <- k
+	}()
+	return <-c, nil
+}
+func (e *feedTakeExec) Close() error { return nil }
+
+// worklistTake is how many more nodes the worklist body with Take takes
+// a call (wsched-worklist-take): a batch of 16, as the docs' examples.
+const worklistTake = 15
+
 // DefaultCutoff is the depth to which the cutoff executors (Goroutines,
 // Errgroup) make a goroutine per node for the given number of workers:
 // log2(workers) + 2, the usual rule (a few subtrees per worker below it on

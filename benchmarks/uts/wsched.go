@@ -46,6 +46,12 @@ type WSchedOptions struct {
 	// appends its children to the stack it is given, each computed in
 	// its place there.
 	Stack bool
+	// Take, with Worklist, makes the body take up to Take more waiting
+	// nodes with Feeder.Take and feed the children of all of them, its
+	// own node's first: the batch the docs advise where an item's work is
+	// a chain of dependent steps, here a SHA-1 of the parent's hash, that
+	// items taken together let the CPU overlap. 0: one node a call.
+	Take int
 	// WorklistBatch is the worklist's batch (scheduler.WorklistBatch);
 	// 0 keeps the default.
 	WorklistBatch int
@@ -74,6 +80,21 @@ func WSched(t *Tree, o WSchedOptions) (Exec, error) {
 					t.ChildInto(&n, i, &st[len(st)-1])
 				}
 				return st, nil
+			}, opts...)
+		} else if o.Take > 0 {
+			e.wl, err = scheduler.NewWorklist(s, "uts", func(w *scheduler.Worker, n *Node, f *scheduler.Feeder[Node]) error {
+				taken := f.Take(o.Take) // before feeding: the waiting nodes, not n's children
+				*e.nodes.Local(w) += int64(1 + len(taken))
+				for i := range t.NumChildren(n) {
+					t.ChildInto(n, i, f.Next())
+				}
+				for j := range taken {
+					m := &taken[j]
+					for i := range t.NumChildren(m) {
+						t.ChildInto(m, i, f.Next())
+					}
+				}
+				return nil
 			}, opts...)
 		} else {
 			e.wl, err = scheduler.NewWorklist(s, "uts", func(w *scheduler.Worker, n *Node, f *scheduler.Feeder[Node]) error {
