@@ -63,10 +63,19 @@
 //     program writes as a loop over a stack. Where an item costs under
 //     about 1 µs, write it as a Worklist (the body handles one item and
 //     feeds the items it finds): on one worker it costs 4–7 ns an item
-//     over the fastest sequential search of the UTS trees, whose 83–94
-//     ns nodes are computation (4–8%; BenchmarkTargets in
+//     over the same loop written sequentially on the UTS trees, whose
+//     81–99 ns nodes are computation (4–8%; BenchmarkTargets in
 //     benchmarks/uts), 1.5 ns over the same loop with a cheap body
 //     (BenchmarkWorklistNode), and it splits only while a worker is idle.
+//     A body that takes 15 more waiting items (Feeder.Take) and works on
+//     all 16 spreads that cost over the batch, and where an item's work
+//     is a chain of dependent steps that its child continues (a hash of
+//     its parent's hash), the batch's items are independent and the CPU
+//     overlaps them: on the UTS geometric tree such a body ran within
+//     −1.1 to +1.6 ns a node of the same batched loop written
+//     sequentially, itself 2.3–2.9 ns faster than the plain loop, and at
+//     0.97–0.98 efficiency on two workers, 4% faster than goroutines with
+//     a depth cutoff; on the binomial tree +2.3 to +3.0 ns and 0.91–0.96.
 //     The cost does not shrink with the item: on N-queens 13, whose
 //     states take a few nanoseconds, it ran 12.8 ns a state against the
 //     recursion's 7.5 on one worker, and 1.12× the recursion's speed on
@@ -204,13 +213,17 @@
 // running on both workers: the other worker finishes its packet first.
 //
 // Worklists and per-node packets, on the 2-vCPU AMD EPYC (shared, noisy;
-// three runs of each, benchmarks/results/epyc2/worklist-targets):
+// three runs of each, benchmarks/results/epyc2/worklist-targets; the
+// fastest sequential search is the fastest of Search's loop, the
+// worklist's loop and that loop taking 16 nodes at once):
 //
 //	go test -run '^$' -bench Targets -benchtime 9x -count 3 ./uts/   (in benchmarks/)
 //	go test -run '^$' -bench 'WorklistNode|SpawnOrRunArrayNode|SpawnOrRunNode/shape=tree' -count 5 ./scheduler/
 //
-//	a worklist item over the fastest sequential search, 1 worker      +5.7–7.0 ns (T1), +3.9–5.3 ns (T3), medians
-//	  its efficiency on 2 workers, T_seq ÷ (2·T)                      0.90–0.92 (T1), 0.86–0.92 (T3)
+//	a worklist item over the fastest sequential search, 1 worker      +7.4–9.9 ns (T1), +4.3–4.6 ns (T3), medians
+//	  its efficiency on 2 workers, T_seq ÷ (2·T)                      0.90 (T1), 0.88–0.94 (T3)
+//	  a body that takes 15 more (Feeder.Take), 1 worker               −1.1 to +1.6 ns (T1), +2.3 to +3.0 ns (T3)
+//	    its efficiency on 2 workers                                   0.97–0.98 (T1), 0.91–0.96 (T3)
 //	  over a loop on a local stack with the same body (WorklistNode)  +1.5 ns
 //	a SpawnOrRun child over a plain call, a 40-byte node of scalars   +10.3 ns
 //	  the same node with an array field (passed in memory)            +18.6 ns

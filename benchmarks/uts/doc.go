@@ -29,8 +29,11 @@
 //   - Sequential: Tree.Search, depth-first on an explicit stack (a Stack)
 //     with each child computed in its place (Tree.ChildInto), no
 //     scheduler; Feeding: the worklist's loop without the scheduler (pop
-//     a node, push all its children), faster on T1: the faster of the two
-//     is the T_seq of efficiency figures. Recursive: plain
+//     a node, push all its children), faster on T1; FeedingTake: that
+//     loop taking 16 nodes at once, faster still on T1, whose nodes have
+//     about one child, so that the plain loop's next hash waits for the
+//     one just computed: the fastest of the three is the T_seq of
+//     efficiency figures. Recursive: plain
 //     recursion (Tree.Count), 10-13% slower: a Node is 24 bytes, which Go
 //     passes and returns in memory, and the recursion copies each one
 //     twice.
@@ -46,7 +49,9 @@
 //     on its stack only when Worker.ShouldSplit says a worker wants work
 //     (WSchedOptions.Split); or a scheduler.Worklist whose body feeds a
 //     node's children, built in place on the stack with Feeder.Next, the
-//     count in a scheduler.Reducer (WSchedOptions.Worklist); or a stack
+//     count in a scheduler.Reducer (WSchedOptions.Worklist), one node a
+//     call or, as the docs advise for chains of dependent work, taking 15
+//     more with Feeder.Take (WSchedOptions.Take); or a stack
 //     worklist (scheduler.NewStackWorklist, WSchedOptions.Stack), no
 //     faster here: a Node holds an array, so it is passed in memory by
 //     value too (3 runs of 5 at 1 worker: T1 98.9–100.0 ns a node against
@@ -72,17 +77,18 @@
 // benchmarks/README.md has every executor's time per node at 1 and 2
 // workers, with the command.
 //
-// The split search stays beside the worklist, not replaced by it, because
-// it is faster: in three BenchmarkTargets runs (benchmarks/results/epyc2/
-// worklist-targets/targets-85ceab9.txt) it cost 1.8-2.4 ns a node over
-// the fastest sequential search on T1 and 0.1-1.2 on T3 at 1 worker, and
-// reached efficiency 0.948-0.963 (T1) and 0.927-1.014 (T3) on 2, where
-// the worklist cost 5.7-7.0 and 3.9-5.3 ns and reached 0.902-0.916 and
-// 0.864-0.917. The worklist calls its body through a func value and
-// keeps its stack in the Feeder, where Search's loop inlines the node's
-// work and keeps its stack in a local; against the same loop without the
-// scheduler (Feeding) its item costs 4-7 ns here, where the scheduler's
-// BenchmarkWorklistNode, with a cheap body, measures 1.5. The worklist is
-// what the docs give users: no ShouldSplit, no stack or split rule of
-// their own, for 4-8% of a node's time.
+// The split search stays beside the worklist, not replaced by it,
+// because on the binomial tree it is still the faster on 2 workers. In
+// three BenchmarkTargets runs (benchmarks/results/epyc2/worklist-targets/
+// targets-f3d8729.txt), against the fastest sequential search: on T1 the
+// worklist body that takes 15 more nodes cost −1.1 to +1.6 ns a node at 1
+// worker and reached efficiency 0.971–0.981 on 2, the split search
+// 0.930–0.942; on T3 +2.3 to +3.0 ns and 0.909–0.955, the split search
+// 0.943–0.975. The body of one node a call costs 4–7 ns a node over the
+// same loop without the scheduler (Feeding), where the scheduler's
+// BenchmarkWorklistNode, with a cheap body, measures 1.5: it calls its
+// body through a func value and keeps its stack in the Feeder, where
+// Search's loop inlines the node's work and keeps its stack in a local.
+// The worklist is what the docs give users: no ShouldSplit, no stack or
+// split rule of their own.
 package uts
