@@ -168,8 +168,11 @@ func (f *Feeder[T]) Take(n int) []T {
 		return nil
 	}
 	top := len(f.items) - n
-	f.taken = append(f.taken[:0], f.items[top:]...)
-	slices.Reverse(f.taken)
+	src := f.items[top:]
+	f.taken = slices.Grow(f.taken[:0], n)[:n]
+	for i := range f.taken { // newest first, in one pass
+		f.taken[i] = src[n-1-i]
+	}
 	if f.wl.ptrs {
 		clear(f.items[top:])
 	}
