@@ -72,10 +72,11 @@
 //     is a chain of dependent steps that its child continues (a hash of
 //     its parent's hash), the batch's items are independent and the CPU
 //     overlaps them: on the UTS geometric tree such a body ran within
-//     0.1–3.5 ns a node of the same batched loop written sequentially,
-//     itself 2.3–2.9 ns faster than the plain loop, and at 0.95–0.99
-//     efficiency on two workers, 2–6% faster than goroutines with a
-//     depth cutoff; on the binomial tree +1.4 to +2.3 ns and 0.97–0.98.
+//     0.1–3.5 ns a node of the same batched loop written sequentially
+//     (5.8 in one run of eight), itself 2.3–2.9 ns faster than the plain
+//     loop, and at efficiency 0.98 on two workers (median of 13 runs,
+//     0.92–0.99), 2–6% faster than goroutines with a depth cutoff; on the
+//     binomial tree +0.9 to +2.3 ns and 0.96 (0.93–0.98).
 //     The cost does not shrink with the item: on N-queens 13, whose
 //     states take a few nanoseconds, it ran 12.8 ns a state against the
 //     recursion's 7.5 on one worker, and 1.12× the recursion's speed on
@@ -213,21 +214,21 @@
 // running on both workers: the other worker finishes its packet first.
 //
 // Worklists and per-node packets, on the 2-vCPU AMD EPYC (shared, noisy;
-// three runs of each, benchmarks/results/epyc2/worklist-targets; the
+// three to thirteen runs of each, benchmarks/results/epyc2/worklist-targets; the
 // fastest sequential search is the fastest of Search's loop, the
 // worklist's loop and that loop taking 16 nodes at once):
 //
-//	go test -run '^$' -bench Targets -benchtime 9x -count 3 ./uts/   (in benchmarks/)
+//	go test -run '^$' -bench Targets -benchtime 9x -count 5 ./uts/   (in benchmarks/)
 //	go test -run '^$' -bench 'WorklistNode|SpawnOrRunArrayNode|SpawnOrRunNode/shape=tree' -count 5 ./scheduler/
 //
-//	a worklist item over the fastest sequential search, 1 worker      +4.5–9.9 ns (T1), +4.3–9.8 ns (T3), medians
-//	  its efficiency on 2 workers, T_seq ÷ (2·T)                      0.87–0.90 (T1), 0.88–0.94 (T3)
-//	  a body that takes 15 more (Feeder.Take), 1 worker               +0.1 to +3.5 ns (T1), +1.4 to +2.3 ns (T3)
-//	    its efficiency on 2 workers                                   0.95–0.99 (T1), 0.97–0.98 (T3)
+//	a worklist item over the fastest sequential search, 1 worker      +4.5–10.5 ns (T1; 17.0 in one run), +4.3–9.8 ns (T3), medians
+//	  its efficiency on 2 workers, T_seq ÷ (2·T)                      0.84–0.90 (T1), 0.88–0.94 (T3)
+//	  a body that takes 15 more (Feeder.Take), 1 worker               +0.1 to +5.8 ns (T1), +0.9 to +2.3 ns (T3)
+//	    its efficiency on 2 workers, median (range) of 13 runs        0.981 (0.92–0.99) (T1), 0.959 (0.93–0.98) (T3)
 //	  over a loop on a local stack with the same body (WorklistNode)  +1.5 ns
 //	a SpawnOrRun child over a plain call, a 40-byte node of scalars   +10.3 ns
 //	  the same node with an array field (passed in memory)            +18.6 ns
-//	a UTS packet per node over the fastest sequential search         +11–16 ns (scalar fields), +27–31 ns ([20]byte)
+//	a UTS packet per node over the fastest sequential search         +11–18 ns (scalar fields; 27–34 in one T1 run), +27–31 ns ([20]byte)
 //
 // Per item of a few nanoseconds (N-queens 13, medians of 5, ns a state;
 // benchmarks/results/epyc2/nqueens): the recursion 7.54; a Feeder body

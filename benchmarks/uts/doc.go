@@ -79,12 +79,14 @@
 //
 // The split search stays beside the worklist, not replaced by it,
 // because on the binomial tree it is still a little faster on 2 workers.
-// In three BenchmarkTargets runs (benchmarks/results/epyc2/
-// worklist-targets/targets-465d30d.txt), against the fastest sequential
-// search: on T1 the worklist body that takes 15 more nodes cost 0.1 to
-// 3.5 ns a node at 1 worker and reached efficiency 0.945–0.988 on 2, the
-// split search 0.918–0.953; on T3 1.4 to 2.3 ns and 0.970–0.980, the
-// split search 0.976–0.987. The body of one node a call costs 4–7 ns a node over the
+// In eight BenchmarkTargets runs at 1 worker and thirteen at 2
+// (benchmarks/results/epyc2/worklist-targets: targets-465d30d.txt,
+// targets-2w-3c92205.txt, targets-0dc154d.txt), against the fastest
+// sequential search: on T1 the worklist body that takes 15 more nodes
+// cost 0.1 to 3.5 ns a node at 1 worker (5.8 in one run) and reached
+// efficiency 0.981 on 2 (median; 0.918–0.992), the split search
+// 0.895–0.953; on T3 0.9 to 2.3 ns and 0.959 (0.931–0.980), the split
+// search 0.946–0.988. The body of one node a call costs 4–7 ns a node over the
 // same loop without the scheduler (Feeding), where the scheduler's
 // BenchmarkWorklistNode, with a cheap body, measures 1.5: it calls its
 // body through a func value and keeps its stack in the Feeder, where
